@@ -1,0 +1,142 @@
+"""Command line: `kubehop scan`, `kubehop rules`. Heavy modules are imported inside commands."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from scanner import __version__
+from scanner.versions import Minor, parse_minor
+
+EXIT_USAGE = 2
+
+
+def _version_message() -> str:
+    from scanner.rulebook import load_rulebook
+
+    return f"kubehop {__version__} (data checked {load_rulebook().checked})"
+
+
+class MinorType(click.ParamType):
+    """A Kubernetes minor the data knows: 1.36, v1.36 and v1.36.2 all mean 1.36."""
+
+    name = "MINOR"
+
+    def convert(self, value, param, ctx) -> Minor:
+        if isinstance(value, Minor):
+            return value
+        from scanner.rulebook import load_rulebook
+
+        book = load_rulebook()
+        try:
+            minor = parse_minor(value)
+        except ValueError:
+            self.fail(f"{value!r} is not a Kubernetes version; known minors: {book.oldest} to {book.newest}",
+                      param, ctx)
+        if not book.known(minor):
+            self.fail(f"{value!r}: kubehop knows Kubernetes {book.oldest} to {book.newest}", param, ctx)
+        return minor
+
+
+MINOR = MinorType()
+
+
+def _print_version(ctx, param, value) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(_version_message())
+        ctx.exit()
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version and the date the data was last checked.")
+def cli() -> None:
+    """What breaks when a cluster moves from one Kubernetes minor to the next.
+
+    \b
+    Example:
+      kubehop scan --target 1.36 platform/
+    """
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
+@click.option("--target", "-t", type=MINOR, default=None,
+              help="Minor to reach (default: the newest the data knows).")
+@click.option("--from", "current", type=MINOR, default=None,
+              help="Minor the cluster runs today: hops start there.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write the report to a file instead of standard output.")
+def scan(paths, target, current, fmt, output) -> None:
+    """Report what blocks each hop up to --target, with file and line.
+
+    PATHS are files or folders of YAML/JSON manifests; '-' reads standard input.
+
+    \b
+    Examples:
+      kubehop scan --target 1.36 platform/
+      kubehop scan --from 1.31 --target 1.36 platform/ apps/
+      helm template x ./chart | kubehop scan --target 1.36 -
+      kubehop scan --format json platform/ > report.json
+
+    \b
+    Exit codes: 0 nothing blocks the target; 1 blockers found;
+    2 usage error; 3 some input could not be read (the rest was scanned).
+    """
+    from scanner.report import render
+    from scanner.rulebook import load_rulebook
+    from scanner.scan import scan as run_scan
+
+    target = target or load_rulebook().newest
+    if current is not None and current > target:
+        raise click.UsageError(f"--from {current} is newer than --target {target}")
+    result = run_scan(list(paths), target=target, current=current)
+    text = render(result, fmt, color=fmt == "text" and output is None and _use_color())
+    if output:
+        with open(output, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    else:
+        click.echo(text, nl=False)
+    sys.exit(result.exit_code)
+
+
+@cli.command("rules")
+@click.option("--removed-in", type=MINOR, default=None, help="Only rules whose API stops being served in this minor.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def rules_command(removed_in, fmt) -> None:
+    """List the API removal rules kubehop knows.
+
+    \b
+    Examples:
+      kubehop rules
+      kubehop rules --removed-in 1.32
+      kubehop rules --format json
+    """
+    import json
+
+    from scanner.rulebook import load_rulebook
+
+    rules = [r for r in load_rulebook().rules() if removed_in is None or r.removed_in == removed_in]
+    if fmt == "json":
+        click.echo(json.dumps([{
+            "id": r.id, "apiVersion": r.api_version, "kind": r.kind,
+            "deprecated_in": str(r.deprecated_in),
+            "removed_in": str(r.removed_in) if r.removed_in else None,
+            "replacement": r.replacement, "note": r.note, "source": r.source,
+        } for r in rules], indent=2))
+        return
+    for r in rules:
+        removed = f"removed in {r.removed_in}" if r.removed_in else "deprecated only"
+        click.echo(f"{r.id:<60} deprecated {r.deprecated_in}, {removed}; use {r.replacement or '(no successor)'}")
+    click.echo(f"{len(rules)} rules")
+
+
+def _use_color() -> bool:
+    return sys.stdout.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+
+
+def main() -> None:
+    cli(prog_name="kubehop")

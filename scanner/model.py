@@ -1,0 +1,88 @@
+"""The objects that flow through the pipeline: sources -> manifests -> checks -> findings -> reports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from scanner.versions import Minor
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a person edits the thing: a file, a 1-based line and column."""
+
+    path: str
+    line: int = 0
+    column: int = 0
+    # How the object reached the scan when it is not the file itself, e.g. "helm release x (chart y)".
+    via: str | None = None
+
+
+@dataclass(slots=True)
+class Manifest:
+    """One Kubernetes object as read from a source.
+
+    `node` is the composed YAML node (it knows the line of every key); `body`
+    is built from it on first use only, because most checks never need it.
+    """
+
+    api_version: str
+    kind: str
+    name: str | None
+    namespace: str | None
+    origin: Origin
+    node: Any = None
+    _body: Any = field(default=None, repr=False)
+
+    @property
+    def body(self) -> dict:
+        if self._body is None:
+            from scanner.sources.yamldoc import construct
+
+            self._body = construct(self.node)
+        return self._body
+
+    @property
+    def group(self) -> str:
+        return self.api_version.rpartition("/")[0]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    rule_id: str
+    severity: str  # "error" (blocks the target) or "warning"
+    message: str
+    origin: Origin
+    api_version: str
+    kind: str
+    name: str | None
+    namespace: str | None = None
+    breaks_in: Minor | None = None  # first minor where it stops working (None: not scheduled)
+    deprecated_in: Minor | None = None
+    replacement: str | None = None
+    note: str | None = None
+    source_url: str | None = None
+    # With --from: "now" when the replacement is already served at --from, "during-hop" otherwise.
+    migrate: str | None = None
+
+    @property
+    def object_ref(self) -> str:
+        """Kind namespace/name, as a person names the object."""
+        name = self.name or "<unnamed>"
+        return f"{self.kind} {self.namespace}/{name}" if self.namespace else f"{self.kind} {name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """A problem with the input itself (not with what it asks of Kubernetes)."""
+
+    path: str
+    message: str
+    line: int | None = None
+    # "error": some input could not be read (exit code 3); "notice": informational.
+    level: str = "error"
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.message}"

@@ -1,0 +1,74 @@
+"""JSON report: stable keys, documented in README (“JSON output”). Version it on breaking changes."""
+
+from __future__ import annotations
+
+import json
+
+from scanner import __version__
+from scanner.model import Finding
+from scanner.report import hop_label
+from scanner.scan import ScanResult
+
+SCHEMA_VERSION = 1
+
+
+def _minor(value) -> str | None:
+    return str(value) if value is not None else None
+
+
+def finding_dict(finding: Finding, result: ScanResult) -> dict:
+    return {
+        "rule": finding.rule_id,
+        "severity": finding.severity,
+        "hop": hop_label(finding, result),
+        "breaks_in": _minor(finding.breaks_in),
+        "deprecated_in": _minor(finding.deprecated_in),
+        "file": finding.origin.path,
+        "line": finding.origin.line,
+        "column": finding.origin.column,
+        "via": finding.origin.via,
+        "object": {
+            "apiVersion": finding.api_version,
+            "kind": finding.kind,
+            "namespace": finding.namespace,
+            "name": finding.name,
+        },
+        "message": finding.message,
+        "replacement": finding.replacement,
+        "note": finding.note,
+        "migrate": finding.migrate,
+        "source": finding.source_url,
+    }
+
+
+def render(result: ScanResult, color: bool = False) -> str:
+    hops: dict[str, dict] = {}
+    for finding in result.findings:
+        label = hop_label(finding, result)
+        entry = hops.setdefault(label, {"hop": label, "breaks_in": _minor(finding.breaks_in),
+                                        "errors": 0, "warnings": 0})
+        entry["errors" if finding.severity == "error" else "warnings"] += 1
+    document = {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "kubehop", "version": __version__, "data_checked": result.data_checked},
+        "target": str(result.target),
+        "from": _minor(result.current),
+        "exit_code": result.exit_code,
+        "summary": {
+            "files": result.files_read,
+            "objects": result.objects,
+            "errors": len(result.errors),
+            "warnings": len(result.warnings),
+            "input_errors": len(result.input_errors),
+            "unrendered": len(result.unrendered),
+        },
+        "hops": list(hops.values()),
+        "findings": [finding_dict(f, result) for f in result.findings],
+        "diagnostics": [
+            {"file": d.path, "line": d.line, "level": d.level, "message": d.message}
+            for d in result.diagnostics
+        ],
+        "unrendered": [{"file": d.path, "reason": d.message} for d in result.unrendered],
+        "notices": result.notices,
+    }
+    return json.dumps(document, indent=2, sort_keys=False) + "\n"

@@ -1,0 +1,123 @@
+"""Find the manifest files under the paths a user gives, and read them safely."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Iterator
+
+from scanner.model import Diagnostic
+
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+# Version control, dependency and tool caches: never a GitOps source.
+SKIPPED_DIRS = frozenset({
+    ".git", ".hg", ".svn", ".bzr", "_darcs", "CVS",
+    "node_modules", "vendor", "bower_components", ".terraform", ".venv", "venv",
+    "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".idea", ".vscode",
+})
+MAX_FILE_BYTES = 20 * 1024 * 1024
+_BINARY_PROBE = 8192
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestFile:
+    path: str  # as shown to the user: the argument joined with the relative path
+    chart_template: bool = False  # under a Helm chart's templates/ (rendered by the Helm source)
+
+
+def walk(paths: list[str]) -> Iterator[ManifestFile | Diagnostic]:
+    """Every manifest file under `paths`, in a stable order; problems as Diagnostics."""
+    for given in paths:
+        if given == "-":
+            yield ManifestFile("-")
+        elif os.path.isdir(given):
+            yield from _walk_dir(given)
+        elif os.path.lexists(given):
+            if not os.path.exists(given):
+                yield Diagnostic(given, "broken symbolic link")
+            else:
+                yield ManifestFile(given, _in_chart_templates(given))
+        else:
+            yield Diagnostic(given, "no such file or directory")
+
+
+def _walk_dir(top: str) -> Iterator[ManifestFile | Diagnostic]:
+    root_real = os.path.realpath(top)
+    # Stack of (directory, inside a chart's templates/?); sorted for a deterministic order.
+    stack = [(top, _in_chart_templates(os.path.join(top, "x")))]
+    while stack:
+        directory, in_templates = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as err:
+            yield Diagnostic(directory, f"cannot list directory: {err.strerror or err}")
+            continue
+        is_chart = any(e.name == "Chart.yaml" for e in entries)
+        subdirs = []
+        for entry in entries:
+            path = os.path.join(directory, entry.name)
+            if entry.is_symlink():
+                problem = _symlink_problem(path, root_real)
+                if problem:
+                    yield Diagnostic(path, problem)
+                    continue
+                if entry.is_dir():
+                    continue  # its target is inside the tree and is walked there
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in SKIPPED_DIRS:
+                    subdirs.append((path, in_templates or (is_chart and entry.name == "templates")))
+            elif entry.name.endswith(MANIFEST_SUFFIXES):
+                yield ManifestFile(path, in_templates)
+        stack.extend(reversed(subdirs))
+
+
+def _symlink_problem(path: str, root_real: str) -> str | None:
+    try:
+        target = os.path.realpath(path, strict=True)
+    except OSError as err:
+        if "loop" in str(err).lower() or getattr(err, "errno", None) == 40:
+            return "symbolic link loop"
+        return "broken symbolic link"
+    if os.path.commonpath([target, root_real]) != root_real:
+        return "symbolic link points outside the scanned tree; not followed"
+    return None
+
+
+def _in_chart_templates(path: str) -> bool:
+    """Is `path` under <chart>/templates/ (a folder next to a Chart.yaml)?"""
+    parent = os.path.dirname(os.path.abspath(path))
+    while True:
+        if os.path.basename(parent) == "templates" and os.path.isfile(
+                os.path.join(os.path.dirname(parent), "Chart.yaml")):
+            return True
+        up = os.path.dirname(parent)
+        if up == parent:
+            return False
+        parent = up
+
+
+def read_file(path: str, stdin_bytes: bytes | None = None) -> tuple[str | None, Diagnostic | None]:
+    """The text of a file, or the one-line reason it cannot be scanned."""
+    try:
+        if path == "-":
+            data = stdin_bytes or b""
+        else:
+            size = os.path.getsize(path)
+            if size > MAX_FILE_BYTES:
+                return None, Diagnostic(
+                    path, f"file is {size / 1048576:.0f} MiB, over the {MAX_FILE_BYTES // 1048576} MiB limit; skipped")
+            with open(path, "rb") as handle:
+                data = handle.read()
+    except OSError as err:
+        return None, Diagnostic(path, f"cannot read: {err.strerror or err}")
+    if b"\0" in data[:_BINARY_PROBE]:
+        return None, Diagnostic(path, "binary file; skipped")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        return None, Diagnostic(path, f"not UTF-8 text (byte 0x{data[err.start]:02x}); skipped", line)
+    if not text.strip():
+        return None, Diagnostic(path, "empty file", level="notice")
+    return text, None

@@ -1,0 +1,295 @@
+"""Turn YAML/JSON text into Manifests, with the line of every key kept.
+
+The hot path of a scan. libyaml (through PyYAML's C loader) composes the
+node tree, whose nodes carry their line and column; Python objects are built
+from it only when a check asks (`construct`). Every file is also checked for
+what libyaml lets through but Kubernetes would not accept or a scanner should
+not trust: duplicate keys, unknown tags, alias bombs and absurd nesting.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterator
+
+import yaml
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+from scanner.model import Diagnostic, Manifest, Origin
+
+try:  # libyaml is what makes parsing fast; the pure-Python loader is the fallback.
+    _Loader = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - depends on how PyYAML was built
+    _Loader = yaml.SafeLoader
+
+# Kubernetes objects are a few dozen levels deep at most; libyaml itself
+# crashes (C stack) on flow nesting in the tens of thousands.
+MAX_DEPTH = 256
+# Nodes an alias-expanded document may reach before it is refused ("billion laughs").
+MAX_EXPANDED_NODES = 1_000_000
+
+_STD_TAG = "tag:yaml.org,2002:"
+_DOC_SEPARATOR = re.compile(r"^---(?:[ \t].*)?$", re.MULTILINE)
+_PLACEHOLDER = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[:=-][^}]*)?\}")
+
+_scalar_constructor = yaml.constructor.SafeConstructor()
+
+
+class DocumentProblem(Exception):
+    """A document that cannot be trusted; its message is the diagnostic."""
+
+    def __init__(self, message: str, line: int | None = None):
+        super().__init__(message)
+        self.line = line
+
+
+def read_text(text: str, path: str) -> tuple[list[Manifest], list[Diagnostic]]:
+    """Every Kubernetes object in `text`, and what was wrong with the text."""
+    diagnostics: list[Diagnostic] = []
+    _check_flow_depth(text, path)
+    try:
+        nodes = list(_compose_all(text))
+    except yaml.YAMLError as err:
+        # One broken document must not hide the others: parse them one by one.
+        nodes = []
+        for chunk_nodes, problem in _compose_by_document(text):
+            nodes.extend(chunk_nodes)
+            if problem is not None:
+                diagnostics.append(_yaml_error(path, problem))
+        if not diagnostics:  # pragma: no cover - the splitter finds what the whole parse did
+            diagnostics.append(_yaml_error(path, err))
+    manifests: list[Manifest] = []
+    check_tags = "!" in text
+    for node in nodes:
+        try:
+            _inspect(node, check_tags, path, diagnostics)
+        except DocumentProblem as problem:
+            diagnostics.append(Diagnostic(path, str(problem), problem.line))
+            continue
+        manifests.extend(_manifests_of(node, path, diagnostics))
+    return manifests, diagnostics
+
+
+def _compose_all(text: str) -> Iterator[Any]:
+    loader = _Loader(text)
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            if node is not None:
+                yield node
+    finally:
+        loader.dispose()
+
+
+def _compose_by_document(text: str):
+    """Parse each `---` separated chunk on its own; line numbers stay true."""
+    starts = [0] + [m.start() for m in _DOC_SEPARATOR.finditer(text) if m.start() > 0]
+    for begin, end in zip(starts, starts[1:] + [len(text)]):
+        # Pad with newlines so that marks carry the line numbers of the whole file.
+        chunk = "\n" * text.count("\n", 0, begin) + text[begin:end]
+        nodes: list[Any] = []
+        try:
+            for node in _compose_all(chunk):
+                nodes.append(node)
+        except yaml.YAMLError as err:
+            yield nodes, err
+            continue
+        yield nodes, None
+
+
+def _yaml_error(path: str, err: yaml.YAMLError) -> Diagnostic:
+    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+    problem = getattr(err, "problem", None) or str(err)
+    context = getattr(err, "context", None)
+    text = f"invalid YAML: {context + ', ' if context else ''}{problem}"
+    return Diagnostic(path, text.replace("\n", " "), mark.line + 1 if mark else None)
+
+
+def _check_flow_depth(text: str, path: str) -> None:
+    # Only files with many brackets pay for the exact count.
+    if text.count("[") + text.count("{") < MAX_DEPTH:
+        return
+    depth = 0
+    for char in re.findall(r"[\[\]{}]", text):
+        depth += 1 if char in "[{" else -1
+        if depth > MAX_DEPTH:
+            raise DocumentProblem(f"nesting deeper than {MAX_DEPTH} levels; file not parsed")
+
+
+def _inspect(root: Any, check_tags: bool, path: str, diagnostics: list[Diagnostic]) -> None:
+    """One pass over the tree: depth, duplicate keys, unknown tags, aliases."""
+    seen: set[int] = set()
+    aliased = False
+    stack = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if id(node) in seen:
+            aliased = True
+            continue
+        seen.add(id(node))
+        if depth > MAX_DEPTH:
+            raise DocumentProblem(f"nesting deeper than {MAX_DEPTH} levels; document skipped",
+                                  node.start_mark.line + 1)
+        if check_tags and not node.tag.startswith(_STD_TAG):
+            diagnostics.append(Diagnostic(
+                path, f"unknown YAML tag {node.tag}: value read as plain "
+                      f"{'text' if isinstance(node, ScalarNode) else 'data'}",
+                node.start_mark.line + 1))
+        if isinstance(node, MappingNode):
+            pairs = node.value
+            if len(pairs) > 1 and len({k.value for k, _ in pairs if isinstance(k, ScalarNode)}) < len(pairs):
+                _report_duplicates(pairs, path, diagnostics)
+            for key, value in pairs:
+                stack.append((value, depth + 1))
+                if not isinstance(key, ScalarNode):
+                    stack.append((key, depth + 1))
+        elif isinstance(node, SequenceNode):
+            stack.extend((item, depth + 1) for item in node.value)
+    if aliased and _expanded_size(root) > MAX_EXPANDED_NODES:
+        raise DocumentProblem(
+            f"aliases expand to more than {MAX_EXPANDED_NODES:,} nodes (alias bomb); document skipped",
+            root.start_mark.line + 1)
+
+
+def _report_duplicates(pairs, path: str, diagnostics: list[Diagnostic]) -> None:
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if not isinstance(key, ScalarNode) or key.value == "<<":
+            continue
+        if key.value in seen:
+            diagnostics.append(Diagnostic(
+                path, f"duplicate key {key.value!r} (Kubernetes rejects it; the last value was used)",
+                key.start_mark.line + 1))
+        seen.add(key.value)
+
+
+def _expanded_size(root: Any) -> int:
+    sizes: dict[int, int] = {}
+    # Post-order without recursion: children are sized before their parent.
+    stack = [(root, False)]
+    while stack:
+        node, ready = stack.pop()
+        if id(node) in sizes:
+            continue
+        children = _children(node)
+        if ready:
+            sizes[id(node)] = min(1 + sum(sizes[id(c)] for c in children), MAX_EXPANDED_NODES + 1)
+            continue
+        stack.append((node, True))
+        stack.extend((c, False) for c in children if id(c) not in sizes)
+    return sizes[id(root)]
+
+
+def _children(node: Any) -> list:
+    if isinstance(node, MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, SequenceNode):
+        return list(node.value)
+    return []
+
+
+# --- Kubernetes objects in a document -------------------------------------------------------------
+
+def mapping_get(node: Any, key: str) -> Any:
+    """The value node under `key` in a mapping node (the last one, as Kubernetes reads it), or None."""
+    found = None
+    if isinstance(node, MappingNode):
+        for k, v in node.value:
+            if isinstance(k, ScalarNode) and k.value == key:
+                found = v
+    return found
+
+
+def key_node(node: Any, key: str) -> Any:
+    """The key node itself (its mark is the line a person looks at)."""
+    if isinstance(node, MappingNode):
+        for k, _ in reversed(node.value):
+            if isinstance(k, ScalarNode) and k.value == key:
+                return k
+    return None
+
+
+def scalar(node: Any) -> str | None:
+    return node.value if isinstance(node, ScalarNode) and node.tag != _STD_TAG + "null" else None
+
+
+def _manifests_of(node: Any, path: str, diagnostics: list[Diagnostic]) -> Iterator[Manifest]:
+    api_version = scalar(mapping_get(node, "apiVersion"))
+    kind = scalar(mapping_get(node, "kind"))
+    if not api_version or not kind:
+        return  # not a Kubernetes object (values files, CI configs...)
+    if kind.endswith("List"):
+        items = mapping_get(node, "items")
+        if isinstance(items, SequenceNode):
+            for item in items.value:
+                yield from _manifests_of(item, path, diagnostics)
+            return
+    for field, value in (("apiVersion", api_version), ("kind", kind)):
+        if _PLACEHOLDER.search(value):
+            diagnostics.append(Diagnostic(
+                path, f"{field} is a substitution placeholder ({value}); object not checked",
+                key_node(node, field).start_mark.line + 1, level="notice"))
+            return
+    metadata = mapping_get(node, "metadata")
+    mark = key_node(node, "apiVersion").start_mark
+    yield Manifest(
+        api_version=api_version,
+        kind=kind,
+        name=scalar(mapping_get(metadata, "name")) or scalar(mapping_get(metadata, "generateName")),
+        namespace=scalar(mapping_get(metadata, "namespace")),
+        origin=Origin(path, mark.line + 1, mark.column + 1),
+        node=node,
+    )
+
+
+# --- Python objects, on demand --------------------------------------------------------------------
+
+_SCALARS = {
+    _STD_TAG + "str": lambda n: n.value,
+    _STD_TAG + "null": lambda n: None,
+    _STD_TAG + "bool": _scalar_constructor.construct_yaml_bool,
+    _STD_TAG + "int": _scalar_constructor.construct_yaml_int,
+    _STD_TAG + "float": _scalar_constructor.construct_yaml_float,
+    # Kubernetes reads timestamps and binary as strings (JSON has neither).
+    _STD_TAG + "timestamp": lambda n: n.value,
+    _STD_TAG + "binary": lambda n: n.value,
+}
+
+
+def construct(node: Any, _memo: dict | None = None) -> Any:
+    """Plain Python data (dict, list, str, int...) for a composed node.
+
+    Aliased nodes become the same object, so a document is never expanded;
+    depth was bounded by `_inspect` before any node gets here.
+    """
+    memo = {} if _memo is None else _memo
+    if id(node) in memo:
+        return memo[id(node)]
+    if isinstance(node, ScalarNode):
+        convert = _SCALARS.get(node.tag)
+        try:
+            value = convert(node) if convert else node.value
+        except (ValueError, yaml.YAMLError):
+            value = node.value
+        return value
+    if isinstance(node, SequenceNode):
+        result: Any = []
+        memo[id(node)] = result
+        result.extend(construct(item, memo) for item in node.value)
+        return result
+    result = {}
+    memo[id(node)] = result
+    merged: dict = {}
+    for key_node_, value_node in node.value:
+        if key_node_.tag == _STD_TAG + "merge":
+            for source in (value_node.value if isinstance(value_node, SequenceNode) else [value_node]):
+                if isinstance(source, MappingNode):
+                    merged = {**construct(source, memo), **merged}
+            continue
+        key = construct(key_node_, memo)
+        if not isinstance(key, (str, int, float, bool)) and key is not None:
+            key = str(key)
+        result[key] = construct(value_node, memo)
+    for key, value in merged.items():
+        result.setdefault(key, value)
+    return result
