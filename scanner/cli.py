@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import click
 
 from scanner import __version__
+from scanner.config import CONFIG_FILE
 from scanner.versions import Minor, parse_minor
 
 EXIT_USAGE = 2
@@ -62,18 +64,34 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
+@click.argument("paths", nargs=-1, type=click.Path(allow_dash=True))
 @click.option("--target", "-t", type=MINOR, default=None,
-              help="Minor to reach (default: the newest the data knows).")
+              help="Minor to reach (default: the configuration's, else the newest the data knows).")
 @click.option("--from", "current", type=MINOR, default=None,
               help="Minor the cluster runs today: hops start there.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write the report to a file instead of standard output.")
-def scan(paths, target, current, fmt, output) -> None:
+@click.option("--config", "config_file", type=click.Path(dir_okay=False, exists=True), default=None,
+              help=f"Configuration file (default: {CONFIG_FILE} or [tool.kubehop] in pyproject.toml, "
+                   "found from the first path upward).")
+@click.option("--no-config", is_flag=True, help="Ignore any configuration file.")
+@click.option("--exclude", multiple=True, metavar="GLOB",
+              help="Leave out files matching GLOB (relative to the working folder); adds to the configuration's.")
+@click.option("--ignore", multiple=True, metavar="RULE",
+              help="Drop findings of RULE (globs allowed); adds to the configuration's.")
+@click.option("--rules", "rule_folders", multiple=True, type=click.Path(file_okay=False), metavar="DIR",
+              help="Extra rules folder laid out like kubehop's rules/; adds to the configuration's.")
+@click.option("--baseline", type=click.Path(dir_okay=False), default=None,
+              help="Fail only on findings not recorded in this baseline file.")
+@click.option("--write-baseline", type=click.Path(dir_okay=False), default=None,
+              help="Record today's findings in this baseline file (then they no longer fail the scan).")
+def scan(paths, target, current, fmt, output, config_file, no_config, exclude, ignore, rule_folders,
+         baseline, write_baseline) -> None:
     """Report what blocks each hop up to --target, with file and line.
 
     PATHS are files or folders of YAML/JSON manifests; '-' reads standard input.
+    Without PATHS, the configuration's `paths` are scanned.
 
     \b
     Examples:
@@ -81,19 +99,36 @@ def scan(paths, target, current, fmt, output) -> None:
       kubehop scan --from 1.31 --target 1.36 platform/ apps/
       helm template x ./chart | kubehop scan --target 1.36 -
       kubehop scan --format json platform/ > report.json
+      kubehop scan --write-baseline .kubehop-baseline.json platform/
+
+    \b
+    Findings are silenced in the manifests themselves with a comment, on the
+    finding's line or at the top of a document:
+      # kubehop: ignore[extensions/v1beta1/Ingress] -- migrated by the platform team in Q3
 
     \b
     Exit codes: 0 nothing blocks the target; 1 blockers found;
     2 usage error; 3 some input could not be read (the rest was scanned).
     """
+    from scanner.baseline import BaselineError
+    from scanner.data import DataError
     from scanner.report import render
     from scanner.rulebook import load_rulebook
     from scanner.scan import scan as run_scan
 
-    target = target or load_rulebook().newest
+    config = _config(config_file, no_config, paths)
+    paths = list(paths) or list(config.paths)
+    if not paths:
+        raise click.UsageError(f"give PATHS to scan, or `paths` in {CONFIG_FILE}")
+    target = target or _config_minor(config, "target", config.target) or load_rulebook().newest
+    current = current or _config_minor(config, "from", config.current)
     if current is not None and current > target:
         raise click.UsageError(f"--from {current} is newer than --target {target}")
-    result = run_scan(list(paths), target=target, current=current)
+    options = _scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline)
+    try:
+        result = run_scan(paths, target=target, current=current, options=options)
+    except (BaselineError, DataError) as err:
+        raise click.UsageError(str(err)) from None
     text = render(result, fmt, color=fmt == "text" and output is None and _use_color())
     if output:
         with open(output, "w", encoding="utf-8") as handle:
@@ -101,6 +136,42 @@ def scan(paths, target, current, fmt, output) -> None:
     else:
         click.echo(text, nl=False)
     sys.exit(result.exit_code)
+
+
+def _config(config_file: str | None, no_config: bool, paths: tuple[str, ...]):
+    from scanner.config import Config, ConfigError, discover, load_config
+
+    if no_config:
+        return Config()
+    try:
+        return load_config(Path(config_file)) if config_file else discover(list(paths))
+    except ConfigError as err:
+        raise click.UsageError(str(err)) from None
+
+
+def _config_minor(config, key: str, value: str | None) -> Minor | None:
+    """A minor written in the configuration, checked like the flag it stands for."""
+    if value is None:
+        return None
+    try:
+        return MINOR.convert(value, None, None)
+    except click.BadParameter as err:
+        raise click.UsageError(f"{config.path}: {key}: {err.message}") from None
+
+
+def _scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline):
+    """The configuration, with the command line's flags on top."""
+    from scanner.scan import ScanOptions
+    from scanner.sources.exclude import Exclusions
+
+    return ScanOptions(
+        exclude=(Exclusions(str(config.folder), config.exclude), Exclusions(".", tuple(exclude))),
+        ignore=config.ignore + tuple(ignore),
+        severity=tuple(config.severity.items()),
+        rule_folders=config.rules + tuple(Path(f).resolve() for f in rule_folders),
+        baseline=write_baseline or baseline or config.baseline,
+        write_baseline=write_baseline is not None,
+    )
 
 
 @cli.command("rules")

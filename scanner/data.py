@@ -10,7 +10,7 @@ import functools
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import yaml
 
@@ -78,9 +78,32 @@ def load(relative: str, root: Path | None = None) -> Any:
     return document
 
 
-def load_folder(relative: str, root: Path | None = None) -> list[tuple[str, Any]]:
-    """Every YAML file of a data folder, validated, as (relative path, content), sorted."""
+def load_folder(relative: str, root: Path | None = None,
+                extra_rules: Sequence[Path] = ()) -> list[tuple[str, Any]]:
+    """Every YAML file of a data folder, validated, as (path shown in errors, content), sorted.
+
+    `extra_rules` are a user's rule folders, laid out like rules/ (rules/core -> <extra>/core).
+    """
     root = root or data_root()
     folder = root / relative
     files = sorted(p for p in folder.glob("*.yaml")) if folder.is_dir() else []
-    return [(f"{relative}/{p.name}", load(f"{relative}/{p.name}", root)) for p in files]
+    loaded = [(f"{relative}/{p.name}", load(f"{relative}/{p.name}", root)) for p in files]
+    for extra in extra_rules:
+        for path in sorted((extra / relative.removeprefix("rules/")).glob("*.yaml")):
+            document = read_yaml(path)
+            validate(document, schema_for(f"{relative}/{path.name}"), str(path))
+            loaded.append((str(path), document))
+    return loaded
+
+
+def check_rules_folder(folder: Path) -> None:
+    """A user's rule folder must exist and hold only files whose kind (folder) kubehop knows."""
+    if not folder.is_dir():
+        raise DataError(f"{folder}: rules folder not found")
+    folders = [prefix.removeprefix("rules/") for prefix in DATA_KINDS
+               if prefix.startswith("rules/") and not prefix.endswith(".yaml")]
+    for path in sorted(folder.rglob("*.y*ml")):
+        relative = path.relative_to(folder).parent.as_posix()
+        if relative not in folders:
+            raise DataError(f"{path}: kubehop reads rule files only from these subfolders of a rules folder: "
+                            f"{', '.join(folders)}")

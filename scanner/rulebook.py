@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from pathlib import Path
 
 from scanner import data
 from scanner.versions import Minor, parse_minor
@@ -75,10 +76,13 @@ class Rulebook:
 
 
 @functools.cache
-def load_rulebook() -> Rulebook:
+def load_rulebook(extra_rules: tuple[Path, ...] = ()) -> Rulebook:
+    """The project's rules plus those of a user's rule folders (laid out like rules/)."""
+    for folder in extra_rules:
+        data.check_rules_folder(folder)
     meta = data.load("rules/kubernetes.yaml")
     api_rules: dict[tuple[str, str], ApiRule] = {}
-    for where, document in data.load_folder("rules/core"):
+    for where, document in data.load_folder("rules/core", extra_rules=extra_rules):
         for entry in document["rules"]:
             rule = ApiRule.from_data(entry)
             key = (rule.api_version, rule.kind)

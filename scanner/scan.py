@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
 
+from scanner import baseline, suppress
 from scanner.checks import ScanContext, run_checks
 from scanner.model import Diagnostic, Finding
 from scanner.rulebook import load_rulebook
 from scanner.sources import ScanInput, collect
+from scanner.sources.exclude import Exclusions
 from scanner.versions import Minor
 
 EXIT_OK = 0  # nothing blocks the target
@@ -53,21 +58,45 @@ class ScanOptions:
     """Everything a scan can be asked beyond paths and minors; sources and checks read what they need."""
 
     allow_network: bool = False
+    exclude: tuple[Exclusions, ...] = ()
+    ignore: tuple[str, ...] = ()  # rule ids (globs) whose findings are dropped
+    severity: tuple[tuple[str, str], ...] = ()  # (rule id glob, severity); the last match wins
+    rule_folders: tuple[Path, ...] = ()  # a user's extra rules, laid out like rules/
+    baseline: str | None = None  # findings recorded there do not count
+    write_baseline: bool = False  # record today's findings in `baseline` first
 
 
 def scan(paths: list[str], target: Minor, current: Minor | None = None,
          options: ScanOptions = ScanOptions()) -> ScanResult:
-    rulebook = load_rulebook()
-    scan_input: ScanInput = collect(paths)
+    rulebook = load_rulebook(options.rule_folders)
+    scan_input: ScanInput = collect(paths, options.exclude)
     context = ScanContext(target=target, current=current, rulebook=rulebook)
-    findings = run_checks(scan_input.manifests, context)
+    findings = _with_severity(run_checks(scan_input.manifests, context), options.severity)
+    findings, unused = suppress.apply(findings, scan_input.suppressions)
+    findings = [f for f in findings if not suppress.rule_matches(f.rule_id, options.ignore)]
+    notices: list[str] = []
+    if options.baseline:
+        if options.write_baseline:
+            baseline.write(options.baseline, findings)
+        findings, notices = baseline.apply(options.baseline, findings)
+    diagnostics = scan_input.diagnostics + unused
     return ScanResult(
         target=target,
         current=current,
         findings=findings,
-        diagnostics=sorted(scan_input.diagnostics, key=lambda d: (d.path, d.line or 0, d.message)),
+        diagnostics=sorted(diagnostics, key=lambda d: (d.path, d.line or 0, d.message)),
         unrendered=sorted(scan_input.unrendered, key=lambda d: d.path),
         files_read=scan_input.files_read,
         objects=len(scan_input.manifests),
         data_checked=rulebook.checked,
+        notices=notices,
     )
+
+
+def _with_severity(findings: Sequence[Finding], overrides: Sequence[tuple[str, str]]) -> list[Finding]:
+    """Findings with the severity the configuration gives their rule, if it gives one."""
+    def severity(finding: Finding) -> str:
+        chosen = [level for pattern, level in overrides if suppress.rule_matches(finding.rule_id, [pattern])]
+        return chosen[-1] if chosen else finding.severity
+
+    return [dataclasses.replace(f, severity=severity(f)) for f in findings]

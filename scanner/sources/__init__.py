@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
+from typing import Sequence
 
 from scanner.model import Diagnostic, Manifest
+from scanner.sources.exclude import Exclusions
 from scanner.sources.files import ManifestFile, read_file, walk
 from scanner.sources.yamldoc import DocumentProblem, read_text
+from scanner.suppress import MARKER, Suppression, read_suppressions
 
 
 @dataclass
@@ -20,19 +23,24 @@ class ScanInput:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     # Files holding Helm template syntax that were not rendered, with the reason.
     unrendered: list[Diagnostic] = field(default_factory=list)
+    # `# kubehop: ignore[...]` comments (scanner.suppress), applied once the checks have run.
+    suppressions: list[Suppression] = field(default_factory=list)
     files_read: int = 0
 
     def extend(self, other: "ScanInput") -> None:
         self.manifests.extend(other.manifests)
         self.diagnostics.extend(other.diagnostics)
         self.unrendered.extend(other.unrendered)
+        self.suppressions.extend(other.suppressions)
         self.files_read += other.files_read
 
 
-def collect(paths: list[str]) -> ScanInput:
+def collect(paths: list[str], exclusions: Sequence[Exclusions] = ()) -> ScanInput:
     result = ScanInput()
     stdin_bytes = sys.stdin.buffer.read() if "-" in paths else None
     for item in walk(paths):
+        if any(e.matches(item.path) for e in exclusions):
+            continue
         if isinstance(item, Diagnostic):
             result.diagnostics.append(item)
         else:
@@ -61,4 +69,7 @@ def read_manifest_file(item: ManifestFile, stdin_bytes: bytes | None = None) -> 
         return result
     result.manifests = manifests
     result.diagnostics = diagnostics
+    if MARKER in text:
+        result.suppressions, problems = read_suppressions(text, display)
+        result.diagnostics.extend(problems)
     return result

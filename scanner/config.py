@@ -1,0 +1,128 @@
+"""The project's kubehop configuration: `.kubehop.yaml` or `[tool.kubehop]` in pyproject.toml.
+
+Found from the scanned path upward, stopping at a repository's top (a `.git`) or the
+filesystem root. Validated by rules/schema/config.schema.json; command-line flags override it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+CONFIG_FILE = ".kubehop.yaml"
+PYPROJECT = "pyproject.toml"
+SCHEMA = "rules/schema/config.schema.json"
+
+
+class ConfigError(Exception):
+    """A configuration file that cannot be used; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path | None = None  # the file it was read from; None: no configuration
+    target: str | None = None
+    current: str | None = None  # the `from` key
+    paths: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    severity: dict[str, str] = field(default_factory=dict)
+    rules: tuple[Path, ...] = ()
+    baseline: str | None = None
+
+    @property
+    def folder(self) -> Path:
+        """What the paths in the configuration are relative to."""
+        return self.path.parent if self.path else Path.cwd()
+
+
+def discover(paths: list[str]) -> Config:
+    """The configuration that governs `paths` (the first one decides), or an empty one."""
+    start = Path(paths[0]) if paths and paths[0] != "-" else Path.cwd()
+    found = find_config(start)
+    return load_config(found) if found else Config()
+
+
+def find_config(start: Path) -> Path | None:
+    folder = start.resolve()
+    if not folder.is_dir():
+        folder = folder.parent
+    while True:
+        candidate = folder / CONFIG_FILE
+        if candidate.is_file():
+            return candidate
+        pyproject = folder / PYPROJECT
+        if pyproject.is_file() and _has_kubehop_table(pyproject):
+            return pyproject
+        if (folder / ".git").exists() or folder.parent == folder:
+            return None
+        folder = folder.parent
+
+
+def load_config(path: Path) -> Config:
+    document = _read_pyproject(path) if path.name == PYPROJECT else _read_yaml(path)
+    _validate(document, path)
+    folder = path.parent
+    return Config(
+        path=path,
+        target=document.get("target"),
+        current=document.get("from"),
+        paths=tuple(os.path.join(folder, p) for p in document.get("paths", ())),
+        exclude=tuple(document.get("exclude", ())),
+        ignore=tuple(document.get("ignore", ())),
+        severity=dict(document.get("severity", {})),
+        rules=tuple((folder / p).resolve() for p in document.get("rules", ())),
+        baseline=os.path.join(folder, document["baseline"]) if "baseline" in document else None,
+    )
+
+
+def _has_kubehop_table(pyproject: Path) -> bool:
+    # A cheap look first: most pyproject.toml files have no [tool.kubehop].
+    try:
+        return "tool.kubehop" in pyproject.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _read_pyproject(path: Path) -> Any:
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10: the same parser, packaged as tomli
+        try:
+            import tomli as tomllib
+        except ImportError:
+            raise ConfigError(f"{path}: reading [tool.kubehop] needs Python 3.11+ or the tomli package; "
+                              f"or use {CONFIG_FILE}") from None
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle).get("tool", {}).get("kubehop", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+        raise ConfigError(f"{path}: cannot read: {err}") from None
+
+
+def _read_yaml(path: Path) -> Any:
+    import yaml
+
+    from scanner.data import read_yaml
+
+    try:
+        document = read_yaml(path)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
+        raise ConfigError(f"{path}: cannot read: {str(err).replace(chr(10), ' ')}") from None
+    return {} if document is None else document
+
+
+def _validate(document: Any, path: Path) -> None:
+    from scanner.data import DataError, validate
+
+    if isinstance(document, dict):
+        for key in ("target", "from"):
+            if isinstance(document.get(key), (int, float)):
+                raise ConfigError(f"{path}: {key}: write the minor as a string, e.g. {key}: \"1.30\" "
+                                  f"(a number like 1.30 reads as 1.3)")
+    try:
+        validate(document, SCHEMA, str(path))
+    except DataError as err:
+        raise ConfigError(str(err)) from None
