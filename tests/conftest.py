@@ -34,3 +34,10 @@ def shared_or_skip(relative: str) -> Path:
     if not path.exists():
         pytest.skip(f"../shared/{relative} is not present (a user's clone)")
     return path
+
+
+def run_kubehop_text(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    """`run_kubehop` with stdout and stderr decoded."""
+    done = run_kubehop(*args, **kwargs)
+    decode = lambda out: out.decode() if isinstance(out, bytes) else out  # noqa: E731
+    return subprocess.CompletedProcess(done.args, done.returncode, decode(done.stdout), decode(done.stderr))

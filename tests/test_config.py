@@ -1,0 +1,213 @@
+"""Configuration files: discovery, keys, validation, and command-line flags on top."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_kubehop_text as run_kubehop
+
+INGRESS = """\
+apiVersion: extensions/v1beta1
+kind: Ingress
+metadata:
+  name: web
+  namespace: shop
+spec:
+  backend:
+    serviceName: web
+    servicePort: 80
+"""
+
+
+CUSTOM_RULE = """\
+rules:
+  - id: example.com/v1beta1/Widget
+    apiVersion: example.com/v1beta1
+    kind: Widget
+    deprecated_in: "1.30"
+    removed_in: "1.33"
+    replacement: example.com/v1
+    note: "Widget v1 renames spec.size to spec.replicas."
+    source: https://example.com/widgets/upgrade
+"""
+WIDGET = "apiVersion: example.com/v1beta1\nkind: Widget\nmetadata: {name: w}\n"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git checkout (its .git ends the search for a configuration) with one removed API."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "platform").mkdir()
+    (tmp_path / "platform" / "ingress.yaml").write_text(INGRESS)
+    return tmp_path
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def scan_json(repo: Path, *args: str):
+    done = run_kubehop("scan", "--format", "json", *args, cwd=repo)
+    return done, json.loads(done.stdout) if done.stdout else None
+
+
+def test_target_comes_from_the_config_and_the_flag_overrides_it(repo):
+    write(repo / ".kubehop.yaml", 'target: "1.21"\n')
+    done, report = scan_json(repo, "platform")
+    assert report["target"] == "1.21"
+    assert report["findings"][0]["severity"] == "warning"  # still served at 1.21
+    assert done.returncode == 0
+    done, report = scan_json(repo, "--target", "1.22", "platform")
+    assert report["target"] == "1.22"
+    assert done.returncode == 1
+
+
+def test_pyproject_table_is_found_from_a_nested_path(repo):
+    write(repo / "pyproject.toml", """\
+        [project]
+        name = "x"
+
+        [tool.kubehop]
+        target = "1.36"
+        ignore = ["extensions/*"]
+        """)
+    done, report = scan_json(repo, "platform/ingress.yaml")
+    assert report["target"] == "1.36"
+    assert report["findings"] == []
+    assert done.returncode == 0
+
+
+def test_pyproject_without_a_kubehop_table_is_passed_over(repo):
+    write(repo / "platform" / "pyproject.toml", '[project]\nname = "x"\n')
+    write(repo / ".kubehop.yaml", 'target: "1.21"\n')
+    _, report = scan_json(repo, "platform")
+    assert report["target"] == "1.21"
+
+
+def test_search_stops_at_the_repository_top(tmp_path):
+    write(tmp_path / ".kubehop.yaml", 'target: "1.21"\n')  # outside the checkout: not ours
+    checkout = tmp_path / "checkout"
+    (checkout / ".git").mkdir(parents=True)
+    write(checkout / "ingress.yaml", INGRESS)
+    _, report = scan_json(checkout, "ingress.yaml", "--target", "1.36")
+    assert report["target"] == "1.36"
+    _, report = scan_json(checkout, "ingress.yaml")
+    assert report["target"] != "1.21"
+
+
+def test_paths_and_excludes_are_relative_to_the_config(repo):
+    write(repo / "platform" / "vendor" / "old.yaml", INGRESS)
+    write(repo / "platform" / "generated-ingress.yaml", INGRESS)
+    write(repo / "apps" / "ingress.yaml", INGRESS)
+    write(repo / ".kubehop.yaml", """\
+        paths: [platform, apps]
+        exclude: [platform/vendor, "**/generated-*.yaml"]
+        """)
+    done, report = scan_json(repo / "apps")  # no PATHS: the config's, wherever we stand
+    files = sorted(Path(f["file"]).relative_to(repo).as_posix() for f in report["findings"])
+    assert files == ["apps/ingress.yaml", "platform/ingress.yaml"]
+    assert report["summary"]["files"] == 2
+
+
+def test_exclude_flag_adds_to_the_config(repo):
+    write(repo / "apps" / "ingress.yaml", INGRESS)
+    write(repo / ".kubehop.yaml", "exclude: [platform]\n")
+    _, report = scan_json(repo, ".", "--exclude", "apps/*.yaml")
+    assert report["summary"]["files"] == 1  # only .kubehop.yaml itself is left
+    assert report["findings"] == []
+
+
+def test_severity_overrides_last_match_wins(repo):
+    write(repo / "policy" / "core" / "widgets.yaml", CUSTOM_RULE)
+    write(repo / "apps" / "widget.yaml", WIDGET)
+    write(repo / ".kubehop.yaml", """\
+        target: "1.33"
+        rules: [policy]
+        severity:
+          "*": warning
+          example.com/*: error
+        """)
+    done, report = scan_json(repo, "platform", "apps")
+    by_rule = {f["rule"]: f["severity"] for f in report["findings"]}
+    assert by_rule == {"extensions/v1beta1/Ingress": "warning", "example.com/v1beta1/Widget": "error"}
+    assert done.returncode == 1
+    write(repo / ".kubehop.yaml", 'target: "1.33"\nrules: [policy]\nseverity: {"*": warning}\n')
+    assert scan_json(repo, "platform", "apps")[0].returncode == 0
+
+
+def test_severity_can_make_a_deprecation_block(repo):
+    write(repo / ".kubehop.yaml", 'target: "1.20"\nseverity: {extensions/v1beta1/Ingress: error}\n')
+    done, report = scan_json(repo, "platform")
+    assert done.returncode == 1
+    assert [(f["severity"], f["hop"]) for f in report["findings"]] == [("error", "hop to 1.22")]
+
+
+@pytest.mark.parametrize("config, expected", [
+    ("targt: '1.30'\n", "Additional properties are not allowed ('targt' was unexpected)"),
+    ("target: 1.30\n", 'target: write the minor as a string'),
+    ("severity: {x: fatal}\n", "severity/x: 'fatal' is not one of ['error', 'warning']"),
+    ("target: '1.99'\n", "target: '1.99': kubehop knows Kubernetes"),
+    ("exclude: vendor\n", "exclude: 'vendor' is not of type 'array'"),
+    ("target: [\n", "cannot read"),
+])
+def test_bad_configuration_is_a_usage_error_naming_file_and_key(repo, config, expected):
+    write(repo / ".kubehop.yaml", config)
+    done = run_kubehop("scan", "platform", cwd=repo)
+    assert done.returncode == 2
+    assert str(repo / ".kubehop.yaml") in done.stderr
+    assert expected in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_explicit_config_and_no_config(repo):
+    write(repo / ".kubehop.yaml", 'target: "1.21"\n')
+    other = write(repo / "ci" / "strict.yaml", 'target: "1.36"\n')
+    _, report = scan_json(repo, "--config", str(other), "platform")
+    assert report["target"] == "1.36"
+    _, report = scan_json(repo, "--no-config", "platform")
+    assert report["target"] != "1.21"
+
+
+def test_extra_rule_folder_from_config(repo):
+    write(repo / "policy" / "core" / "widgets.yaml", CUSTOM_RULE)
+    write(repo / "apps" / "widget.yaml", WIDGET)
+    write(repo / ".kubehop.yaml", "rules: [policy]\n")
+    done, report = scan_json(repo, "apps", "--target", "1.33")
+    assert [(f["rule"], f["severity"], f["line"]) for f in report["findings"]] == [
+        ("example.com/v1beta1/Widget", "error", 1)]
+    assert report["findings"][0]["source"] == "https://example.com/widgets/upgrade"
+
+
+def test_extra_rules_are_validated_by_the_same_schema(repo):
+    write(repo / "policy" / "core" / "widgets.yaml", CUSTOM_RULE.replace("https://", "http://"))
+    done = run_kubehop("scan", "platform", "--rules", "policy", cwd=repo)
+    assert done.returncode == 2
+    assert str(repo / "policy" / "core" / "widgets.yaml") in done.stderr
+    assert "rules/0/source" in done.stderr
+
+
+def test_extra_rule_files_outside_known_folders_are_refused(repo):
+    write(repo / "policy" / "widgets.yaml", CUSTOM_RULE)
+    done = run_kubehop("scan", "platform", "--rules", "policy", cwd=repo)
+    assert done.returncode == 2
+    assert "only from these subfolders of a rules folder: core" in done.stderr
+
+
+def test_extra_rule_may_not_redefine_a_core_rule(repo):
+    write(repo / "policy" / "core" / "ingress.yaml", CUSTOM_RULE.replace("example.com/v1beta1", "extensions/v1beta1")
+          .replace("Widget", "Ingress"))
+    done = run_kubehop("scan", "platform", "--rules", "policy", cwd=repo)
+    assert done.returncode == 2
+    assert "duplicates extensions/v1beta1/Ingress" in done.stderr
+
+
+def test_no_paths_anywhere_is_a_usage_error(repo):
+    done = run_kubehop("scan", cwd=repo)
+    assert done.returncode == 2
+    assert "give PATHS to scan" in done.stderr
