@@ -174,6 +174,71 @@ def _scan_options(config, exclude, ignore, rule_folders, baseline, write_baselin
     )
 
 
+@cli.command("fix")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--target", "-t", type=MINOR, default=None,
+              help="Minor to reach (default: the configuration's, else the newest the data knows).")
+@click.option("--from", "current", type=MINOR, default=None,
+              help="Minor the cluster runs today: APIs it does not serve yet are left alone.")
+@click.option("--write", is_flag=True, help="Write the changes to the files instead of showing a diff.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="Configuration file (for target, from, paths and exclude).")
+@click.option("--no-config", is_flag=True, help="Ignore any configuration file.")
+def fix_command(paths, target, current, write, config_file, no_config) -> None:
+    """Rewrite deprecated apiVersions that have a mechanical migration.
+
+    The apiVersion moves with the field changes that go with it (Ingress backends
+    and pathType, flowcontrol's nominalConcurrencyShares...). Comments, key order,
+    quoting and every untouched line stay as they are. Helm chart templates only get
+    a plain `apiVersion:` line rewritten. Without --write, a unified diff is printed
+    (apply it with `git apply`); what needs a person is listed on standard error.
+
+    \b
+    Examples:
+      kubehop fix --target 1.36 platform/
+      kubehop fix --target 1.36 platform/ | git apply
+      kubehop fix --from 1.31 --target 1.36 --write platform/
+
+    \b
+    Exit codes: 0 nothing is left to migrate by hand; 1 some objects need a person;
+    2 usage error; 3 some input could not be read.
+    """
+    import difflib
+
+    from scanner.data import DataError
+    from scanner.fix import fix
+    from scanner.fix.plan import Planner
+    from scanner.rulebook import load_rulebook
+    from scanner.sources.exclude import Exclusions
+
+    config = _config(config_file, no_config, paths)
+    paths = list(paths) or list(config.paths)
+    if not paths:
+        raise click.UsageError(f"give PATHS to fix, or `paths` in {CONFIG_FILE}")
+    target = target or _config_minor(config, "target", config.target) or load_rulebook().newest
+    current = current or _config_minor(config, "from", config.current)
+    try:
+        result = fix(paths, Planner(target, current, load_rulebook()),
+                     [Exclusions(str(config.folder), config.exclude)])
+    except DataError as err:
+        raise click.UsageError(str(err)) from None
+    for change in result.files:
+        if write:
+            _write_keeping_bom(change.path, change.fixed)
+        else:
+            name = os.path.relpath(change.path)
+            click.echo("".join(difflib.unified_diff(change.original.splitlines(keepends=True),
+                                                    change.fixed.splitlines(keepends=True),
+                                                    f"a/{name}", f"b/{name}")), nl=False)
+    for line in [*(f"not migrated: {left}" for left in result.left), *map(str, result.diagnostics)]:
+        click.echo(line, err=True)
+    migrated = sum(f.migrated for f in result.files)
+    verb = "migrated" if write else "to migrate"
+    click.echo(f"{migrated} objects {verb} in {len(result.files)} files; "
+               f"{len(result.left)} left to a person", err=True)
+    sys.exit(3 if any(d.level == "error" for d in result.diagnostics) else 1 if result.left else 0)
+
+
 @cli.command("rules")
 @click.option("--removed-in", type=MINOR, default=None, help="Only rules whose API stops being served in this minor.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
@@ -203,6 +268,13 @@ def rules_command(removed_in, fmt) -> None:
         removed = f"removed in {r.removed_in}" if r.removed_in else "deprecated only"
         click.echo(f"{r.id:<60} deprecated {r.deprecated_in}, {removed}; use {r.replacement or '(no successor)'}")
     click.echo(f"{len(rules)} rules")
+
+
+def _write_keeping_bom(path: str, text: str) -> None:
+    with open(path, "rb") as handle:
+        encoding = "utf-8-sig" if handle.read(3) == b"\xef\xbb\xbf" else "utf-8"
+    with open(path, "w", encoding=encoding, newline="") as handle:
+        handle.write(text)
 
 
 def _use_color() -> bool:

@@ -1,0 +1,128 @@
+"""Apply a migration's operations to one object loaded by ruamel.yaml (round-trip types).
+
+Keys keep their place and their comments: a moved key's value lands where the key was.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from ruamel.yaml.comments import CommentedMap, merge_attrib
+from ruamel.yaml.scalarstring import ScalarString
+
+from scanner.fix.migrations import Migration
+
+
+class NotSafe(Exception):
+    """The object cannot be migrated mechanically; the message says why."""
+
+
+def migrate(obj: CommentedMap, migration: Migration) -> None:
+    """Rewrite `obj` in place; NotSafe may leave it half done (the caller starts again without it)."""
+    for unsafe in migration.unsafe:
+        if any(_plain(value) == unsafe.equals for value in _values_at(obj, unsafe.path)):
+            raise NotSafe(f"{unsafe.path}: {unsafe.reason}")
+    old = obj["apiVersion"]
+    obj["apiVersion"] = type(old)(migration.new) if isinstance(old, ScalarString) else migration.new
+    for operation in migration.operations:
+        kind, spec = next(iter(operation.items()))
+        for mapping in _mappings_at(obj, spec["at"]):
+            (_move if kind == "move" else _default)(mapping, spec)
+
+
+def _segments(path: str) -> list[tuple[str, bool]]:
+    return [(part.removesuffix("[]"), part.endswith("[]")) for part in path.split(".")]
+
+
+def _values_at(node: Any, path: str) -> Iterator[Any]:
+    """Every value at a dotted path; `key[]` steps into each item of a list."""
+    current = [node]
+    for key, each in _segments(path):
+        following = []
+        for item in current:
+            if isinstance(item, dict) and key in item:
+                value = item[key]
+                following.extend(value if each and isinstance(value, list) else [] if each else [value])
+        current = following
+    yield from current
+
+
+def _mappings_at(node: Any, path: str) -> list[CommentedMap]:
+    seen: set[int] = set()  # an aliased mapping is edited once
+    found = []
+    for value in _values_at(node, path):
+        if isinstance(value, CommentedMap) and id(value) not in seen:
+            seen.add(id(value))
+            found.append(value)
+    return found
+
+
+def _move_target(mapping: CommentedMap, spec: dict) -> str | None:
+    """Where `from` goes for this value; raises NotSafe when it cannot be told or the key is merged in."""
+    if spec["from"] not in mapping:
+        return None
+    if getattr(mapping, merge_attrib, None):
+        raise NotSafe(f"{spec['from']} sits in a mapping that uses a YAML merge key (<<); edit it by hand")
+    to = spec["to"]
+    if isinstance(to, str):
+        return to
+    value = mapping[spec["from"]]
+    kind = "integer" if isinstance(value, int) and not isinstance(value, bool) else \
+        "string" if isinstance(value, str) else None
+    if kind not in to:
+        raise NotSafe(f"{spec['from']}: a {_type_name(value)} value has no place in the new version")
+    return to[kind]
+
+
+def _move(mapping: CommentedMap, spec: dict) -> None:
+    target = _move_target(mapping, spec)
+    if target is None:
+        return
+    position = list(mapping).index(spec["from"])
+    comment = mapping.ca.items.pop(spec["from"], None)
+    value = mapping.pop(spec["from"])
+    *parents, leaf = target.split(".")
+    holder = mapping
+    for key in parents:
+        if key not in holder:
+            child = CommentedMap()
+            _insert(holder, position if holder is mapping else len(holder), key, child)
+            holder = child
+        elif isinstance(holder[key], CommentedMap):
+            holder = holder[key]
+        else:
+            raise NotSafe(f"{key} is not a mapping; cannot put {spec['from']} under it")
+    _insert(holder, position if holder is mapping else len(holder), leaf, value)
+    if comment is not None:
+        holder.ca.items[leaf] = comment
+
+
+def _insert(mapping: CommentedMap, position: int, key: str, value: Any) -> None:
+    if mapping.fa.flow_style() and isinstance(value, CommentedMap):
+        value.fa.set_flow_style()  # block content cannot sit inside a flow mapping
+    mapping.insert(position, key, value)
+
+
+def _default(mapping: CommentedMap, spec: dict) -> None:
+    if spec["key"] in mapping:
+        return
+    keys = list(mapping)
+    after = spec.get("after")
+    _insert(mapping, keys.index(after) + 1 if after in keys else len(keys), spec["key"], spec["value"])
+
+
+def _type_name(value: Any) -> str:
+    for kind, name in ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"),
+                       (dict, "mapping"), (list, "list")):
+        if isinstance(value, kind):
+            return name
+    return "null"
+
+
+def _plain(value: Any) -> Any:
+    """ruamel's round-trip types compared as plain data."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value

@@ -1,0 +1,35 @@
+"""What `kubehop fix` did and did not do."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from scanner.model import Diagnostic
+
+
+@dataclass(frozen=True)
+class Left:
+    """An object kubehop fix did not migrate, and why."""
+
+    path: str
+    line: int
+    object: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.object}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class FileFix:
+    path: str
+    original: str
+    fixed: str
+    migrated: int  # objects
+
+
+@dataclass
+class FixResult:
+    files: list[FileFix] = field(default_factory=list)
+    left: list[Left] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)

@@ -1,0 +1,178 @@
+"""`kubehop fix`: golden files (input/ -> expected/), diff mode, layout kept to the byte."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from scanner import data
+from scanner.fix.engine import NotSafe, migrate
+from scanner.fix.layout import round_trip, splice
+from scanner.fix.migrations import Migration, load_migrations
+from scanner.fix.plan import Planner
+from scanner.rulebook import load_rulebook
+from scanner.versions import Minor
+from tests.conftest import FIXTURES
+from tests.conftest import run_kubehop_text as run_kubehop
+
+GOLDEN = FIXTURES / "fix"
+CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "input").is_dir())
+
+
+def files_under(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def fix(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return run_kubehop("fix", "--no-config", "--target", "1.36", *args, ".", cwd=cwd)
+
+
+def left_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("not migrated:")]
+
+
+def expected_left(case: str) -> list[str]:
+    path = GOLDEN / case / "expected-left.txt"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_golden_write(case, tmp_path):
+    work = tmp_path / "work"
+    shutil.copytree(GOLDEN / case / "input", work)
+    done = fix(work, "--write")
+    assert files_under(work) == files_under(GOLDEN / case / "expected")
+    assert left_lines(done.stderr) == expected_left(case)
+    assert done.returncode == (1 if expected_left(case) else 0)
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_golden_diff_applies_and_writes_nothing(case, tmp_path):
+    if shutil.which("git") is None:
+        pytest.skip("git is not on PATH (needed to apply the diff)")
+    work = tmp_path / "work"
+    shutil.copytree(GOLDEN / case / "input", work)
+    done = fix(work)
+    assert files_under(work) == files_under(GOLDEN / case / "input")
+    patch = tmp_path / "fix.patch"
+    patch.write_text(done.stdout)
+    subprocess.run(["git", "apply", str(patch)], cwd=work, check=True)
+    assert files_under(work) == files_under(GOLDEN / case / "expected")
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_fixing_twice_changes_nothing(case, tmp_path):
+    work = tmp_path / "work"
+    shutil.copytree(GOLDEN / case / "expected", work)
+    done = fix(work)
+    assert done.stdout == ""
+    assert [reason(line) for line in left_lines(done.stderr)] == [reason(line) for line in expected_left(case)]
+
+
+def reason(left: str) -> str:
+    """A 'not migrated' line without its line number (fixing shifts lines)."""
+    path, _, rest = left.rsplit(": ", 1)[0].partition(".yaml:")
+    return path + rest.partition(":")[2] + left.rsplit(": ", 1)[1]
+
+
+def test_crlf_and_bom_are_kept(tmp_path):
+    source = (GOLDEN / "comments" / "input" / "ingress.yaml").read_text()
+    expected = (GOLDEN / "comments" / "expected" / "ingress.yaml").read_text()
+    target = tmp_path / "ingress.yaml"
+    target.write_bytes(b"\xef\xbb\xbf" + source.replace("\n", "\r\n").encode())
+    assert fix(tmp_path, "--write").returncode == 0
+    assert target.read_bytes() == b"\xef\xbb\xbf" + expected.replace("\n", "\r\n").encode()
+
+
+INGRESS = (GOLDEN / "comments" / "input" / "ingress.yaml").read_text()
+
+
+def test_nothing_is_due_before_the_deprecation():
+    planner = Planner(Minor(1, 13), None, load_rulebook())
+    assert planner.decide("extensions/v1beta1", "Ingress") is None
+    assert Planner(Minor(1, 14), None, load_rulebook()).decide("extensions/v1beta1", "Ingress") == \
+        "networking.k8s.io/v1 Ingress is served only from Kubernetes 1.19, after the target 1.14"
+    assert isinstance(Planner(Minor(1, 19), None, load_rulebook()).decide("extensions/v1beta1", "Ingress"),
+                      Migration)
+
+
+def test_replacement_not_served_by_todays_cluster_is_left(tmp_path):
+    (tmp_path / "ingress.yaml").write_text(INGRESS)
+    done = run_kubehop("fix", "--no-config", "--from", "1.18", "--target", "1.22", ".", cwd=tmp_path)
+    assert done.stdout == ""
+    assert left_lines(done.stderr) == [
+        "not migrated: ./ingress.yaml:4: Ingress shop: networking.k8s.io/v1 Ingress is served only from "
+        "Kubernetes 1.19 and the cluster runs 1.18: migrate during the hop"]
+    assert done.returncode == 1
+
+
+def test_broken_file_is_reported_and_the_rest_fixed(tmp_path):
+    (tmp_path / "a-broken.yaml").write_text("apiVersion: batch/v1beta1\nkind: CronJob\nspec: [\n")
+    (tmp_path / "b-ingress.yaml").write_text(INGRESS)
+    done = fix(tmp_path, "--write")
+    assert "a-broken.yaml:1: not rewritten: invalid YAML" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert (tmp_path / "b-ingress.yaml").read_text() == \
+        (GOLDEN / "comments" / "expected" / "ingress.yaml").read_text()
+    assert done.returncode == 3
+
+
+def test_config_gives_target_and_excludes(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "vendor").mkdir()
+    (tmp_path / "vendor" / "ingress.yaml").write_text(INGRESS)
+    (tmp_path / "ingress.yaml").write_text(INGRESS)
+    (tmp_path / ".kubehop.yaml").write_text('target: "1.16"\nexclude: [vendor]\n')
+    done = run_kubehop("fix", ".", cwd=tmp_path)
+    assert done.stdout == "" and left_lines(done.stderr) == [
+        "not migrated: ./ingress.yaml:4: Ingress shop: networking.k8s.io/v1 Ingress is served only from "
+        "Kubernetes 1.19, after the target 1.16"]
+    done = run_kubehop("fix", "--target", "1.22", ".", cwd=tmp_path)
+    assert "+++ b/ingress.yaml" in done.stdout and "vendor" not in done.stdout
+
+
+def load_one(text: str):
+    return round_trip(text).load(text)
+
+
+def test_a_value_of_unexpected_type_is_not_migrated():
+    ingress = load_one("apiVersion: extensions/v1beta1\nkind: Ingress\n"
+                       "spec: {backend: {serviceName: a, servicePort: 80.5}}\n")
+    with pytest.raises(NotSafe, match="servicePort: a number value has no place in the new version"):
+        migrate(ingress, load_migrations()[("extensions/v1beta1", "Ingress")])
+
+
+def test_splice_keeps_lines_ruamel_would_relayout():
+    original = ["a:   1   # odd spacing", "b:", "  c: 2", "f: 1", "d: [x,   y]"]
+    before = ["a: 1     # odd spacing", "b:", "  c: 2", "f: 1", "d: [x, y]"]
+    after = ["a: 1     # odd spacing", "b:", "  e: 2", "f: 1", "d: [x, y]"]
+    assert splice(original, before, after) == ["a:   1   # odd spacing", "b:", "  e: 2", "f: 1", "d: [x,   y]"]
+
+
+def test_splice_widens_to_lines_it_cannot_place():
+    original = ["a: 1", "b:  {c: 2}", "d: 3"]
+    before = ["a: 1", "b: {c: 2}", "d: 3"]
+    after = ["a: 1", "b: {c: 2}", "e: 3"]
+    assert splice(original, before, after) == ["a: 1", "b: {c: 2}", "e: 3"]
+
+
+def test_migration_files_obey_their_schema_with_a_clear_error(tmp_path):
+    folder = tmp_path / "rules" / "migrations"
+    folder.mkdir(parents=True)
+    (folder / "bad.yaml").write_text(
+        "migrations:\n- {from: [batch/v1beta1], to: batch/v1, kinds: [CronJob], operations: "
+        "[{rename: {at: spec}}], source: 'https://x'}\n")
+    with pytest.raises(data.DataError, match="rules/migrations/bad.yaml: migrations/0/operations/0"):
+        data.load_folder("rules/migrations", root=tmp_path)
+
+
+def test_migrations_agree_with_the_removal_rules():
+    rules = load_rulebook().api_rules
+    for (old, kind), migration in load_migrations().items():
+        rule = rules.get((old, kind))
+        if rule is not None:
+            assert (rule.replacement, rule.replacement_kind) == (migration.new, kind), (old, kind)
