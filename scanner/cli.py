@@ -113,17 +113,10 @@ def scan(paths, target, current, fmt, output, config_file, no_config, exclude, i
     from scanner.baseline import BaselineError
     from scanner.data import DataError
     from scanner.report import render
-    from scanner.rulebook import load_rulebook
     from scanner.scan import scan as run_scan
 
     config = _config(config_file, no_config, paths)
-    paths = list(paths) or list(config.paths)
-    if not paths:
-        raise click.UsageError(f"give PATHS to scan, or `paths` in {CONFIG_FILE}")
-    target = target or _config_minor(config, "target", config.target) or load_rulebook().newest
-    current = current or _config_minor(config, "from", config.current)
-    if current is not None and current > target:
-        raise click.UsageError(f"--from {current} is newer than --target {target}")
+    paths, target, current = _settings(config, paths, target, current, "scan")
     options = _scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline)
     try:
         result = run_scan(paths, target=target, current=current, options=options)
@@ -147,6 +140,21 @@ def _config(config_file: str | None, no_config: bool, paths: tuple[str, ...]):
         return load_config(Path(config_file)) if config_file else discover(list(paths))
     except ConfigError as err:
         raise click.UsageError(str(err)) from None
+
+
+def _settings(config, paths: tuple[str, ...], target: Minor | None, current: Minor | None,
+              verb: str) -> tuple[list[str], Minor, Minor | None]:
+    """Paths and minors: the command line's, else the configuration's, else the defaults."""
+    from scanner.rulebook import load_rulebook
+
+    paths = list(paths) or list(config.paths)
+    if not paths:
+        raise click.UsageError(f"give PATHS to {verb}, or `paths` in {CONFIG_FILE}")
+    target = target or _config_minor(config, "target", config.target) or load_rulebook().newest
+    current = current or _config_minor(config, "from", config.current)
+    if current is not None and current > target:
+        raise click.UsageError(f"--from {current} is newer than --target {target}")
+    return paths, target, current
 
 
 def _config_minor(config, key: str, value: str | None) -> Minor | None:
@@ -212,11 +220,7 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
     from scanner.sources.exclude import Exclusions
 
     config = _config(config_file, no_config, paths)
-    paths = list(paths) or list(config.paths)
-    if not paths:
-        raise click.UsageError(f"give PATHS to fix, or `paths` in {CONFIG_FILE}")
-    target = target or _config_minor(config, "target", config.target) or load_rulebook().newest
-    current = current or _config_minor(config, "from", config.current)
+    paths, target, current = _settings(config, paths, target, current, "fix")
     try:
         result = fix(paths, Planner(target, current, load_rulebook()),
                      [Exclusions(str(config.folder), config.exclude)])

@@ -10,7 +10,6 @@ from ruamel.yaml.error import YAMLError as RuamelError
 
 from scanner.fix.engine import NotSafe, migrate
 from scanner.fix.layout import dump, round_trip, splice
-from scanner.fix.migrations import Migration
 from scanner.fix.plan import Planner
 from scanner.fix.result import Left
 from scanner.model import Diagnostic
