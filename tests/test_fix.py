@@ -153,11 +153,18 @@ def test_splice_keeps_lines_ruamel_would_relayout():
     assert splice(original, before, after) == ["a:   1   # odd spacing", "b:", "  e: 2", "f: 1", "d: [x,   y]"]
 
 
-def test_splice_widens_to_lines_it_cannot_place():
+def test_splice_keeps_relaid_neighbours_line_for_line():
     original = ["a: 1", "b:  {c: 2}", "d: 3"]
     before = ["a: 1", "b: {c: 2}", "d: 3"]
     after = ["a: 1", "b: {c: 2}", "e: 3"]
-    assert splice(original, before, after) == ["a: 1", "b: {c: 2}", "e: 3"]
+    assert splice(original, before, after) == ["a: 1", "b:  {c: 2}", "e: 3"]
+
+
+def test_splice_takes_ruamels_lines_where_they_cannot_be_matched():
+    original = ["a: 1", "b: {c: 2,", "  d: 3}", "e: 3"]
+    before = ["a: 1", "b: {c: 2, d: 3}", "e: 3"]
+    after = ["a: 1", "b: {c: 2, d: 3}", "f: 3"]
+    assert splice(original, before, after) == ["a: 1", "b: {c: 2, d: 3}", "f: 3"]
 
 
 def test_migration_files_obey_their_schema_with_a_clear_error(tmp_path):

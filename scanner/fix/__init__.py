@@ -38,18 +38,24 @@ def fix(paths: Sequence[str], planner: Planner, exclusions: Sequence[Exclusions]
             if problem.level == "error":
                 result.diagnostics.append(problem)
             continue
-        if any(version in text for version in interesting):
-            _fix_file(item, text, planner, result)
+        if _mentions(text, interesting):
+            _fix_file(item, text, planner, result, interesting)
     return result
 
 
-def _fix_file(item: ManifestFile, text: str, planner: Planner, result: FixResult) -> None:
+def _mentions(text: str, api_versions: set[str]) -> bool:
+    """A cheap look before any parsing: does the text name an apiVersion fix may act on?"""
+    return any(version in text for version in api_versions)
+
+
+def _fix_file(item: ManifestFile, text: str, planner: Planner, result: FixResult, interesting: set[str]) -> None:
     lines = text.split("\n")
     chunks = _documents(lines)
     if item.chart_template or ("{{" in text and not _parses(text)):
         migrated, left = rewrite_template(lines, chunks, item.path, planner)
         result.left.extend(left)
     else:
+        chunks = [c for c in chunks if _mentions("\n".join(lines[c.start:c.stop]), interesting)]
         migrated = _fix_documents(lines, chunks, item.path, planner, result)
     if migrated:
         result.files.append(FileFix(item.path, text, "\n".join(lines), migrated))

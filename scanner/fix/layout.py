@@ -14,35 +14,45 @@ from difflib import SequenceMatcher
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.util import load_yaml_guess_indent
 
 _DASH = re.compile(r"^( *)-( +)\S")
 
 
 def round_trip(text: str) -> YAML:
     """A ruamel.yaml instance writing with the document's own indentation and no line folding."""
-    _, indent, _ = load_yaml_guess_indent(text)
-    indent = indent or 2
-    sequence, offset = _sequence_layout(text.split("\n")) or (indent, 0)
+    lines = [line for line in text.split("\n") if line.strip() and not line.lstrip().startswith("#")]
+    mapping = _mapping_indent(lines) or 2
+    sequence, offset = _sequence_layout(lines) or (mapping, 0)
     yaml = YAML(typ="rt")
     yaml.preserve_quotes = True
     yaml.width = 1 << 16
-    yaml.indent(mapping=indent, sequence=sequence, offset=offset)
+    yaml.indent(mapping=mapping, sequence=sequence, offset=offset)
     return yaml
+
+
+def _key_column(line: str) -> int:
+    """Where a line's key starts, past any `- ` of a sequence item."""
+    return len(line) - len(line.lstrip(" -"))
+
+
+def _mapping_indent(lines: list[str]) -> int | None:
+    """How far the first nested block mapping is indented from its parent key."""
+    for parent, child in zip(lines, lines[1:]):
+        if parent.rstrip().endswith(":") and not child.lstrip().startswith("-"):
+            step = _key_column(child) - _key_column(parent)
+            if step > 0:
+                return step
+    return None
 
 
 def _sequence_layout(lines: list[str]) -> tuple[int, int] | None:
     """(item content, dash) columns relative to the parent key, from the first block sequence."""
-    parent = None
-    for line in lines:
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        dash = _DASH.match(line)
-        if dash and parent is not None and parent.rstrip().endswith(":"):
-            key_column = len(parent) - len(parent.lstrip(" -"))
+    for parent, child in zip(lines, lines[1:]):
+        dash = _DASH.match(child)
+        if dash and parent.rstrip().endswith(":"):
+            key_column = _key_column(parent)
             dash_column = len(dash[1])
             return dash_column + 1 + len(dash[2]) - key_column, dash_column - key_column
-        parent = line
     return None
 
 
@@ -64,9 +74,20 @@ def splice(original: list[str], before: list[str], after: list[str]) -> list[str
         start = aligned[b1 - 1] + 1 if b1 > 0 else 0
         end = aligned[b2] if b2 < len(before) else len(original)
         result.extend(original[done:start])
-        result.extend(after[a1:a2])
+        result.extend(_apply(original[start:end], before[b1:b2], after[a1:a2]))
         done = end
     result.extend(original[done:])
+    return result
+
+
+def _apply(original: list[str], before: list[str], after: list[str]) -> list[str]:
+    """One widened hunk: where ruamel re-laid out as many lines as there were, line for line,
+    the lines the edit did not change are taken from the original."""
+    if len(original) != len(before):
+        return after
+    result: list[str] = []
+    for tag, b1, b2, a1, a2 in SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
+        result.extend(original[b1:b2] if tag == "equal" else after[a1:a2])
     return result
 
 
