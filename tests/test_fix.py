@@ -191,7 +191,7 @@ def changed_objects(case: str):
 
     def objects(text: str):
         for document in yaml.safe_load_all(text):
-            yield from document["items"] if document["kind"].endswith("List") else [document]
+            yield from document["items"] if str(document.get("kind")).endswith("List") else [document]
 
     for path in sorted((GOLDEN / case / "expected").rglob("*.y*ml")):
         source = GOLDEN / case / "input" / path.relative_to(GOLDEN / case / "expected")
