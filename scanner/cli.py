@@ -216,9 +216,12 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
     from scanner.data import DataError
     from scanner.fix import fix
     from scanner.fix.plan import Planner
+    from scanner.model import Diagnostic
     from scanner.rulebook import load_rulebook
     from scanner.sources.exclude import Exclusions
 
+    if "-" in paths:
+        raise click.UsageError("fix rewrites files; it cannot read standard input")
     config = _config(config_file, no_config, paths)
     paths, target, current = _settings(config, paths, target, current, "fix")
     try:
@@ -228,7 +231,10 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
         raise click.UsageError(str(err)) from None
     for change in result.files:
         if write:
-            _write_keeping_bom(change.path, change.fixed)
+            try:
+                _write_keeping_bom(change.path, change.fixed)
+            except OSError as err:
+                result.diagnostics.append(Diagnostic(change.path, f"cannot write: {err.strerror or err}"))
         else:
             name = os.path.relpath(change.path)
             click.echo("".join(difflib.unified_diff(change.original.splitlines(keepends=True),

@@ -80,7 +80,8 @@ class Diagnostic:
     path: str
     message: str
     line: int | None = None
-    # "error": some input could not be read (exit code 3); "notice": informational.
+    # "error": some input could not be read (exit code 3); "warning": worth a look, blocks nothing
+    # (e.g. an unused suppression); "notice": informational.
     level: str = "error"
 
     def __str__(self) -> str:

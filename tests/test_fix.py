@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -210,3 +211,18 @@ def test_rewritten_objects_are_valid_at_the_target(case):
             kubernetes_validate.validate(obj, "1.36", strict=True)
         except SchemaNotFoundError:  # only custom resources have no schema there
             assert not obj["apiVersion"].split("/")[0].endswith("k8s.io"), obj["apiVersion"]
+
+
+def test_standard_input_is_refused(tmp_path):
+    done = run_kubehop("fix", "-", cwd=tmp_path)
+    assert done.returncode == 2 and "cannot read standard input" in done.stderr
+
+
+def test_unwritable_file_is_reported(tmp_path):
+    target = tmp_path / "ingress.yaml"
+    target.write_text(INGRESS)
+    target.chmod(0o444)
+    if os.access(target, os.W_OK):
+        pytest.skip("running as a user who can write read-only files (root)")
+    done = fix(tmp_path, "--write")
+    assert done.returncode == 3 and "ingress.yaml: cannot write: Permission denied" in done.stderr

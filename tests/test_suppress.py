@@ -82,3 +82,13 @@ def test_document_suppression_covers_every_item_of_a_list(tmp_path: Path):
     done = run_kubehop("scan", "list.yaml", cwd=tmp_path)
     assert done.returncode == 0, done.stdout
     assert "unused" not in done.stdout
+
+
+def test_text_report_shows_unused_suppressions_and_baseline_notices(tmp_path: Path, snapshot):
+    (tmp_path / "m.yaml").write_text(MANIFESTS)
+    run_kubehop("scan", "--no-config", "--write-baseline", "baseline.json", "m.yaml", cwd=tmp_path)
+    (tmp_path / "m.yaml").write_text(MANIFESTS + "---\napiVersion: extensions/v1beta1\nkind: Ingress\n"
+                                     "metadata: {name: new}  # kubehop: ignore\n")
+    done = run_kubehop("scan", "--no-config", "--baseline", "baseline.json", "m.yaml", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stdout == snapshot
