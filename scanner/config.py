@@ -69,7 +69,7 @@ def load_config(path: Path) -> Config:
         path=path,
         target=document.get("target"),
         current=document.get("from"),
-        paths=tuple(os.path.join(folder, p) for p in document.get("paths", ())),
+        paths=tuple(os.path.relpath(folder / p) for p in document.get("paths", ())),
         exclude=tuple(document.get("exclude", ())),
         ignore=tuple(document.get("ignore", ())),
         severity=dict(document.get("severity", {})),

@@ -95,6 +95,9 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
 
 def _with_severity(findings: Sequence[Finding], overrides: Sequence[tuple[str, str]]) -> list[Finding]:
     """Findings with the severity the configuration gives their rule, if it gives one."""
+    if not overrides:
+        return list(findings)
+
     def severity(finding: Finding) -> str:
         chosen = [level for pattern, level in overrides if suppress.rule_matches(finding.rule_id, [pattern])]
         return chosen[-1] if chosen else finding.severity
