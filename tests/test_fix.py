@@ -226,3 +226,13 @@ def test_unwritable_file_is_reported(tmp_path):
         pytest.skip("running as a user who can write read-only files (root)")
     done = fix(tmp_path, "--write")
     assert done.returncode == 3 and "ingress.yaml: cannot write: Permission denied" in done.stderr
+
+
+def test_objects_left_are_listed_in_file_order(tmp_path):
+    zero = ("apiVersion: flowcontrol.apiserver.k8s.io/v1beta3\nkind: PriorityLevelConfiguration\n"
+            "metadata: {name: %s}\nspec: {type: Limited, limited: {nominalConcurrencyShares: 0}}\n")
+    (tmp_path / "a.yaml").write_text(zero % "a1" + "---\n" + zero % "a2")
+    (tmp_path / "b.yaml").write_text(zero % "b1")
+    done = fix(tmp_path)
+    assert [line.split(": ")[1] for line in left_lines(done.stderr)] == [
+        "./a.yaml:1", "./a.yaml:6", "./b.yaml:1"]

@@ -15,7 +15,7 @@ import yaml
 from scanner.fix.document import rewrite_document
 from scanner.fix.migrations import load_migrations
 from scanner.fix.plan import Planner
-from scanner.fix.result import FileFix, FixResult
+from scanner.fix.result import FileFix, FixResult, Left
 from scanner.fix.template import rewrite_template
 from scanner.model import Diagnostic
 from scanner.sources.exclude import Exclusions
@@ -66,14 +66,16 @@ def _fix_documents(lines: list[str], chunks: list[range], path: str, planner: Pl
     """Rewrite `lines` document by document, last first so that earlier ranges stay true."""
     crlf = lines[0].endswith("\r")
     migrated = 0
+    left_here: list[Left] = []
     for chunk in reversed(chunks):
         original = [lines[i].removesuffix("\r") for i in chunk]
         new, count, left, problems = rewrite_document(original, chunk.start + 1, path, planner)
-        result.left[:0] = left
+        left_here[:0] = left
         result.diagnostics.extend(problems)
         if new is not None:
             lines[chunk.start:chunk.stop] = [line + "\r" if crlf else line for line in new]
             migrated += count
+    result.left.extend(left_here)
     return migrated
 
 
