@@ -90,6 +90,22 @@ def test_disappearing_api_has_a_rule(after: Minor, gvk: GVK) -> None:
     assert rule.removed_in == after
 
 
+def older_disappearances() -> list[GVK]:
+    """Kinds rules/served-apis.yaml (from kubernetes-validate 1.24.1) shows going before 1.25."""
+    served = load_served_apis()
+    older = [m for m in served.minors if m <= Minor(1, 25)]
+    return sorted({gvk for before, after in zip(older, older[1:])
+                   for gvk in served.served_at(before) - served.served_at(after)})
+
+
+@pytest.mark.parametrize("gvk", older_disappearances(), ids="/".join)
+def test_api_gone_before_1_25_has_a_rule(gvk: GVK) -> None:
+    """Before 1.25 the OpenAPI lists what the code can serve, not what is on by default (the
+    1.16 removals stay listed until 1.17), so only the rule's existence is checked here."""
+    rule = load_rulebook().api_rules.get(gvk)
+    assert rule is not None and rule.removed_in is not None and rule.removed_in <= Minor(1, 25), gvk
+
+
 @NO_PACKAGE
 def test_the_package_covers_the_minors_it_should() -> None:
     assert covered()[0] == Minor(1, 25) and covered()[-1] >= Minor(1, 37)
