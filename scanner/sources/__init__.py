@@ -13,7 +13,7 @@ from typing import Sequence
 from scanner.model import Diagnostic, Manifest
 from scanner.sources.exclude import Exclusions
 from scanner.sources.files import ManifestFile, read_file, walk
-from scanner.sources.yamldoc import DocumentProblem, read_text
+from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, read_text
 from scanner.suppress import MARKER, Suppression, read_suppressions
 
 
@@ -63,8 +63,7 @@ def read_manifest_file(item: ManifestFile, stdin_bytes: bytes | None = None) -> 
     except DocumentProblem as problem:
         result.diagnostics.append(Diagnostic(display, str(problem), problem.line))
         return result
-    if "{{" in text and any(d.message.startswith("invalid YAML") for d in diagnostics):
-        # Go template syntax, not broken YAML: it needs rendering first.
+    except TemplateSyntax:
         result.unrendered.append(Diagnostic(display, "holds Helm template syntax; not rendered", level="notice"))
         return result
     result.manifests = manifests
