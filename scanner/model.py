@@ -48,6 +48,12 @@ class Manifest:
         return self.api_version.rpartition("/")[0]
 
 
+def object_ref(kind: str, namespace: str | None, name: str | None) -> str:
+    """Kind namespace/name, as a person names the object."""
+    name = name or "<unnamed>"
+    return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     rule_id: str
@@ -68,9 +74,7 @@ class Finding:
 
     @property
     def object_ref(self) -> str:
-        """Kind namespace/name, as a person names the object."""
-        name = self.name or "<unnamed>"
-        return f"{self.kind} {self.namespace}/{name}" if self.namespace else f"{self.kind} {name}"
+        return object_ref(self.kind, self.namespace, self.name)
 
 
 @dataclass(frozen=True, slots=True)

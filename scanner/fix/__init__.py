@@ -10,16 +10,15 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-import yaml
-
 from scanner.fix.document import rewrite_document
-from scanner.fix.migrations import load_migrations
+from scanner.fix.migrations import Migration, load_migrations
 from scanner.fix.plan import Planner
 from scanner.fix.result import FileFix, FixResult, Left
 from scanner.fix.template import rewrite_template
-from scanner.model import Diagnostic
+from scanner.model import Diagnostic, Manifest, object_ref
 from scanner.sources.exclude import Exclusions
 from scanner.sources.files import ManifestFile, read_file, walk
+from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, read_text
 
 _SEPARATOR = re.compile(r"^---(?:[ \t].*)?\r?$")
 
@@ -39,7 +38,8 @@ def fix(paths: Sequence[str], planner: Planner, exclusions: Sequence[Exclusions]
                 result.diagnostics.append(problem)
             continue
         if _mentions(text, interesting):
-            _fix_file(item, text, planner, result, interesting)
+            _fix_file(item, text, planner, result)
+    result.left.sort(key=lambda left: (left.path, left.line))
     return result
 
 
@@ -48,34 +48,56 @@ def _mentions(text: str, api_versions: set[str]) -> bool:
     return any(version in text for version in api_versions)
 
 
-def _fix_file(item: ManifestFile, text: str, planner: Planner, result: FixResult, interesting: set[str]) -> None:
+def _fix_file(item: ManifestFile, text: str, planner: Planner, result: FixResult) -> None:
     lines = text.split("\n")
     chunks = _documents(lines)
-    if item.chart_template or ("{{" in text and not _parses(text)):
+    try:
+        manifests, problems = ([], []) if item.chart_template else read_text(text, item.path)
+    except DocumentProblem as problem:
+        result.diagnostics.append(Diagnostic(item.path, str(problem), problem.line))
+        return
+    except TemplateSyntax:
+        manifests, problems = [], []
+        item = ManifestFile(item.path, chart_template=True)
+    if item.chart_template:
         migrated, left = rewrite_template(lines, chunks, item.path, planner)
         result.left.extend(left)
     else:
-        chunks = [c for c in chunks if _mentions("\n".join(lines[c.start:c.stop]), interesting)]
-        migrated = _fix_documents(lines, chunks, item.path, planner, result)
+        # Documents that could not be parsed were not fixed; other remarks are the scan's business.
+        result.diagnostics.extend(d for d in problems if d.message.startswith("invalid YAML"))
+        migrated = _fix_documents(lines, chunks, _plan(manifests, planner, result), item.path, result)
     if migrated:
         result.files.append(FileFix(item.path, text, "\n".join(lines), migrated))
 
 
-def _fix_documents(lines: list[str], chunks: list[range], path: str, planner: Planner,
-                   result: FixResult) -> int:
+def _plan(manifests: list[Manifest], planner: Planner, result: FixResult) -> dict[int, tuple[str, Migration]]:
+    """apiVersion line -> (object, migration) for what can move; what needs a person goes to `result`."""
+    todo: dict[int, tuple[str, Migration]] = {}
+    for manifest in manifests:
+        decision = planner.decide(manifest.api_version, manifest.kind)
+        name = object_ref(manifest.kind, manifest.namespace, manifest.name)
+        if isinstance(decision, Migration):
+            todo[manifest.origin.line] = (name, decision)
+        elif decision is not None:
+            result.left.append(Left(manifest.origin.path, manifest.origin.line, name, decision))
+    return todo
+
+
+def _fix_documents(lines: list[str], chunks: list[range], todo: dict[int, tuple[str, Migration]],
+                   path: str, result: FixResult) -> int:
     """Rewrite `lines` document by document, last first so that earlier ranges stay true."""
     crlf = lines[0].endswith("\r")
     migrated = 0
-    left_here: list[Left] = []
     for chunk in reversed(chunks):
+        mine = {line: todo[line] for line in range(chunk.start + 1, chunk.stop + 1) if line in todo}
+        if not mine:
+            continue
         original = [lines[i].removesuffix("\r") for i in chunk]
-        new, count, left, problems = rewrite_document(original, chunk.start + 1, path, planner)
-        left_here[:0] = left
-        result.diagnostics.extend(problems)
+        new, count, left = rewrite_document(original, chunk.start + 1, path, mine)
+        result.left.extend(left)
         if new is not None:
             lines[chunk.start:chunk.stop] = [line + "\r" if crlf else line for line in new]
             migrated += count
-    result.left.extend(left_here)
     return migrated
 
 
@@ -85,12 +107,3 @@ def _documents(lines: list[str]) -> list[range]:
     separators = [i for i in range(end) if _SEPARATOR.match(lines[i])]
     bounds = [-1] + separators + [end]
     return [range(a + 1, b) for a, b in zip(bounds, bounds[1:]) if b > a + 1]
-
-
-def _parses(text: str) -> bool:
-    try:
-        for _ in yaml.compose_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-            pass
-    except yaml.YAMLError:
-        return False
-    return True

@@ -1,4 +1,4 @@
-"""Migrate the objects of one YAML document (a `---` separated part of a file)."""
+"""Migrate the objects of one YAML document (a `---` separated part of a file) with ruamel.yaml."""
 
 from __future__ import annotations
 
@@ -10,62 +10,63 @@ from ruamel.yaml.error import YAMLError as RuamelError
 
 from scanner.fix.engine import NotSafe, migrate
 from scanner.fix.layout import dump, round_trip, splice
-from scanner.fix.plan import Planner
+from scanner.fix.migrations import Migration
 from scanner.fix.result import Left
-from scanner.model import Diagnostic
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def rewrite_document(lines: list[str], first_line: int, path: str,
-                     planner: Planner) -> tuple[list[str] | None, int, list[Left], list[Diagnostic]]:
-    """The document's new lines (None: unchanged), objects migrated, objects left, problems."""
+                     todo: dict[int, tuple[str, Migration]]) -> tuple[list[str] | None, int, list[Left]]:
+    """The document's new lines (None: unchanged), objects migrated, and objects left.
+
+    `todo` maps the file line of an object's apiVersion key to (its name, its migration).
+    """
     text = "\n".join(lines) + "\n"
-    not_safe: dict[int, str] = {}  # object index -> why; the document is reloaded without it
+    not_safe: dict[int, str] = {}  # line -> why; the document is reloaded and migrated without it
     while True:
         try:
             yaml_rt = round_trip(text)
             document = yaml_rt.load(text)
         except RuamelError as err:
-            return None, 0, [], [Diagnostic(path, f"not rewritten: invalid YAML ({_first_line(err)})", first_line)]
+            reason = f"cannot be rewritten: {_first_line(err)}; correct the YAML first"
+            return None, 0, [Left(path, line, name, reason) for line, (name, _) in todo.items()]
         before = dump(yaml_rt, document)
         try:
-            migrated, left = _migrate_objects(document, first_line, path, planner, not_safe)
+            migrated = _migrate_objects(document, first_line, todo, not_safe)
             break
         except _Retry:
             continue
+    left = [Left(path, line, todo[line][0], reason) for line, reason in not_safe.items()]
     if not migrated:
-        return None, 0, left, []
+        return None, 0, left
     after = dump(yaml_rt, document)
     merged = splice(lines, before, after)
     if _data(merged) != _data(after):  # the layout-keeping splice must mean what ruamel wrote
-        return None, 0, left + [Left(path, first_line, "document", "could not rewrite it without "
-                                     "disturbing its layout; migrate by hand")], []
-    return merged, migrated, left, []
+        reason = "could not be rewritten without disturbing the file's layout; migrate it by hand"
+        return None, 0, [Left(path, line, name, reason) for line, (name, _) in todo.items()]
+    return merged, migrated, left
 
 
 class _Retry(Exception):
-    pass
+    """An object turned out not safe to migrate: start again from the text, without it."""
 
 
-def _migrate_objects(document: Any, first_line: int, path: str, planner: Planner,
-                     not_safe: dict[int, str]) -> tuple[int, list[Left]]:
-    migrated, left = 0, []
-    for index, obj in enumerate(_objects(document)):
-        decision = planner.decide(obj["apiVersion"], obj["kind"])
-        where = first_line + obj.lc.line
-        if decision is None:
+def _migrate_objects(document: Any, first_line: int, todo: dict[int, tuple[str, Migration]],
+                     not_safe: dict[int, str]) -> int:
+    migrated = 0
+    for obj in _objects(document):
+        line = first_line + obj.lc.key("apiVersion")[0]
+        if line not in todo or line in not_safe:
             continue
-        if isinstance(decision, str) or index in not_safe:
-            left.append(Left(path, where, _name(obj), not_safe.get(index) or decision))
-            continue
+        migration = todo[line][1]
         try:
-            migrate(obj, decision)
+            migrate(obj, migration)
         except NotSafe as reason:
-            not_safe[index] = f"{reason} ({decision.source})"
+            not_safe[line] = f"{reason} ({migration.source})"
             raise _Retry from None
         migrated += 1
-    return migrated, left
+    return migrated
 
 
 def _objects(node: Any) -> Iterator[CommentedMap]:
@@ -78,12 +79,6 @@ def _objects(node: Any) -> Iterator[CommentedMap]:
             yield from _objects(item)
     else:
         yield node
-
-
-def _name(obj: CommentedMap) -> str:
-    metadata = obj.get("metadata")
-    name = metadata.get("name") if isinstance(metadata, dict) else None
-    return f"{obj['kind']} {name or '<unnamed>'}"
 
 
 def _data(lines: list[str]) -> Any:
