@@ -11,15 +11,13 @@ import pytest
 from tests.conftest import run_kubehop_text as run_kubehop
 
 INGRESS = """\
-apiVersion: extensions/v1beta1
 kind: Ingress
-metadata:
-  name: web
-  namespace: shop
+apiVersion: extensions/v1beta1
+metadata: {name: storefront, namespace: retail}
 spec:
-  backend:
-    serviceName: web
-    servicePort: 80
+  rules:
+  - host: shop.example.com
+    http: {paths: [{path: /, backend: {serviceName: storefront, servicePort: 80}}]}
 """
 
 
