@@ -11,7 +11,7 @@ import pytest
 
 from scanner import data
 from scanner.fix.engine import NotSafe, migrate
-from scanner.fix.layout import round_trip, splice
+from scanner.fix.layout import Layout, splice
 from scanner.fix.migrations import Migration, load_migrations
 from scanner.fix.plan import Planner
 from scanner.rulebook import load_rulebook
@@ -137,7 +137,7 @@ def test_config_gives_target_and_excludes(tmp_path):
 
 
 def load_one(text: str):
-    return round_trip(text).load(text)
+    return Layout(text).load(text)
 
 
 def test_a_value_of_unexpected_type_is_not_migrated():

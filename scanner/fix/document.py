@@ -9,7 +9,7 @@ from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.error import YAMLError as RuamelError
 
 from scanner.fix.engine import NotSafe, migrate
-from scanner.fix.layout import dump, round_trip, splice
+from scanner.fix.layout import Layout, splice
 from scanner.fix.migrations import Migration
 from scanner.fix.result import Left
 
@@ -26,12 +26,12 @@ def rewrite_document(lines: list[str], first_line: int, path: str,
     not_safe: dict[int, str] = {}  # line -> why; the document is reloaded and migrated without it
     while True:
         try:
-            yaml_rt = round_trip(text)
-            document = yaml_rt.load(text)
+            layout = Layout(text)
+            document = layout.load(text)
         except RuamelError as err:
             reason = f"cannot be rewritten: {_first_line(err)}; correct the YAML first"
             return None, 0, [Left(path, line, name, reason) for line, (name, _) in todo.items()]
-        before = dump(yaml_rt, document)
+        before = layout.dump(document)
         try:
             migrated = _migrate_objects(document, first_line, todo, not_safe)
             break
@@ -40,7 +40,7 @@ def rewrite_document(lines: list[str], first_line: int, path: str,
     left = [Left(path, line, todo[line][0], reason) for line, reason in not_safe.items()]
     if not migrated:
         return None, 0, left
-    after = dump(yaml_rt, document)
+    after = layout.dump(document)
     merged = splice(lines, before, after)
     if _data(merged) != _data(after):  # the layout-keeping splice must mean what ruamel wrote
         reason = "could not be rewritten without disturbing the file's layout; migrate it by hand"

@@ -9,6 +9,7 @@ lines ruamel laid out differently are only replaced when they touch a changed li
 from __future__ import annotations
 
 import io
+import json
 import re
 from difflib import SequenceMatcher
 from typing import Any
@@ -18,16 +19,34 @@ from ruamel.yaml import YAML
 _DASH = re.compile(r"^( *)-( +)\S")
 
 
-def round_trip(text: str) -> YAML:
-    """A ruamel.yaml instance writing with the document's own indentation and no line folding."""
-    lines = [line for line in text.split("\n") if line.strip() and not line.lstrip().startswith("#")]
-    mapping = _mapping_indent(lines) or 2
-    sequence, offset = _sequence_layout(lines) or (mapping, 0)
-    yaml = YAML(typ="rt")
-    yaml.preserve_quotes = True
-    yaml.width = 1 << 16
-    yaml.indent(mapping=mapping, sequence=sequence, offset=offset)
-    return yaml
+class Layout:
+    """Reads a document with ruamel.yaml, and writes it back in the document's own style:
+    its indentation for YAML; for a JSON document, JSON indented like it."""
+
+    def __init__(self, text: str):
+        lines = [line for line in text.split("\n") if line.strip() and not line.lstrip().startswith("#")]
+        self.json_indent = _json_indent(lines) if text.lstrip().startswith(("{", "[")) else None
+        mapping = _mapping_indent(lines) or 2
+        sequence, offset = _sequence_layout(lines) or (mapping, 0)
+        self.yaml = YAML(typ="rt")
+        self.yaml.preserve_quotes = True
+        self.yaml.width = 1 << 16
+        self.yaml.indent(mapping=mapping, sequence=sequence, offset=offset)
+
+    def load(self, text: str) -> Any:
+        return self.yaml.load(text)
+
+    def dump(self, document: Any) -> list[str]:
+        if self.json_indent is not None:
+            return json.dumps(document, indent=self.json_indent or None, ensure_ascii=False).split("\n")
+        out = io.StringIO()
+        self.yaml.dump(document, out)
+        return out.getvalue().split("\n")[:-1]
+
+
+def _json_indent(lines: list[str]) -> int:
+    """The indentation of a JSON document's second line; 0 when it is all on one line."""
+    return len(lines[1]) - len(lines[1].lstrip(" ")) if len(lines) > 1 else 0
 
 
 def _key_column(line: str) -> int:
@@ -54,12 +73,6 @@ def _sequence_layout(lines: list[str]) -> tuple[int, int] | None:
             dash_column = len(dash[1])
             return dash_column + 1 + len(dash[2]) - key_column, dash_column - key_column
     return None
-
-
-def dump(yaml: YAML, document: Any) -> list[str]:
-    out = io.StringIO()
-    yaml.dump(document, out)
-    return out.getvalue().split("\n")[:-1]
 
 
 def splice(original: list[str], before: list[str], after: list[str]) -> list[str]:
