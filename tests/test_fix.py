@@ -242,3 +242,11 @@ def test_objects_left_are_listed_in_file_order(tmp_path):
     done = fix(tmp_path)
     assert [line.split(": ")[1] for line in left_lines(done.stderr)] == [
         "./a.yaml:1", "./a.yaml:6", "./b.yaml:1"]
+
+
+def test_an_object_with_old_and_new_fields_is_left_alone():
+    ingress = load_one("apiVersion: extensions/v1beta1\nkind: Ingress\n"
+                       "spec:\n  backend: {serviceName: a, servicePort: 80}\n"
+                       "  defaultBackend: {service: {name: b, port: {number: 80}}}\n")
+    with pytest.raises(NotSafe, match="both backend and defaultBackend are set"):
+        migrate(ingress, load_migrations()[("extensions/v1beta1", "Ingress")])

@@ -40,9 +40,12 @@ def _values_at(node: Any, path: str) -> Iterator[Any]:
     for key, each in _segments(path):
         following = []
         for item in current:
-            if isinstance(item, dict) and key in item:
-                value = item[key]
-                following.extend(value if each and isinstance(value, list) else [] if each else [value])
+            if not (isinstance(item, dict) and key in item):
+                continue
+            if not each:
+                following.append(item[key])
+            elif isinstance(item[key], list):
+                following.extend(item[key])
         current = following
     yield from current
 
@@ -66,11 +69,9 @@ def _move_target(mapping: CommentedMap, spec: dict) -> str | None:
     to = spec["to"]
     if isinstance(to, str):
         return to
-    value = mapping[spec["from"]]
-    kind = "integer" if isinstance(value, int) and not isinstance(value, bool) else \
-        "string" if isinstance(value, str) else None
+    kind = _type_name(mapping[spec["from"]])
     if kind not in to:
-        raise NotSafe(f"{spec['from']}: a {_type_name(value)} value has no place in the new version")
+        raise NotSafe(f"{spec['from']}: a {kind} value has no place in the new version")
     return to[kind]
 
 
@@ -82,6 +83,8 @@ def _move(mapping: CommentedMap, spec: dict) -> None:
     comment = mapping.ca.items.pop(spec["from"], None)
     value = mapping.pop(spec["from"])
     *parents, leaf = target.split(".")
+    if next(_values_at(mapping, target), None) is not None:
+        raise NotSafe(f"both {spec['from']} and {target} are set; keep one by hand")
     holder = mapping
     for key in parents:
         if key not in holder:
