@@ -211,8 +211,6 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
     Exit codes: 0 nothing is left to migrate by hand; 1 some objects need a person;
     2 usage error; 3 some input could not be read.
     """
-    import difflib
-
     from scanner.data import DataError
     from scanner.fix import fix
     from scanner.fix.plan import Planner
@@ -236,48 +234,25 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
             except OSError as err:
                 result.diagnostics.append(Diagnostic(change.path, f"cannot write: {err.strerror or err}"))
         else:
-            name = os.path.relpath(change.path)
-            click.echo("".join(difflib.unified_diff(change.original.splitlines(keepends=True),
-                                                    change.fixed.splitlines(keepends=True),
-                                                    f"a/{name}", f"b/{name}")), nl=False)
+            click.echo(_unified_diff(change.path, change.original, change.fixed), nl=False)
     for line in [*(f"not migrated: {left}" for left in result.left), *map(str, result.diagnostics)]:
         click.echo(line, err=True)
     migrated = sum(f.migrated for f in result.files)
-    verb = "migrated" if write else "to migrate"
-    click.echo(f"{migrated} objects {verb} in {len(result.files)} files; "
+    click.echo(f"{migrated} objects {'migrated' if write else 'to migrate'} in {len(result.files)} files; "
                f"{len(result.left)} left to a person", err=True)
     sys.exit(3 if any(d.level == "error" for d in result.diagnostics) else 1 if result.left else 0)
 
 
-@cli.command("rules")
-@click.option("--removed-in", type=MINOR, default=None, help="Only rules whose API stops being served in this minor.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def rules_command(removed_in, fmt) -> None:
-    """List the API removal rules kubehop knows.
+def _unified_diff(path: str, original: str, fixed: str) -> str:
+    """A diff `git apply` takes; lines are split on newlines only (YAML may hold U+2028 in strings)."""
+    import difflib
 
-    \b
-    Examples:
-      kubehop rules
-      kubehop rules --removed-in 1.32
-      kubehop rules --format json
-    """
-    import json
+    def lines(text: str) -> list[str]:
+        *complete, last = text.split("\n")
+        return [line + "\n" for line in complete] + ([last] if last else [])
 
-    from scanner.rulebook import load_rulebook
-
-    rules = [r for r in load_rulebook().rules() if removed_in is None or r.removed_in == removed_in]
-    if fmt == "json":
-        click.echo(json.dumps([{
-            "id": r.id, "apiVersion": r.api_version, "kind": r.kind,
-            "deprecated_in": str(r.deprecated_in),
-            "removed_in": str(r.removed_in) if r.removed_in else None,
-            "replacement": r.replacement, "note": r.note, "source": r.source,
-        } for r in rules], indent=2))
-        return
-    for r in rules:
-        removed = f"removed in {r.removed_in}" if r.removed_in else "deprecated only"
-        click.echo(f"{r.id:<60} deprecated {r.deprecated_in}, {removed}; use {r.replacement or '(no successor)'}")
-    click.echo(f"{len(rules)} rules")
+    name = os.path.relpath(path)
+    return "".join(difflib.unified_diff(lines(original), lines(fixed), f"a/{name}", f"b/{name}"))
 
 
 def _write_keeping_bom(path: str, text: str) -> None:
