@@ -71,11 +71,11 @@ def apply(path: str, findings: Sequence[Finding]) -> tuple[list[Finding], list[s
             new.append(finding)
     notices = []
     if len(new) < len(findings):
-        notices.append(f"{len(findings) - len(new)} findings recorded in the baseline {path} are not shown")
+        notices.append(f"findings recorded in the baseline {path}, not shown: {len(findings) - len(new)}")
     gone = sum(accepted.values())
     if gone:
-        notices.append(f"{gone} findings recorded in the baseline {path} are gone: "
-                       f"refresh it with --write-baseline {path}")
+        notices.append(f"findings recorded in the baseline {path} but no longer found: {gone} "
+                       f"(refresh it with --write-baseline {path})")
     return new, notices
 
 

@@ -75,14 +75,7 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
         scan_input: ScanInput = collect(paths, options.exclude)
         context = ScanContext(target=target, current=current, rulebook=rulebook)
         findings = run_checks(scan_input.manifests, context)
-    findings = _with_severity(findings, options.severity)
-    findings, unused = suppress.apply(findings, scan_input.suppressions)
-    findings = [f for f in findings if not suppress.rule_matches(f.rule_id, options.ignore)]
-    notices: list[str] = []
-    if options.baseline:
-        if options.write_baseline:
-            baseline.write(options.baseline, findings)
-        findings, notices = baseline.apply(options.baseline, findings)
+    findings, unused, notices = _apply_policy(findings, scan_input.suppressions, options)
     diagnostics = scan_input.diagnostics + unused
     return ScanResult(
         target=target,
@@ -95,6 +88,25 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
         data_checked=rulebook.checked,
         notices=notices,
     )
+
+
+def _apply_policy(findings: list[Finding], suppressions: Sequence[suppress.Suppression],
+                  options: ScanOptions) -> tuple[list[Finding], list[Diagnostic], list[str]]:
+    """Severity overrides, inline suppressions, ignored rules, then the baseline: the findings
+    that remain, the suppressions that silenced nothing, and notices of what was left out."""
+    findings = _with_severity(findings, options.severity)
+    kept, unused = suppress.apply(findings, suppressions)
+    notices = [f"findings suppressed by `# kubehop: ignore` comments: {len(findings) - len(kept)}"] \
+        if len(kept) < len(findings) else []
+    findings = [f for f in kept if not suppress.rule_matches(f.rule_id, options.ignore)]
+    if len(findings) < len(kept):
+        notices.append(f"findings of rules ignored by the configuration or --ignore: {len(kept) - len(findings)}")
+    if options.baseline:
+        if options.write_baseline:
+            baseline.write(options.baseline, findings)
+        findings, recorded = baseline.apply(options.baseline, findings)
+        notices.extend(recorded)
+    return findings, unused, notices
 
 
 def _with_severity(findings: Sequence[Finding], overrides: Sequence[tuple[str, str]]) -> list[Finding]:

@@ -34,7 +34,7 @@ def test_written_baseline_accepts_todays_findings(tree):
         ("apps/web.yaml", "api", 1), ("apps/web.yaml", "web", 1)]
     done, report = scan(tree, "--baseline", "baseline.json", "apps")
     assert done.returncode == 0
-    assert report["notices"] == ["2 findings recorded in the baseline baseline.json are not shown"]
+    assert report["notices"] == ["findings recorded in the baseline baseline.json, not shown: 2"]
 
 
 def test_only_new_findings_fail_even_after_lines_shift(tree):
@@ -57,8 +57,8 @@ def test_fixed_findings_are_reported_as_gone(tree):
     (tree / "apps" / "web.yaml").write_text(ingress("web"))
     done, report = scan(tree, "--baseline", "baseline.json", "apps")
     assert done.returncode == 0
-    assert report["notices"][-1] == ("1 findings recorded in the baseline baseline.json are gone: "
-                                     "refresh it with --write-baseline baseline.json")
+    assert report["notices"][-1] == ("findings recorded in the baseline baseline.json but no longer found: 1 "
+                                     "(refresh it with --write-baseline baseline.json)")
 
 
 def test_same_object_twice_counts_twice(tree):

@@ -209,3 +209,9 @@ def test_no_paths_anywhere_is_a_usage_error(repo):
     done = run_kubehop("scan", cwd=repo)
     assert done.returncode == 2
     assert "give PATHS to scan" in done.stderr
+
+
+def test_ignored_findings_are_counted_in_a_notice(repo):
+    write(repo / ".kubehop.yaml", "ignore: [extensions/v1beta1/Ingress]\n")
+    done, report = scan_json(repo, "platform")
+    assert report["notices"] == ["findings of rules ignored by the configuration or --ignore: 1"]
