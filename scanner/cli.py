@@ -255,6 +255,37 @@ def _unified_diff(path: str, original: str, fixed: str) -> str:
     return "".join(difflib.unified_diff(lines(original), lines(fixed), f"a/{name}", f"b/{name}"))
 
 
+@cli.command("rules")
+@click.option("--removed-in", type=MINOR, default=None, help="Only rules whose API stops being served in this minor.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def rules_command(removed_in, fmt) -> None:
+    """List the API removal rules kubehop knows.
+
+    \b
+    Examples:
+      kubehop rules
+      kubehop rules --removed-in 1.32
+      kubehop rules --format json
+    """
+    import json
+
+    from scanner.rulebook import load_rulebook
+
+    rules = [r for r in load_rulebook().rules() if removed_in is None or r.removed_in == removed_in]
+    if fmt == "json":
+        click.echo(json.dumps([{
+            "id": r.id, "apiVersion": r.api_version, "kind": r.kind,
+            "deprecated_in": str(r.deprecated_in),
+            "removed_in": str(r.removed_in) if r.removed_in else None,
+            "replacement": r.replacement, "note": r.note, "source": r.source,
+        } for r in rules], indent=2))
+        return
+    for r in rules:
+        removed = f"removed in {r.removed_in}" if r.removed_in else "deprecated only"
+        click.echo(f"{r.id:<60} deprecated {r.deprecated_in}, {removed}; use {r.replacement or '(no successor)'}")
+    click.echo(f"{len(rules)} rules")
+
+
 def _write_keeping_bom(path: str, text: str) -> None:
     with open(path, "rb") as handle:
         encoding = "utf-8-sig" if handle.read(3) == b"\xef\xbb\xbf" else "utf-8"
