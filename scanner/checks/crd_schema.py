@@ -1,0 +1,112 @@
+"""Custom resources whose fields break their CRD version's openAPIV3Schema.
+
+A resource at a version its CRD no longer serves is checked against the version to move to
+(the storage version): that shows the fields to drop with the apiVersion change.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from scanner.checks import ScanContext
+from scanner.crds import Crd, CrdVersion, rule_source
+from scanner.model import Finding, Manifest, Origin
+from scanner.openapi import CrdSchema, SchemaProblem, UnusableSchema
+from scanner.sources.yamldoc import locate
+
+
+def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:
+    if not len(context.crds):
+        return
+    schemas = _Schemas()
+    for manifest in manifests:
+        crd = context.crds.for_object(manifest.api_version, manifest.kind)
+        version = _version_to_check(crd, manifest.api_version) if crd else None
+        if version is None or version.schema is None:
+            continue
+        validator = schemas.get(crd, version)
+        if validator is None:
+            continue
+        try:
+            problems = validator.problems(manifest.body)
+        except UnusableSchema as err:
+            schemas.broken[(crd.name, version.name)] = str(err)
+            continue
+        for problem in problems:
+            yield _finding(manifest, crd, version, problem)
+    yield from schemas.unusable_findings(context)
+
+
+def _version_to_check(crd: Crd, api_version: str) -> CrdVersion | None:
+    version = crd.version(api_version.rpartition("/")[2])
+    if version is not None and version.served:
+        return version
+    storage = crd.storage_version
+    return crd.version(storage) if storage and crd.serves(storage) else None
+
+
+class _Schemas:
+    """One validator per CRD version, built on first use; the versions whose schema is unusable."""
+
+    def __init__(self) -> None:
+        self._built: dict[tuple[str, str], CrdSchema] = {}
+        self.broken: dict[tuple[str, str], str] = {}
+        self._crds: dict[str, Crd] = {}
+
+    def get(self, crd: Crd, version: CrdVersion) -> CrdSchema | None:
+        key = (crd.name, version.name)
+        if key not in self._built and key not in self.broken:
+            self._crds[crd.name] = crd
+            try:
+                self._built[key] = CrdSchema(version.schema, version.status_subresource)
+            except UnusableSchema as err:
+                self.broken[key] = str(err)
+        return None if key in self.broken else self._built[key]
+
+    def unusable_findings(self, context: ScanContext) -> Iterable[Finding]:
+        for (name, version), reason in sorted(self.broken.items()):
+            crd = self._crds[name]
+            yield Finding(
+                rule_id="crd/schema-unusable",
+                severity="warning",
+                message=f"the openAPIV3Schema of version {version} cannot be applied ({reason}); "
+                        f"its custom resources were not validated",
+                origin=crd.manifest.origin,
+                api_version=crd.manifest.api_version,
+                kind=crd.manifest.kind,
+                name=crd.name,
+                source_url=rule_source("crd/schema-unusable"),
+            )
+
+
+def _finding(manifest: Manifest, crd: Crd, version: CrdVersion, problem: SchemaProblem) -> Finding:
+    field = _dotted(problem.path)
+    checked = f"{crd.group}/{version.name}"
+    if checked == manifest.api_version:
+        schema_of = f"the schema of {checked} {crd.kind} (CRD {crd.name})"
+    else:
+        schema_of = f"the schema of {checked} {crd.kind}, the version to move to (CRD {crd.name})"
+    if problem.unknown_field:
+        message = f"{field}: unknown field; {schema_of} has no such field: remove it"
+    else:
+        message = f"{field or '(object)'}: {problem.message} in {schema_of}"
+    mark = locate(manifest.node, problem.path).start_mark
+    rule_id = "crd/unknown-field" if problem.unknown_field else "crd/invalid-value"
+    return Finding(
+        rule_id=rule_id,
+        severity="error",
+        message=message,
+        origin=Origin(manifest.origin.path, mark.line + 1, mark.column + 1, manifest.origin.via),
+        api_version=manifest.api_version,
+        kind=manifest.kind,
+        name=manifest.name,
+        namespace=manifest.namespace,
+        source_url=rule_source(rule_id),
+    )
+
+
+def _dotted(path: tuple[str | int, ...]) -> str:
+    text = ""
+    for step in path:
+        text += f"[{step}]" if isinstance(step, int) else f".{step}" if text else str(step)
+    return text
