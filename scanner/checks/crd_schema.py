@@ -25,15 +25,8 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
         if version is None or version.schema is None:
             continue
         validator = schemas.get(crd, version)
-        if validator is None:
-            continue
-        try:
-            problems = validator.problems(manifest.body)
-        except UnusableSchema as err:
-            schemas.broken[(crd.name, version.name)] = str(err)
-            continue
-        for problem in problems:
-            yield _finding(manifest, crd, version, problem)
+        if validator is not None:
+            yield from (_finding(manifest, crd, version, p) for p in validator.problems(manifest.body))
     yield from schemas.unusable_findings(context)
 
 
@@ -50,21 +43,21 @@ class _Schemas:
 
     def __init__(self) -> None:
         self._built: dict[tuple[str, str], CrdSchema] = {}
-        self.broken: dict[tuple[str, str], str] = {}
+        self._broken: dict[tuple[str, str], str] = {}
         self._crds: dict[str, Crd] = {}
 
     def get(self, crd: Crd, version: CrdVersion) -> CrdSchema | None:
         key = (crd.name, version.name)
-        if key not in self._built and key not in self.broken:
+        if key not in self._built and key not in self._broken:
             self._crds[crd.name] = crd
             try:
                 self._built[key] = CrdSchema(version.schema, version.status_subresource)
             except UnusableSchema as err:
-                self.broken[key] = str(err)
-        return None if key in self.broken else self._built[key]
+                self._broken[key] = str(err)
+        return None if key in self._broken else self._built[key]
 
     def unusable_findings(self, context: ScanContext) -> Iterable[Finding]:
-        for (name, version), reason in sorted(self.broken.items()):
+        for (name, version), reason in sorted(self._broken.items()):
             crd = self._crds[name]
             yield Finding(
                 rule_id="crd/schema-unusable",

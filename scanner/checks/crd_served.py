@@ -30,7 +30,7 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
 
 def _finding(manifest: Manifest, crd: Crd, rule_id: str, severity: str, message: str) -> Finding:
     replacement = successor(crd, manifest.api_version)
-    if replacement:
+    if replacement and replacement not in message:
         message += f"; use {replacement}"
     return Finding(
         rule_id=rule_id,
