@@ -1,0 +1,151 @@
+"""Cluster dumps: what is read from them, the Diagnostics for dumps that are not what they claim,
+and the node-skew policy hop by hop."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from scanner.cluster_state import load_cluster_state
+from scanner.scan import ScanOptions, scan
+from scanner.versions import Minor
+from tests.conftest import run_kubehop
+
+CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {{kind: Widget, plural: widgets}}
+  scope: {scope}
+  {conversion}
+  versions:
+    - name: v2
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}
+{status}"""
+
+
+def _write(folder: Path, name: str, text: str) -> str:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(textwrap.dedent(text))
+    return str(folder / name)
+
+
+def _messages(tmp_path: Path, name: str, text: str) -> list[str]:
+    _, diagnostics = load_cluster_state([_write(tmp_path, name, text)])
+    return [d.message for d in diagnostics]
+
+
+def test_a_crd_manifest_is_not_a_dump_of_the_cluster(tmp_path):
+    text = CRD.format(scope="Namespaced", conversion="", status="")
+    [message] = _messages(tmp_path, "crds.yaml", text)
+    assert "widgets.example.com has no status.storedVersions" in message
+
+
+def test_a_node_without_kubelet_version_is_not_kubectl_get_nodes_output(tmp_path):
+    [message] = _messages(tmp_path, "nodes.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n")
+    assert message.startswith("Node n1 has no valid status.nodeInfo.kubeletVersion")
+
+
+def test_an_object_without_uid_was_not_read_from_a_cluster(tmp_path):
+    text = "apiVersion: example.com/v2\nkind: Widget\nmetadata: {name: w, namespace: a}\n"
+    [message] = _messages(tmp_path, "widgets.yaml", text)
+    assert "has no metadata.uid" in message
+
+
+def test_version_output_without_server_version(tmp_path):
+    [message] = _messages(tmp_path, "version.json", '{"clientVersion": {"gitVersion": "v1.34.1"}}')
+    assert "without serverVersion.gitVersion" in message
+
+
+def test_a_file_with_no_objects(tmp_path):
+    [message] = _messages(tmp_path, "notes.yaml", "hello: world\n")
+    assert message.startswith("no Kubernetes objects")
+
+
+def test_bad_dumps_make_the_scan_exit_3_but_the_tree_is_still_scanned(tmp_path):
+    dump = tmp_path / "dump"
+    _write(dump, "crds.yaml", CRD.format(scope="Namespaced", conversion="", status=""))
+    result = run_kubehop("scan", "--target", "1.36", "--cluster-state", str(dump), "tests/fixtures/homelab/tree")
+    assert result.returncode == 3
+    assert b"crd/unserved-version" in result.stdout and b"no status.storedVersions" in result.stdout
+
+
+def test_a_missing_cluster_state_path_is_a_usage_error(tmp_path):
+    result = run_kubehop("scan", "--cluster-state", str(tmp_path / "absent"), "tests/fixtures/homelab/tree")
+    assert result.returncode == 2
+
+
+def test_stored_versions_remediation_for_a_cluster_scoped_crd_with_a_webhook(tmp_path):
+    conversion = "conversion: {strategy: Webhook}"
+    tree = _write(tmp_path / "tree", "crd.yaml", CRD.format(scope="Cluster", conversion=conversion, status=""))
+    live = CRD.format(scope="Cluster", conversion="", status="status: {storedVersions: [v1]}").replace("v2", "v1")
+    dump = _write(tmp_path / "dump", "crds.yaml", live)
+    result = scan([tree], Minor(1, 36), options=ScanOptions(cluster_state=(dump,)))
+    [finding] = result.findings
+    assert finding.rule_id == "crd/stored-version-dropped" and finding.origin.line == 10
+    steps = "\n".join(finding.remediation)
+    assert "its conversion webhook converts them" in steps
+    assert "kubectl get widgets.example.com -o name | xargs -I{} kubectl patch {} --type=merge -p '{}'" in steps
+    assert "kubectl delete widgets.example.com --all" in steps
+
+
+def _skew_findings(tmp_path: Path, server: str, nodes: dict[str, tuple[str, bool]], target: str) -> list[tuple]:
+    control_plane = "{node-role.kubernetes.io/control-plane: ''}"
+    items = "".join(
+        f"- apiVersion: v1\n  kind: Node\n  metadata:\n    name: {name}\n"
+        f"    labels: {control_plane if cp else '{}'}\n"
+        f"  status: {{nodeInfo: {{kubeletVersion: {version}}}}}\n"
+        for name, (version, cp) in nodes.items())
+    dump = tmp_path / "dump"
+    _write(dump, "nodes.yaml", f"apiVersion: v1\nkind: List\nitems:\n{items}")
+    _write(dump, "version.json", f'{{"serverVersion": {{"gitVersion": "{server}"}}}}')
+    result = scan([str(dump / "version.json")], Minor(*map(int, target.split("."))),
+                  options=ScanOptions(cluster_state=(str(dump),)))
+    assert not result.input_errors
+    return [(f.rule_id, str(f.breaks_in), f.name) for f in result.findings]
+
+
+def test_node_skew_hops(tmp_path):
+    nodes = {"cp": ("v1.31.2", True), "w-old": ("v1.28.0", False), "w-ok": ("v1.31.0", False)}
+    # 1.28 + 3 = 1.31: w-old blocks the hop to 1.32; w-ok (1.31) blocks only the hop to 1.35.
+    assert _skew_findings(tmp_path, "v1.31.2", nodes, "1.34") == [("node-skew/kubelet-too-old", "1.32", "w-old")]
+    assert _skew_findings(tmp_path, "v1.31.2", nodes, "1.35") == [
+        ("node-skew/kubelet-too-old", "1.32", "w-old"), ("node-skew/kubelet-too-old", "1.35", "cp, w-ok")]
+
+
+def test_before_1_25_a_kubelet_may_lag_two_minors_only(tmp_path):
+    nodes = {"cp": ("v1.26.5", True), "w": ("v1.24.3", False)}
+    assert _skew_findings(tmp_path, "v1.26.5", nodes, "1.27") == [("node-skew/kubelet-too-old", "1.27", "w")]
+
+
+def test_control_plane_nodes_all_at_n_before_any_moves_to_n_plus_one(tmp_path):
+    nodes = {"cp-1": ("v1.33.1", True), "cp-2": ("v1.32.4", True), "cp-3": ("v1.33.1", True)}
+    assert _skew_findings(tmp_path, "v1.33.1", nodes, "1.34") == [
+        ("node-skew/control-plane-order", "1.34", "cp-2")]
+
+
+def test_no_skew_finding_when_every_node_is_in_step(tmp_path):
+    nodes = {"cp": ("v1.34.3", True), "w": ("v1.33.7", False)}
+    assert _skew_findings(tmp_path, "v1.34.3", nodes, "1.35") == []
+
+
+@pytest.mark.parametrize("body", [
+    "spec: []",
+    "spec: {group: example.com, names: {kind: Widget, plural: widgets}, versions: [3, {name: v1, schema: 7}]}",
+    "spec: {group: example.com, names: {kind: Widget, plural: widgets}, versions: "
+    "[{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: 12}}}]}",
+])
+def test_malformed_crds_never_raise(tmp_path, body):
+    crd = _write(tmp_path, "crd.yaml", f"apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"
+                                       f"metadata: {{name: widgets.example.com}}\n{body}\n")
+    cr = _write(tmp_path, "cr.yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec: {a: 1}\n")
+    result = scan([crd, cr], Minor(1, 36))
+    assert {f.rule_id for f in result.findings} <= {"crd/unserved-version", "crd/schema-unusable"}
