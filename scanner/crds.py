@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
 from scanner import data
-from scanner.model import Manifest, Origin
+from scanner.model import Finding, Manifest, Origin
 from scanner.sources.yamldoc import key_node, mapping_get
 
 CRD_API_VERSION = "apiextensions.k8s.io/v1"
@@ -162,3 +162,11 @@ def rule_source(rule_id: str) -> str:
     """Where Kubernetes documents what a CRD rule's findings mean (rules/lifecycle/crd.yaml)."""
     rules = {r["id"]: r["source"] for r in data.load("rules/lifecycle/crd.yaml")["rules"]}
     return rules[rule_id]
+
+
+def object_finding(manifest: Manifest, rule_id: str, severity: str, message: str,
+                   origin: Origin | None = None, **details: Any) -> Finding:
+    """A finding of a CRD rule about one object (by default at its apiVersion line)."""
+    return Finding(rule_id=rule_id, severity=severity, message=message, origin=origin or manifest.origin,
+                   api_version=manifest.api_version, kind=manifest.kind, name=manifest.name,
+                   namespace=manifest.namespace, source_url=rule_source(rule_id), **details)

@@ -12,7 +12,7 @@ from yaml.nodes import SequenceNode
 
 from scanner import kubectl
 from scanner.checks import ScanContext
-from scanner.crds import Crd, rule_source
+from scanner.crds import Crd, object_finding
 from scanner.model import Finding, Manifest, Origin
 from scanner.sources.yamldoc import key_node, mapping_get, scalar
 
@@ -59,19 +59,9 @@ def _stale_managed_fields(obj: Manifest, crd: Crd, stale: list) -> Finding:
 
 def _finding(obj: Manifest, crd: Crd, rule_id: str, origin: Origin, message: str,
              step: tuple[str, list[str]]) -> Finding:
-    return Finding(
-        rule_id=rule_id,
-        severity="error",
-        message=message,
-        origin=origin,
-        api_version=obj.api_version,
-        kind=obj.kind,
-        name=obj.name,
-        namespace=obj.namespace,
-        replacement=f"{crd.group}/{crd.storage_version}" if crd.storage_version else None,
-        source_url=rule_source(rule_id),
-        remediation=kubectl.numbered([step], start=None),
-    )
+    return object_finding(obj, rule_id, "error", message, origin,
+                          replacement=f"{crd.group}/{crd.storage_version}" if crd.storage_version else None,
+                          remediation=kubectl.numbered([step], start=None))
 
 
 def _managed_fields(obj: Manifest) -> Iterable[tuple]:

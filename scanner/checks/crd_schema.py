@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from scanner.checks import ScanContext
-from scanner.crds import Crd, CrdVersion, rule_source
+from scanner.crds import Crd, CrdVersion, object_finding
 from scanner.model import Finding, Manifest, Origin
 from scanner.openapi import CrdSchema, SchemaProblem, UnusableSchema
 from scanner.sources.yamldoc import locate
@@ -58,18 +58,9 @@ class _Schemas:
 
     def unusable_findings(self, context: ScanContext) -> Iterable[Finding]:
         for (name, version), reason in sorted(self._broken.items()):
-            crd = self._crds[name]
-            yield Finding(
-                rule_id="crd/schema-unusable",
-                severity="warning",
-                message=f"the openAPIV3Schema of version {version} cannot be applied ({reason}); "
-                        f"its custom resources were not validated",
-                origin=crd.manifest.origin,
-                api_version=crd.manifest.api_version,
-                kind=crd.manifest.kind,
-                name=crd.name,
-                source_url=rule_source("crd/schema-unusable"),
-            )
+            yield object_finding(self._crds[name].manifest, "crd/schema-unusable", "warning",
+                                 f"the openAPIV3Schema of version {version} cannot be applied ({reason}); "
+                                 f"its custom resources were not validated")
 
 
 def _finding(manifest: Manifest, crd: Crd, version: CrdVersion, problem: SchemaProblem) -> Finding:
@@ -85,17 +76,8 @@ def _finding(manifest: Manifest, crd: Crd, version: CrdVersion, problem: SchemaP
         message = f"{field or '(object)'}: {problem.message} in {schema_of}"
     mark = locate(manifest.node, problem.path).start_mark
     rule_id = "crd/unknown-field" if problem.unknown_field else "crd/invalid-value"
-    return Finding(
-        rule_id=rule_id,
-        severity="error",
-        message=message,
-        origin=Origin(manifest.origin.path, mark.line + 1, mark.column + 1, manifest.origin.via),
-        api_version=manifest.api_version,
-        kind=manifest.kind,
-        name=manifest.name,
-        namespace=manifest.namespace,
-        source_url=rule_source(rule_id),
-    )
+    origin = Origin(manifest.origin.path, mark.line + 1, mark.column + 1, manifest.origin.via)
+    return object_finding(manifest, rule_id, "error", message, origin)
 
 
 def _dotted(path: tuple[str | int, ...]) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from scanner.checks import ScanContext
-from scanner.crds import Crd, rule_source, successor
+from scanner.crds import Crd, object_finding, successor
 from scanner.model import Finding, Manifest
 
 
@@ -32,15 +32,4 @@ def _finding(manifest: Manifest, crd: Crd, rule_id: str, severity: str, message:
     replacement = successor(crd, manifest.api_version)
     if replacement and replacement not in message:
         message += f"; use {replacement}"
-    return Finding(
-        rule_id=rule_id,
-        severity=severity,
-        message=message,
-        origin=manifest.origin,
-        api_version=manifest.api_version,
-        kind=manifest.kind,
-        name=manifest.name,
-        namespace=manifest.namespace,
-        replacement=replacement,
-        source_url=rule_source(rule_id),
-    )
+    return object_finding(manifest, rule_id, severity, message, replacement=replacement)
