@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from scanner.checks import ScanContext, run_checks
@@ -62,15 +64,16 @@ class ScanOptions:
 def scan(paths: list[str], target: Minor, current: Minor | None = None,
          options: ScanOptions = ScanOptions()) -> ScanResult:
     rulebook = load_rulebook()
-    scan_input: ScanInput = collect(paths)
-    cluster, notices = None, []
-    if options.cluster_state:
-        cluster, problems = load_cluster_state(list(options.cluster_state))
-        scan_input.diagnostics.extend(problems)
-        current, notices = _current_minor(current, cluster.server, target)
-    context = ScanContext(target=target, current=current, rulebook=rulebook,
-                          crds=CrdIndex.from_manifests(scan_input.manifests), cluster=cluster)
-    findings = run_checks(scan_input.manifests, context)
+    with _cyclic_gc_paused():
+        scan_input: ScanInput = collect(paths)
+        cluster, notices = None, []
+        if options.cluster_state:
+            cluster, problems = load_cluster_state(list(options.cluster_state))
+            scan_input.diagnostics.extend(problems)
+            current, notices = _current_minor(current, cluster.server, target)
+        context = ScanContext(target=target, current=current, rulebook=rulebook,
+                              crds=CrdIndex.from_manifests(scan_input.manifests), cluster=cluster)
+        findings = run_checks(scan_input.manifests, context)
     return ScanResult(
         target=target,
         current=current,
@@ -94,3 +97,16 @@ def _current_minor(given: Minor | None, dumped: Minor | None, target: Minor) -> 
     if dumped > target:
         return None, [f"the cluster dump's API server ({dumped}) is newer than --target {target}"]
     return dumped, [f"--from {dumped} taken from the cluster dump (kubectl version)"]
+
+
+@contextmanager
+def _cyclic_gc_paused():
+    """Composed YAML nodes form no reference cycles, but a large tree keeps millions of them alive
+    and the cyclic collector would re-walk them all on every collection: 3-4x the parse time."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
