@@ -52,7 +52,10 @@ class CrdSchema:
         try:
             _Validator.check_schema(structural)
         except SchemaError as err:
-            raise UnusableSchema(f"{'/'.join(map(str, err.path)) or '(top)'}: {err.message}") from None
+            where = "/".join(map(str, err.path)) or "(top)"
+            value = repr(err.instance)
+            raise UnusableSchema(f"{where}: {value if len(value) < 60 else value[:57] + '...'} "
+                                 f"is not a valid schema value") from None
         self._validator = _Validator(structural)
 
     def problems(self, body: Any) -> list[SchemaProblem]:
@@ -74,6 +77,8 @@ def _structural(schema: Any, root: bool = False, status_subresource: bool = Fals
     if not isinstance(schema, dict):
         return schema
     result = dict(schema)
+    if not _compiles(schema.get("pattern")):
+        del result["pattern"]  # RE2 syntax Python lacks (e.g. a (?i) mid-pattern): not checked
     if schema.get("x-kubernetes-int-or-string") and "type" not in schema:
         result["type"] = ["integer", "string"]
     properties = schema.get("properties")
@@ -92,6 +97,16 @@ def _structural(schema: Any, root: bool = False, status_subresource: bool = Fals
     if _is_closed(schema):
         result[_KNOWN] = sorted(result.get("properties", {}))
     return result
+
+
+def _compiles(pattern: Any) -> bool:
+    if not isinstance(pattern, str):
+        return pattern is None
+    try:
+        re.compile(pattern)
+    except re.error:
+        return False
+    return True
 
 
 def _allow_object_meta(result: dict, properties: Any) -> None:
