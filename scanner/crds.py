@@ -84,6 +84,10 @@ class CrdIndex:
     def from_manifests(cls, manifests: Iterable[Manifest]) -> "CrdIndex":
         return cls(crd for m in manifests if is_crd(m) for crd in [parse_crd(m)] if crd is not None)
 
+    def then(self, other: "CrdIndex") -> "CrdIndex":
+        """This index, completed by the CRDs of `other` it does not define."""
+        return CrdIndex([*self, *other])
+
     def for_object(self, api_version: str, kind: str) -> Crd | None:
         return self._by_kind.get((api_version.rpartition("/")[0], kind))
 

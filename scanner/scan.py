@@ -66,13 +66,13 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
     rulebook = load_rulebook()
     with _cyclic_gc_paused():
         scan_input: ScanInput = collect(paths)
-        cluster, notices = None, []
+        crds, cluster, notices = CrdIndex.from_manifests(scan_input.manifests), None, []
         if options.cluster_state:
             cluster, problems = load_cluster_state(list(options.cluster_state))
             scan_input.diagnostics.extend(problems)
             current, notices = _current_minor(current, cluster.server, target)
-        context = ScanContext(target=target, current=current, rulebook=rulebook,
-                              crds=CrdIndex.from_manifests(scan_input.manifests), cluster=cluster)
+            crds = crds.then(cluster.crds)  # a custom resource whose CRD is not in the tree
+        context = ScanContext(target=target, current=current, rulebook=rulebook, crds=crds, cluster=cluster)
         findings = run_checks(scan_input.manifests, context)
     return ScanResult(
         target=target,

@@ -97,6 +97,18 @@ def test_stored_versions_remediation_for_a_cluster_scoped_crd_with_a_webhook(tmp
     assert "kubectl delete widgets.example.com --all" in steps
 
 
+def test_a_custom_resource_whose_crd_is_only_in_the_cluster_is_checked_against_it(tmp_path):
+    live = CRD.format(scope="Namespaced", conversion="", status="status: {storedVersions: [v2]}")
+    dump = _write(tmp_path / "dump", "crds.yaml", live.replace("{type: object, x-kubernetes-preserve-unknown-fields: true}",
+                                                             "{type: object, properties: {spec: {type: object}}}"))
+    tree = _write(tmp_path / "tree", "w.yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n---\n"
+                                               "apiVersion: example.com/v2\nkind: Widget\nmetadata: {name: x}\nsize: 3\n")
+    result = scan([tree], Minor(1, 36), options=ScanOptions(cluster_state=(dump,)))
+    assert [(f.rule_id, f.name, f.origin.line) for f in result.findings] == [
+        ("crd/unserved-version", "w", 1), ("crd/unknown-field", "x", 8)]
+    assert f"({dump}:1)" in result.findings[0].message
+
+
 def _skew_findings(tmp_path: Path, server: str, nodes: dict[str, tuple[str, bool]], target: str) -> list[tuple]:
     control_plane = "{node-role.kubernetes.io/control-plane: ''}"
     items = "".join(
