@@ -4,7 +4,7 @@
   kubectl get crd -o yaml                 CRDs with status.storedVersions
   kubectl get <resource> -A -o yaml       custom resources, with metadata.managedFields
   kubectl get nodes -o yaml               nodes with status.nodeInfo.kubeletVersion
-  kubectl version -o json                 the API server's version
+  kubectl version [-o json]               the API server's version
 A file that is none of these, or holds objects without the fields only a live cluster
 fills in, is a Diagnostic: the check it feeds would otherwise be silently wrong.
 """
@@ -20,6 +20,10 @@ from scanner.model import Diagnostic, Manifest, Origin
 from scanner.sources.files import read_file, walk
 from scanner.sources.yamldoc import DocumentProblem, key_node, mapping_get, read_text
 from scanner.versions import Minor, parse_minor
+
+
+# What kubectl version prints, as JSON/YAML keys or as plain text.
+_VERSION_KEYS = ("clientVersion", "serverVersion", "Client Version", "Server Version")
 
 
 @dataclass(frozen=True)
@@ -66,7 +70,7 @@ def load_cluster_state(paths: list[str]) -> tuple[ClusterState, list[Diagnostic]
 
 
 def _read_dump(path: str, text: str, state: ClusterState, crds: list[Crd]) -> list[Diagnostic]:
-    if "apiVersion" not in text and ("clientVersion" in text or "serverVersion" in text):
+    if "apiVersion" not in text and any(key in text for key in _VERSION_KEYS):
         return _read_version(path, text, state)
     try:
         manifests, diagnostics = read_text(text, path)
@@ -124,13 +128,13 @@ def _node(manifest: Manifest) -> ClusterNode | None:
 
 
 def _read_version(path: str, text: str, state: ClusterState) -> list[Diagnostic]:
-    """kubectl version -o json (or -o yaml): only serverVersion matters."""
+    """kubectl version -o json, -o yaml or plain (also YAML): only the server's version matters."""
     try:
         document = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as err:
         return [Diagnostic(path, f"kubectl version output that does not parse: {str(err).splitlines()[0]}")]
-    server = as_dict(as_dict(document).get("serverVersion"))
-    version = server.get("gitVersion")
+    document = as_dict(document)
+    version = as_dict(document.get("serverVersion")).get("gitVersion") or document.get("Server Version")
     try:
         state.server = parse_minor(version)
     except ValueError:

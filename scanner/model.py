@@ -65,7 +65,7 @@ class Finding:
     source_url: str | None = None
     # With --from: "now" when the replacement is already served at --from, "during-hop" otherwise.
     migrate: str | None = None
-    # Ordered steps to clear the finding; command lines start with "kubectl".
+    # Ordered steps that clear the finding, one line each; a step's commands follow it, indented.
     remediation: tuple[str, ...] = ()
 
     @property

@@ -65,6 +65,16 @@ def test_version_output_without_server_version(tmp_path):
     assert "without serverVersion.gitVersion" in message
 
 
+@pytest.mark.parametrize("output", [
+    '{"clientVersion": {"gitVersion": "v1.34.1"}, "serverVersion": {"gitVersion": "v1.33.4+k3s1"}}',
+    "clientVersion:\n  gitVersion: v1.34.1\nserverVersion:\n  gitVersion: v1.33.4+k3s1\n",
+    "Client Version: v1.34.1\nKustomize Version: v5.7.1\nServer Version: v1.33.4+k3s1\n",
+])
+def test_every_kubectl_version_output_gives_the_server_minor(tmp_path, output):
+    state, diagnostics = load_cluster_state([_write(tmp_path, "version", output)])
+    assert (state.server, state.server_version, diagnostics) == (Minor(1, 33), "v1.33.4+k3s1", [])
+
+
 def test_a_file_with_no_objects(tmp_path):
     [message] = _messages(tmp_path, "notes.yaml", "hello: world\n")
     assert message.startswith("no Kubernetes objects")

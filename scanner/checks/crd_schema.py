@@ -27,7 +27,7 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
         validator = schemas.get(crd, version)
         if validator is not None:
             yield from (_finding(manifest, crd, version, p) for p in validator.problems(manifest.body))
-    yield from schemas.unusable_findings(context)
+    yield from schemas.unusable_findings()
 
 
 def _version_to_check(crd: Crd, api_version: str) -> CrdVersion | None:
@@ -56,7 +56,7 @@ class _Schemas:
                 self._broken[key] = str(err)
         return None if key in self._broken else self._built[key]
 
-    def unusable_findings(self, context: ScanContext) -> Iterable[Finding]:
+    def unusable_findings(self) -> Iterable[Finding]:
         for (name, version), reason in sorted(self._broken.items()):
             yield object_finding(self._crds[name].manifest, "crd/schema-unusable", "warning",
                                  f"the openAPIV3Schema of version {version} cannot be applied ({reason}); "
