@@ -119,6 +119,21 @@ def test_a_custom_resource_whose_crd_is_only_in_the_cluster_is_checked_against_i
     assert f"({dump}:1)" in result.findings[0].message
 
 
+def test_an_object_at_a_version_kept_but_no_longer_served_is_a_warning(tmp_path):
+    crd = CRD.format(scope="Namespaced", conversion="", status="").replace(
+        "  versions:\n", "  versions:\n    - {name: v1, served: false, storage: false}\n")
+    tree = _write(tmp_path / "tree", "crd.yaml", crd)
+    dump = tmp_path / "dump"
+    _write(dump, "crds.yaml", crd + "status: {storedVersions: [v1, v2]}\n")
+    _write(dump, "widgets.yaml", "apiVersion: example.com/v1\nkind: Widget\n"
+                                 "metadata: {name: w, namespace: a, uid: 1f}\n")
+    result = scan([tree], Minor(1, 36), options=ScanOptions(cluster_state=(str(dump),)))
+    [finding] = result.findings
+    assert (finding.rule_id, finding.severity, finding.name) == ("crd/object-at-unserved-version", "warning", "w")
+    assert "keeps but no longer serves" in finding.message
+    assert finding.remediation[-1].strip() == "kubectl -n a patch widgets.example.com w --type=merge -p '{}'"
+
+
 def _skew_findings(tmp_path: Path, server: str, nodes: dict[str, tuple[str, bool]], target: str) -> list[tuple]:
     control_plane = "{node-role.kubernetes.io/control-plane: ''}"
     items = "".join(

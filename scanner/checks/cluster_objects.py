@@ -16,6 +16,8 @@ from scanner.crds import Crd, object_finding
 from scanner.model import Finding, Manifest, Origin
 from scanner.sources.yamldoc import key_node, mapping_get, scalar
 
+AT_UNSERVED = "crd/object-at-unserved-version"
+
 
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:
     if context.cluster is None:
@@ -35,12 +37,19 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
 def _at_unserved_version(obj: Manifest, crd: Crd, context: ScanContext) -> Finding:
     live = context.cluster.crds.named(crd.name)
     stored = f" (the cluster's status.storedVersions: [{', '.join(live.stored_versions)}])" if live else ""
-    return _finding(
-        obj, crd, "crd/object-at-unserved-version", obj.origin,
-        f"the cluster holds it at {obj.api_version}, which the new CRD {crd.name} ({crd.where}) does not "
-        f"serve{stored}: stored at that version, it cannot be read once the CRD is applied",
-        (f"Rewrite it at {crd.storage_version} before applying the CRD, once the cluster's CRD stores "
-         f"{crd.storage_version} (see the crd/stored-version-dropped steps):", [kubectl.rewrite(crd, obj)]))
+    version = _version(obj.api_version)
+    rewrite = (f"Rewrite it at {crd.storage_version} before applying the CRD, once the cluster's CRD stores "
+               f"{crd.storage_version} (see the crd/stored-version-dropped steps):", [kubectl.rewrite(crd, obj)])
+    if crd.version(version) is None:
+        return _finding(obj, crd, AT_UNSERVED, "error", obj.origin,
+                        f"the cluster holds it at {obj.api_version}, which the new CRD {crd.name} ({crd.where}) "
+                        f"drops from spec.versions{stored}: stored at that version, it cannot be read once "
+                        f"the CRD is applied", rewrite)
+    # Still listed, no longer served: the object stays readable at the served versions.
+    return _finding(obj, crd, AT_UNSERVED, "warning", obj.origin,
+                    f"the cluster holds it at {obj.api_version}, which the new CRD {crd.name} ({crd.where}) "
+                    f"keeps but no longer serves{stored}: clients still using {version} fail, and {version} "
+                    f"cannot leave spec.versions until the object is rewritten", rewrite)
 
 
 def _stale_managed_fields(obj: Manifest, crd: Crd, stale: list) -> Finding:
@@ -49,7 +58,7 @@ def _stale_managed_fields(obj: Manifest, crd: Crd, stale: list) -> Finding:
     origin = Origin(obj.origin.path, key.start_mark.line + 1, key.start_mark.column + 1)
     managers = ", ".join(sorted({f"{scalar(mapping_get(e, 'manager')) or '?'} at {v}" for e, v in stale}))
     return _finding(
-        obj, crd, "crd/managed-fields-unserved-version", origin,
+        obj, crd, "crd/managed-fields-unserved-version", "error", origin,
         f"metadata.managedFields name versions the new CRD {crd.name} ({crd.where}) does not serve "
         f"({managers}): after the update a write to this object can fail converting them "
         f"(\"request to convert CR from an invalid group/version\")",
@@ -57,9 +66,9 @@ def _stale_managed_fields(obj: Manifest, crd: Crd, stale: list) -> Finding:
          [kubectl.clear_managed_fields(crd, obj)]))
 
 
-def _finding(obj: Manifest, crd: Crd, rule_id: str, origin: Origin, message: str,
+def _finding(obj: Manifest, crd: Crd, rule_id: str, severity: str, origin: Origin, message: str,
              step: tuple[str, list[str]]) -> Finding:
-    return object_finding(obj, rule_id, "error", message, origin,
+    return object_finding(obj, rule_id, severity, message, origin,
                           replacement=f"{crd.group}/{crd.storage_version}" if crd.storage_version else None,
                           remediation=kubectl.numbered([step], start=None))
 
