@@ -35,8 +35,9 @@ def _finding(crd: Crd, live: Crd, dropped: list[str], cluster: ClusterState) -> 
         rule_id="crd/stored-version-dropped",
         severity="error",
         message=(f"the cluster stores {crd.kind} objects at {', '.join(dropped)} (status.storedVersions: "
-                 f"[{stored}]) and this CRD drops it from spec.versions: the API server refuses the "
-                 f"update (helm upgrade, kubectl apply, a GitOps sync) while it is listed"),
+                 f"[{stored}]) and this CRD drops it from spec.versions: the API server refuses any update "
+                 f"to this CRD (kubectl apply, a GitOps sync, a chart that renders its CRDs) while it is "
+                 f"listed"),
         origin=crd.versions_origin,
         api_version=crd.manifest.api_version,
         kind=crd.manifest.kind,
@@ -57,7 +58,7 @@ def remediation(crd: Crd, live: Crd, dropped: list[str], objects: list[Manifest]
                       f"without a conversion webhook only apiVersion changes, and fields {storage} "
                       f"does not define are pruned")
         steps.append((f"Apply a CRD that keeps {gone} in spec.versions (served: true, storage: false) "
-                      f"and stores {storage}: this CRD with {gone} added back; {conversion}.", []))
+                      f"and stores {storage}: this CRD with the cluster's {gone} added back; {conversion}.", []))
     listed = objects and len(objects) <= MAX_LISTED_OBJECTS
     steps.append((f"Rewrite every {crd.kind} at {storage}, in every namespace (an empty merge patch is "
                   f"a write, and a write stores at the storage version):",
