@@ -13,11 +13,14 @@ structural-schema rules of apiextensions.k8s.io/v1, which this module reproduces
   format quantity admits a number or a quantity string;
 - with the status subresource, status in a manifest is dropped on create, so not checked.
 
-CEL rules (`x-kubernetes-validations`) and list/map types are not evaluated.
+- `x-kubernetes-list-type` set and map lists hold no duplicate (map: by their list-map-keys).
+
+CEL rules (`x-kubernetes-validations`) are not evaluated.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any, Iterator
@@ -172,6 +175,35 @@ def _format(validator, fmt: str, instance: Any, schema: dict) -> Iterator[Valida
         yield ValidationError(f"{instance!r} is not a quantity (e.g. 500m, 1.5Gi, 2)")
 
 
+def _list_type(validator, list_type: str, instance: Any, schema: dict) -> Iterator[ValidationError]:
+    """set: no value twice; map: no two items with the same x-kubernetes-list-map-keys (defaults applied)."""
+    if not isinstance(instance, list) or list_type not in ("set", "map"):
+        return
+    seen: set[str] = set()
+    for index, item in enumerate(instance):
+        key = _identity(item if list_type == "set" else _map_key(item, schema))
+        if key in seen:
+            yield ValidationError(f"duplicate {'value' if list_type == 'set' else 'entry'} {key} "
+                                  f"in a list of type {list_type}", path=[index])
+        seen.add(key)
+
+
+def _map_key(item: Any, schema: dict) -> list:
+    items = schema.get("items")
+    properties = items.get("properties", {}) if isinstance(items, dict) else {}
+    if not isinstance(item, dict):
+        return [item]
+    return [item.get(name, properties.get(name, {}).get("default"))
+            for name in schema.get("x-kubernetes-list-map-keys", [])]
+
+
+def _identity(value: Any) -> str:
+    try:
+        return json.dumps(value, sort_keys=True, default=str)
+    except TypeError:  # keys of mixed types cannot be sorted: their text still tells them apart
+        return repr(value)
+
+
 def _int_or_string(schema: dict) -> bool:
     return bool(schema.get("x-kubernetes-int-or-string")) or schema.get("format") in ("int-or-string", "quantity")
 
@@ -187,4 +219,5 @@ _Validator = jsonschema.validators.extend(Draft4Validator, {
     "additionalProperties": _additional_properties,
     "required": _required,
     "format": _format,
+    "x-kubernetes-list-type": _list_type,
 })

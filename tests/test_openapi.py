@@ -107,3 +107,17 @@ def test_a_pattern_python_cannot_compile_is_skipped_not_fatal():
     # RE2 accepts a (?i) flag mid-pattern; Python's re does not.
     schema = _root({"day": {"type": "string", "pattern": "^((?i)mon|tue)day$"}, "n": {"type": "integer"}})
     assert _problems(schema, {"day": "Friday", "n": "x"}) == [(("spec", "n"), False)]
+
+
+def test_list_type_set_and_map_refuse_duplicates():
+    schema = _root({
+        "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+        "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["port", "protocol"],
+                  "items": {"type": "object", "properties": {"port": {"type": "integer"},
+                                                             "protocol": {"type": "string", "default": "TCP"}}}},
+        "free": {"type": "array", "x-kubernetes-list-type": "atomic", "items": {"type": "string"}},
+    })
+    assert _problems(schema, {"tags": ["a", "b"], "free": ["a", "a"],
+                              "ports": [{"port": 80}, {"port": 80, "protocol": "UDP"}]}) == []
+    assert _problems(schema, {"tags": ["a", "b", "a"], "ports": [{"port": 80}, {"port": 80, "protocol": "TCP"}]}) == [
+        (("spec", "ports", 1), False), (("spec", "tags", 2), False)]
