@@ -8,7 +8,8 @@ structural-schema rules of apiextensions.k8s.io/v1, which this module reproduces
 - `apiVersion`, `kind` and `metadata` are always known at the root and in an
   `x-kubernetes-embedded-resource`, which must also name its apiVersion and kind;
 - metadata is ObjectMeta, whatever the schema says below it;
-- `nullable: true` admits null; a null in a non-nullable field is pruned, not refused;
+- `default` values are filled in before anything is checked;
+- `nullable: true` admits null; a null in a non-nullable field is pruned (or defaulted), not refused;
 - `x-kubernetes-int-or-string` (and format int-or-string) admit an integer or a string;
   format quantity admits a number or a quantity string;
 - with the status subresource, status in a manifest is dropped on create, so not checked.
@@ -20,6 +21,7 @@ CEL rules (`x-kubernetes-validations`) are not evaluated.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from dataclasses import dataclass
@@ -62,7 +64,8 @@ class CrdSchema:
         self._validator = _Validator(structural)
 
     def problems(self, body: Any) -> list[SchemaProblem]:
-        problems = [_problem(error) for error in self._validator.iter_errors(body)]
+        defaulted = _with_defaults(copy.deepcopy(body), self._validator.schema)
+        problems = [_problem(error) for error in self._validator.iter_errors(defaulted)]
         return sorted(problems, key=lambda p: [str(s) for s in p.path])
 
 
@@ -71,6 +74,26 @@ def _problem(error: ValidationError) -> SchemaProblem:
     if error.validator == _KNOWN:
         return SchemaProblem(path, "unknown field", unknown_field=True)
     return SchemaProblem(path, error.message)
+
+
+def _with_defaults(value: Any, schema: Any) -> Any:
+    """`value` with the schema's defaults filled in, as the API server does before it validates."""
+    if not isinstance(schema, dict):
+        return value
+    if isinstance(value, dict):
+        properties = schema.get("properties") or {}
+        for name, sub in properties.items():
+            if isinstance(sub, dict) and "default" in sub and (name not in value or _pruned_null(value[name], sub)):
+                value[name] = copy.deepcopy(sub["default"])
+            if name in value:
+                _with_defaults(value[name], sub)
+        if isinstance(schema.get("additionalProperties"), dict):
+            for name in value.keys() - properties.keys():
+                _with_defaults(value[name], schema["additionalProperties"])
+    elif isinstance(value, list):
+        for item in value:
+            _with_defaults(item, schema.get("items"))
+    return value
 
 
 # --- the schema as the API server reads it ---------------------------------------------------------

@@ -121,3 +121,14 @@ def test_list_type_set_and_map_refuse_duplicates():
                               "ports": [{"port": 80}, {"port": 80, "protocol": "UDP"}]}) == []
     assert _problems(schema, {"tags": ["a", "b", "a"], "ports": [{"port": 80}, {"port": 80, "protocol": "TCP"}]}) == [
         (("spec", "ports", 1), False), (("spec", "tags", 2), False)]
+
+
+def test_defaults_are_applied_before_validation():
+    # Valid only once `type` takes its default: each oneOf branch alone would match an absent type.
+    address = {"type": "object", "properties": {"type": {"type": "string", "default": "IP"}, "value": {"type": "string"}},
+               "oneOf": [{"properties": {"type": {"not": {"enum": ["IP"]}}}},
+                         {"properties": {"type": {"enum": ["IP"]}}}]}
+    schema = _root({"address": address, "mode": {"type": "string", "default": "a", "nullable": True}},
+                   required=["mode"])
+    assert _problems(schema, {"address": {"value": "1.2.3.4"}}) == []
+    assert _problems(schema, {"address": {"value": "1.2.3.4", "type": None}}) == []
