@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from scanner.checks import ScanContext, run_checks
-from scanner.cluster_state import load_cluster_state
+from scanner.cluster_state import ClusterState, load_cluster_state
 from scanner.crds import CrdIndex
 from scanner.model import Diagnostic, Finding
 from scanner.rulebook import load_rulebook
@@ -70,7 +70,7 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
         if options.cluster_state:
             cluster, problems = load_cluster_state(list(options.cluster_state))
             scan_input.diagnostics.extend(problems)
-            current, notices = _current_minor(current, cluster.server, target)
+            current, notices = _current_minor(current, cluster, target)
             crds = crds.then(cluster.crds)  # a custom resource whose CRD is not in the tree
         context = ScanContext(target=target, current=current, rulebook=rulebook, crds=crds, cluster=cluster)
         findings = run_checks(scan_input.manifests, context)
@@ -87,8 +87,9 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
     )
 
 
-def _current_minor(given: Minor | None, dumped: Minor | None, target: Minor) -> tuple[Minor | None, list[str]]:
+def _current_minor(given: Minor | None, cluster: ClusterState, target: Minor) -> tuple[Minor | None, list[str]]:
     """--from, else the API server version of the cluster dump; a notice when they disagree."""
+    dumped = cluster.server
     if dumped is None or dumped == given:
         return given, []
     if given is not None:
@@ -96,7 +97,7 @@ def _current_minor(given: Minor | None, dumped: Minor | None, target: Minor) -> 
                        f"node skew is checked from the dump"]
     if dumped > target:
         return None, [f"the cluster dump's API server ({dumped}) is newer than --target {target}"]
-    return dumped, [f"--from {dumped} taken from the cluster dump (kubectl version)"]
+    return dumped, [f"--from {dumped} taken from the cluster dump (API server {cluster.server_version})"]
 
 
 @contextmanager
