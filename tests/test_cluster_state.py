@@ -10,7 +10,7 @@ import pytest
 
 from scanner.cluster_state import load_cluster_state
 from scanner.scan import ScanOptions, scan
-from scanner.versions import Minor
+from scanner.versions import Minor, parse_minor
 from tests.conftest import run_kubehop
 
 CRD = """\
@@ -186,3 +186,16 @@ def test_malformed_crds_never_raise(tmp_path, body):
     cr = _write(tmp_path, "cr.yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec: {a: 1}\n")
     result = scan([crd, cr], Minor(1, 36))
     assert {f.rule_id for f in result.findings} <= {"crd/unserved-version", "crd/schema-unusable"}
+
+
+@pytest.mark.parametrize("given, target, current, notice", [
+    (None, "1.36", "1.33", "--from 1.33 taken from the cluster dump (API server v1.33.4+k3s1)"),
+    ("1.32", "1.36", "1.32", "--from 1.32 differs from the API server in the cluster dump (1.33)"),
+    ("1.33", "1.36", "1.33", None),
+    (None, "1.32", None, "the cluster dump's API server (1.33) is newer than --target 1.32"),
+])
+def test_the_dumped_api_server_version_and_from(given, target, current, notice):
+    result = scan([], parse_minor(target), given and parse_minor(given),
+                  options=ScanOptions(cluster_state=("tests/fixtures/homelab/cluster/version.json",)))
+    assert result.current == (current and parse_minor(current))
+    assert [n.split(";")[0] for n in result.notices] == ([notice] if notice else [])
