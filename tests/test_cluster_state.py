@@ -11,7 +11,7 @@ import pytest
 from scanner.cluster_state import load_cluster_state
 from scanner.scan import ScanOptions, scan
 from scanner.versions import Minor, parse_minor
-from tests.conftest import run_kubehop
+from tests.conftest import FIXTURES, run_kubehop
 
 CRD = """\
 apiVersion: apiextensions.k8s.io/v1
@@ -196,6 +196,6 @@ def test_malformed_crds_never_raise(tmp_path, body):
 ])
 def test_the_dumped_api_server_version_and_from(given, target, current, notice):
     result = scan([], parse_minor(target), given and parse_minor(given),
-                  options=ScanOptions(cluster_state=("tests/fixtures/homelab/cluster/version.json",)))
+                  options=ScanOptions(cluster_state=(str(FIXTURES / "homelab/cluster/version.json"),)))
     assert result.current == (current and parse_minor(current))
     assert [n.split(";")[0] for n in result.notices] == ([notice] if notice else [])
