@@ -12,9 +12,8 @@ structural-schema rules of apiextensions.k8s.io/v1, which this module reproduces
 - `nullable: true` admits null; a null in a non-nullable field is pruned (or defaulted), not refused;
 - `x-kubernetes-int-or-string` (and format int-or-string) admit an integer or a string;
   format quantity admits a number or a quantity string;
+- `x-kubernetes-list-type` set and map lists hold no duplicate (map: by their list-map-keys);
 - with the status subresource, status in a manifest is dropped on create, so not checked.
-
-- `x-kubernetes-list-type` set and map lists hold no duplicate (map: by their list-map-keys).
 
 CEL rules (`x-kubernetes-validations`) are not evaluated.
 """
@@ -83,7 +82,8 @@ def _with_defaults(value: Any, schema: Any) -> Any:
     if isinstance(value, dict):
         properties = schema.get("properties") or {}
         for name, sub in properties.items():
-            if isinstance(sub, dict) and "default" in sub and (name not in value or _pruned_null(value[name], sub)):
+            missing = name not in value or _pruned_null(value[name], sub)
+            if missing and isinstance(sub, dict) and "default" in sub:
                 value[name] = copy.deepcopy(sub["default"])
             if name in value:
                 _with_defaults(value[name], sub)
