@@ -12,7 +12,7 @@ from typing import Iterable, Sequence
 from scanner import kubectl
 from scanner.checks import ScanContext
 from scanner.cluster_state import ClusterState
-from scanner.crds import Crd, rule_source
+from scanner.crds import Crd, object_finding
 from scanner.model import Finding, Manifest
 
 # Past this many objects, one loop over every namespace replaces the per-object commands.
@@ -30,24 +30,15 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
 
 
 def _finding(crd: Crd, live: Crd, dropped: list[str], cluster: ClusterState) -> Finding:
-    stored = ", ".join(live.stored_versions)
-    return Finding(
-        rule_id="crd/stored-version-dropped",
-        severity="error",
-        message=(f"the cluster stores {crd.kind} objects at {', '.join(dropped)} (status.storedVersions: "
-                 f"[{stored}]) and this CRD drops it from spec.versions: the API server refuses any update "
-                 f"to this CRD (kubectl apply, a GitOps sync, a chart that renders its CRDs) while it is "
-                 f"listed"),
-        origin=crd.versions_origin,
-        api_version=crd.manifest.api_version,
-        kind=crd.manifest.kind,
-        name=crd.name,
-        source_url=rule_source("crd/stored-version-dropped"),
-        remediation=remediation(crd, live, dropped, cluster.objects_of(crd)),
-    )
+    message = (f"the cluster stores {crd.kind} objects at {', '.join(dropped)} (status.storedVersions: "
+               f"[{', '.join(live.stored_versions)}]) and this CRD drops it from spec.versions: the API server "
+               f"refuses any update to this CRD (kubectl apply, a GitOps sync, a chart that renders its CRDs) "
+               f"while it is listed")
+    return object_finding(crd.manifest, "crd/stored-version-dropped", "error", message, crd.versions_origin,
+                          remediation=_remediation(crd, live, dropped, cluster.objects_of(crd)))
 
 
-def remediation(crd: Crd, live: Crd, dropped: list[str], objects: list[Manifest]) -> tuple[str, ...]:
+def _remediation(crd: Crd, live: Crd, dropped: list[str], objects: list[Manifest]) -> tuple[str, ...]:
     storage = crd.storage_version
     if storage is None:
         return ()
