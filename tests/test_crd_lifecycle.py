@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.conftest import run_kubehop
+from tests.conftest import run_kubehop, shared_or_skip
 
 HOMELAB = "tests/fixtures/homelab"
 CELLCAST = "tests/fixtures/cellcast"
@@ -105,3 +105,10 @@ def test_report_snapshots(args, fmt, snapshot):
     result = run_kubehop(*args, "--format", fmt)
     assert result.stderr == b""
     assert result.stdout.decode() == snapshot
+
+
+def test_the_status_patch_is_the_one_seed_000_documents(homelab):
+    seed = shared_or_skip("seeds/000_cc9d98c2fdf9d013.txt").read_text()
+    patches = [line.strip() for f in _by_rule(homelab, "crd/stored-version-dropped") for line in f["remediation"]
+               if "--subresource=status" in line]
+    assert len(patches) == 2 and all(patch in seed for patch in patches)
