@@ -86,8 +86,11 @@ def cli() -> None:
               help="Fail only on findings not recorded in this baseline file.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False), default=None,
               help="Record today's findings in this baseline file (then they no longer fail the scan).")
-def scan(paths, target, current, fmt, output, config_file, no_config, exclude, ignore, rule_folders,
-         baseline, write_baseline) -> None:
+@click.option("--cluster-state", "cluster_state", multiple=True, type=click.Path(exists=True),
+              help="File or folder of kubectl dumps (get crd / get <resource> -A / get nodes -o yaml, "
+                   "version -o json): checks stored versions, objects and node skew. Repeatable.")
+def scan(paths, target, current, fmt, output, cluster_state, config_file, no_config, exclude, ignore,
+         rule_folders, baseline, write_baseline) -> None:
     """Report what blocks each hop up to --target, with file and line.
 
     PATHS are files or folders of YAML/JSON manifests; '-' reads standard input.
@@ -100,6 +103,7 @@ def scan(paths, target, current, fmt, output, config_file, no_config, exclude, i
       helm template x ./chart | kubehop scan --target 1.36 -
       kubehop scan --format json platform/ > report.json
       kubehop scan --write-baseline .kubehop-baseline.json platform/
+      kubehop scan --cluster-state dump/ --target 1.36 platform/
 
     \b
     Findings are silenced in the manifests themselves with a comment, on the
@@ -117,7 +121,7 @@ def scan(paths, target, current, fmt, output, config_file, no_config, exclude, i
 
     config = _config(config_file, no_config, paths)
     paths, target, current = _settings(config, paths, target, current, "scan")
-    options = _scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline)
+    options = _scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline, cluster_state)
     try:
         result = run_scan(paths, target=target, current=current, options=options)
     except (BaselineError, DataError) as err:
@@ -167,7 +171,7 @@ def _config_minor(config, key: str, value: str | None) -> Minor | None:
         raise click.UsageError(f"{config.path}: {key}: {err.message}") from None
 
 
-def _scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline):
+def _scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline, cluster_state):
     """The configuration, with the command line's flags on top."""
     from scanner.scan import ScanOptions
     from scanner.sources.exclude import Exclusions
@@ -179,6 +183,7 @@ def _scan_options(config, exclude, ignore, rule_folders, baseline, write_baselin
         rule_folders=config.rules + tuple(Path(f).resolve() for f in rule_folders),
         baseline=write_baseline or baseline or config.baseline,
         write_baseline=write_baseline is not None,
+        cluster_state=tuple(cluster_state),
     )
 
 

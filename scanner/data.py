@@ -28,6 +28,8 @@ DATA_KINDS: dict[str, str] = {
     "rules/served-apis.yaml": "rules/schema/served-apis.schema.json",
     "rules/kubernetes.yaml": "rules/schema/kubernetes.schema.json",
     "rules/migrations": "rules/schema/migration.schema.json",
+    "rules/lifecycle/crd.yaml": "rules/schema/crd-lifecycle.schema.json",
+    "rules/lifecycle/version-skew.yaml": "rules/schema/version-skew.schema.json",
 }
 
 
@@ -123,12 +125,11 @@ def load_folder(relative: str, root: Path | None = None,
     return loaded
 
 
-def check_rules_folder(folder: Path) -> None:
-    """A user's rule folder must exist and hold only files whose kind (folder) kubehop knows."""
+def check_rules_folder(folder: Path, kinds: Sequence[str]) -> None:
+    """A user's rule folder must exist and hold only files of the data folders `kinds` (e.g. rules/core)."""
     if not folder.is_dir():
         raise DataError(f"{folder}: rules folder not found")
-    folders = [prefix.removeprefix("rules/") for prefix in DATA_KINDS
-               if prefix.startswith("rules/") and not prefix.endswith(".yaml")]
+    folders = [kind.removeprefix("rules/") for kind in kinds]
     for path in sorted(folder.rglob("*.y*ml")):
         relative = path.relative_to(folder).parent.as_posix()
         if relative not in folders:

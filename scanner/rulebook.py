@@ -75,11 +75,15 @@ class Rulebook:
                       key=lambda r: (r.removed_in or Minor(99, 0), r.api_version, r.kind))
 
 
+# The data folders a project's own rule folders may add to (see the configuration's `rules`).
+USER_EXTENSIBLE = ("rules/core",)
+
+
 @functools.cache
 def load_rulebook(extra_rules: tuple[Path, ...] = ()) -> Rulebook:
     """The project's rules plus those of a user's rule folders (laid out like rules/)."""
     for folder in extra_rules:
-        data.check_rules_folder(folder)
+        data.check_rules_folder(folder, USER_EXTENSIBLE)
     meta = data.load("rules/kubernetes.yaml")
     api_rules: dict[tuple[str, str], ApiRule] = {}
     for where, document in data.load_folder("rules/core", extra_rules=extra_rules):

@@ -11,6 +11,8 @@ from typing import Sequence
 
 from scanner import baseline, suppress
 from scanner.checks import ScanContext, run_checks
+from scanner.cluster_state import ClusterState, load_cluster_state
+from scanner.crds import CrdIndex
 from scanner.model import Diagnostic, Finding
 from scanner.rulebook import load_rulebook
 from scanner.sources import ScanInput, collect
@@ -66,6 +68,8 @@ class ScanOptions:
     rule_folders: tuple[Path, ...] = ()  # a user's extra rules, laid out like rules/
     baseline: str | None = None  # findings recorded there do not count
     write_baseline: bool = False  # record today's findings in `baseline` first
+    # Files or folders dumped with kubectl (--cluster-state): CRDs, custom resources, nodes, version.
+    cluster_state: tuple[str, ...] = ()
 
 
 def scan(paths: list[str], target: Minor, current: Minor | None = None,
@@ -73,20 +77,26 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
     rulebook = load_rulebook(options.rule_folders)
     with _cyclic_gc_paused():
         scan_input: ScanInput = collect(paths, options.exclude)
-        context = ScanContext(target=target, current=current, rulebook=rulebook)
+        crds, cluster, notices = CrdIndex.from_manifests(scan_input.manifests), None, []
+        if options.cluster_state:
+            cluster, problems = load_cluster_state(list(options.cluster_state))
+            scan_input.diagnostics.extend(problems)
+            current, notices = _current_minor(current, cluster, target)
+            crds = crds.then(cluster.crds)  # a custom resource whose CRD is not in the tree
+        context = ScanContext(target=target, current=current, rulebook=rulebook, crds=crds, cluster=cluster)
         findings = run_checks(scan_input.manifests, context)
-    findings, unused, notices = _apply_policy(findings, scan_input.suppressions, options)
+    findings, unused, policy_notices = _apply_policy(findings, scan_input.suppressions, options)
     diagnostics = scan_input.diagnostics + unused
     return ScanResult(
         target=target,
         current=current,
         findings=findings,
+        notices=notices + policy_notices,
         diagnostics=sorted(diagnostics, key=lambda d: (d.path, d.line or 0, d.message)),
         unrendered=sorted(scan_input.unrendered, key=lambda d: d.path),
         files_read=scan_input.files_read,
         objects=len(scan_input.manifests),
         data_checked=rulebook.checked,
-        notices=notices,
     )
 
 
@@ -119,6 +129,19 @@ def _with_severity(findings: Sequence[Finding], overrides: Sequence[tuple[str, s
         return chosen[-1] if chosen else finding.severity
 
     return [dataclasses.replace(f, severity=severity(f)) for f in findings]
+
+
+def _current_minor(given: Minor | None, cluster: ClusterState, target: Minor) -> tuple[Minor | None, list[str]]:
+    """--from, else the API server version of the cluster dump; a notice when they disagree."""
+    dumped = cluster.server
+    if dumped is None or dumped == given:
+        return given, []
+    if given is not None:
+        return given, [f"--from {given} differs from the API server in the cluster dump ({dumped}); "
+                       f"node skew is checked from the dump"]
+    if dumped > target:
+        return None, [f"the cluster dump's API server ({dumped}) is newer than --target {target}"]
+    return dumped, [f"--from {dumped} taken from the cluster dump (API server {cluster.server_version})"]
 
 
 @contextmanager
