@@ -29,8 +29,11 @@ class Suppression:
     rules: tuple[str, ...]
     reason: str | None
 
-    def covers(self, finding: Finding) -> bool:
-        return finding.origin.path == self.path and self.line <= finding.origin.line <= self.last_line
+    def covers(self, path: str, line: int) -> bool:
+        return path == self.path and self.line <= line <= self.last_line
+
+    def silences(self, rule_id: str, path: str, line: int) -> bool:
+        return self.covers(path, line) and rule_matches(rule_id, self.rules)
 
 
 def rule_matches(rule_id: str, patterns: Iterable[str]) -> bool:
@@ -79,7 +82,7 @@ def apply(findings: Sequence[Finding], suppressions: Sequence[Suppression]) -> t
     used: set[tuple[Suppression, str]] = set()
     kept: list[Finding] = []
     for finding in findings:
-        hits = [(s, p) for s in by_path.get(finding.origin.path, ()) if s.covers(finding)
+        hits = [(s, p) for s in by_path.get(finding.origin.path, ()) if s.covers(finding.origin.path, finding.origin.line)
                 for p in s.rules if fnmatchcase(finding.rule_id, p)]
         used.update(hits)
         if not hits:

@@ -250,3 +250,16 @@ def test_an_object_with_old_and_new_fields_is_left_alone():
                        "  defaultBackend: {service: {name: b, port: {number: 80}}}\n")
     with pytest.raises(NotSafe, match="both backend and defaultBackend are set"):
         migrate(ingress, load_migrations()[("extensions/v1beta1", "Ingress")])
+
+
+def test_silenced_objects_are_left_as_they_are(tmp_path):
+    cronjob = "apiVersion: batch/v1beta1\nkind: CronJob\nmetadata: {name: %s}\n"
+    text = (cronjob % "moved" + "---\n# kubehop: ignore[batch/v1beta1/CronJob] -- the old cluster keeps it\n"
+            + cronjob % "kept" + "---\n" + "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\n"
+            "metadata: {name: ignored}\nspec: {minAvailable: 1, selector: {matchLabels: {a: b}}}\n")
+    (tmp_path / "jobs.yaml").write_text(text)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".kubehop.yaml").write_text("ignore: [policy/*]\n")
+    done = run_kubehop("fix", "--target", "1.36", "--write", ".", cwd=tmp_path)
+    assert (tmp_path / "jobs.yaml").read_text() == text.replace("batch/v1beta1", "batch/v1", 1)
+    assert done.returncode == 0

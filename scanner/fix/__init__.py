@@ -19,6 +19,7 @@ from scanner.model import Diagnostic, Manifest, object_ref
 from scanner.sources.exclude import Exclusions
 from scanner.sources.files import ManifestFile, read_file, walk
 from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, read_text
+from scanner.suppress import MARKER, Suppression, read_suppressions, rule_matches
 
 _SEPARATOR = re.compile(r"^---(?:[ \t].*)?\r?$")
 
@@ -65,9 +66,20 @@ def _fix_file(item: ManifestFile, text: str, planner: Planner, result: FixResult
     else:
         # Documents that could not be parsed were not fixed; other remarks are the scan's business.
         result.diagnostics.extend(d for d in problems if d.message.startswith("invalid YAML"))
-        migrated = _fix_documents(lines, chunks, _plan(manifests, planner, result), item.path, result)
+        silenced = read_suppressions(text, item.path)[0] if MARKER in text else []
+        wanted = [m for m in manifests if not _silenced(m, planner, silenced)]
+        migrated = _fix_documents(lines, chunks, _plan(wanted, planner, result), item.path, result)
     if migrated:
         result.files.append(FileFix(item.path, text, "\n".join(lines), migrated))
+
+
+def _silenced(manifest: Manifest, planner: Planner, suppressions: list[Suppression]) -> bool:
+    """Objects whose finding the project silenced (`ignore` in the configuration, or a
+    `# kubehop: ignore` comment) are left as they are."""
+    rule = planner.rulebook.api_rules.get((manifest.api_version, manifest.kind))
+    rule_id = rule.id if rule else f"{manifest.api_version}/{manifest.kind}"
+    return rule_matches(rule_id, planner.ignore) or any(
+        s.silences(rule_id, manifest.origin.path, manifest.origin.line) for s in suppressions)
 
 
 def _plan(manifests: list[Manifest], planner: Planner, result: FixResult) -> dict[int, tuple[str, Migration]]:

@@ -14,6 +14,7 @@ class Planner:
     target: Minor
     current: Minor | None
     rulebook: Rulebook
+    ignore: tuple[str, ...] = ()  # rule ids (globs) the project ignores: their objects are left alone
 
     def decide(self, api_version: str, kind: str) -> Migration | str | None:
         """A Migration; a string saying why the object needs a person; None when nothing is due."""
