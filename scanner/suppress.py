@@ -82,7 +82,8 @@ def apply(findings: Sequence[Finding], suppressions: Sequence[Suppression]) -> t
     used: set[tuple[Suppression, str]] = set()
     kept: list[Finding] = []
     for finding in findings:
-        hits = [(s, p) for s in by_path.get(finding.origin.path, ()) if s.covers(finding.origin.path, finding.origin.line)
+        where = finding.origin
+        hits = [(s, p) for s in by_path.get(where.path, ()) if s.covers(where.path, where.line)
                 for p in s.rules if fnmatchcase(finding.rule_id, p)]
         used.update(hits)
         if not hits:
