@@ -115,7 +115,9 @@ def _read_yaml(path: Path) -> Any:
 
 
 def _validate(document: Any, path: Path) -> None:
-    from scanner.data import DataError, validate
+    import json
+
+    from scanner.data import DataError, validate_once
 
     if isinstance(document, dict):
         for key in ("target", "from"):
@@ -123,6 +125,8 @@ def _validate(document: Any, path: Path) -> None:
                 raise ConfigError(f"{path}: {key}: write the minor as a string, e.g. {key}: \"1.30\" "
                                   f"(a number like 1.30 reads as 1.3)")
     try:
-        validate(document, SCHEMA, str(path))
+        # The parsed content is what is validated, so it keys the stamp (a pyproject.toml
+        # holds much else that may change).
+        validate_once(document, json.dumps(document, sort_keys=True, default=str).encode(), SCHEMA, str(path))
     except DataError as err:
         raise ConfigError(str(err)) from None

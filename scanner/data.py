@@ -79,12 +79,16 @@ def load(relative: str, root: Path | None = None) -> Any:
     root = root or data_root()
     raw = (root / relative).read_bytes()
     document = yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    schema_path = schema_for(relative)
+    validate_once(document, raw, schema_for(relative), relative)
+    return document
+
+
+def validate_once(document: Any, raw: bytes, schema_path: str, where: str) -> None:
+    """`validate`, unless these exact bytes already passed this exact schema."""
     stamp = _validation_stamp(raw, schema_path)
     if stamp is None or not stamp.exists():
-        validate(document, schema_path, relative)
+        validate(document, schema_path, where)
         _remember(stamp)
-    return document
 
 
 def _validation_stamp(raw: bytes, schema_path: str) -> Path | None:
