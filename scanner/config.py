@@ -74,7 +74,7 @@ def load_config(path: Path) -> Config:
         ignore=tuple(document.get("ignore", ())),
         severity=dict(document.get("severity", {})),
         rules=tuple((folder / p).resolve() for p in document.get("rules", ())),
-        baseline=os.path.join(folder, document["baseline"]) if "baseline" in document else None,
+        baseline=os.path.relpath(folder / document["baseline"]) if "baseline" in document else None,
     )
 
 

@@ -45,7 +45,8 @@ def read_suppressions(text: str, path: str) -> tuple[list[Suppression], list[Dia
     """The suppressions written in a file's comments, and the comments that cannot be understood."""
     found: list[Suppression] = []
     problems: list[Diagnostic] = []
-    lines = text.splitlines()
+    # Line breaks as the YAML reader counts them (str.splitlines knows more).
+    lines = [line.removesuffix("\r") for line in text.split("\n")]
     heading: list[Suppression] = []  # document suppressions whose document's end is not known yet
     at_top = True
     for number, line in enumerate(lines, 1):

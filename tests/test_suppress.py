@@ -53,6 +53,11 @@ def test_separator_line_comment_heads_its_document_and_several_ids():
     assert (found.line, found.last_line, found.rules) == (1, 3, ("a/v1/B", "c/v1/D"))
 
 
+def test_crlf_line_ends_read_the_same():
+    found, _ = read_suppressions(MANIFESTS.replace("\n", "\r\n"), "m.yaml")
+    assert found == read_suppressions(MANIFESTS, "m.yaml")[0]
+
+
 def test_comment_not_understood_is_a_warning():
     _, problems = read_suppressions("kind: X  # kubehop: ignore(a/v1/B)\n", "f")
     assert [(p.line, p.level) for p in problems] == [(1, "warning")]
