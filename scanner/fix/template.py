@@ -27,11 +27,18 @@ def rewrite_template(lines: list[str], chunks: list[range], path: str, planner: 
             lines[api_line] = lines[api_line][:api.start("value")] + decision.new + lines[api_line][api.end("value"):]
             migrated += 1
         elif decision is not None:
-            reason = decision if isinstance(decision, str) else (
-                f"moving to {decision.new} changes fields too; in a Helm template only a plain "
-                f"apiVersion line is rewritten: edit the template by hand ({decision.source})")
+            reason = decision if isinstance(decision, str) else _why_not(decision)
             left.append(Left(path, api_line + 1, f"{kind} (Helm template)", reason))
     return migrated, left
+
+
+def _why_not(migration: Migration) -> str:
+    if migration.operations:
+        what = f"moving to {migration.new} changes fields too"
+    else:
+        reasons = "; ".join(u.reason for u in migration.unsafe)
+        what = f"moving to {migration.new} needs a look at values only a rendered template has ({reasons})"
+    return f"{what}; in a Helm template only a plain apiVersion line is rewritten: edit it by hand ({migration.source})"
 
 
 def _first(lines: list[str], chunk: range, pattern: re.Pattern) -> int | None:
