@@ -263,3 +263,21 @@ def test_silenced_objects_are_left_as_they_are(tmp_path):
     done = run_kubehop("fix", "--target", "1.36", "--write", ".", cwd=tmp_path)
     assert (tmp_path / "jobs.yaml").read_text() == text.replace("batch/v1beta1", "batch/v1", 1)
     assert done.returncode == 0
+
+
+def test_after_fix_the_scan_finds_only_what_fix_left(tmp_path):
+    import json
+
+    from tests.conftest import REPO
+
+    tree = tmp_path / "examples"
+    shutil.copytree(REPO / "examples", tree)
+    done = run_kubehop("fix", "--no-config", "--target", "1.36", "--write", ".", cwd=tree)
+    left = {line.split(": ")[1] for line in left_lines(done.stderr)}  # path:line
+    report = json.loads(run_kubehop("scan", "--no-config", "--target", "1.36", "--format", "json", ".",
+                                    cwd=tree).stdout)
+    migratable = load_migrations()
+    for finding in report["findings"]:
+        obj = finding["object"]
+        assert (obj["apiVersion"], obj["kind"]) not in migratable or \
+            f"{finding['file']}:{finding['line']}" in left, finding
