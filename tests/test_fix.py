@@ -273,6 +273,7 @@ def test_after_fix_the_scan_finds_only_what_fix_left(tmp_path):
     tree = tmp_path / "examples"
     shutil.copytree(REPO / "examples", tree)
     done = run_kubehop("fix", "--no-config", "--target", "1.36", "--write", ".", cwd=tree)
+    assert int(done.stderr.splitlines()[-1].split()[0]) > 0  # "<n> objects migrated in ..."
     left = {line.split(": ")[1] for line in left_lines(done.stderr)}  # path:line
     report = json.loads(run_kubehop("scan", "--no-config", "--target", "1.36", "--format", "json", ".",
                                     cwd=tree).stdout)
