@@ -195,7 +195,7 @@ def _scan_options(config, exclude, ignore, rule_folders, baseline, write_baselin
               help="Minor the cluster runs today: APIs it does not serve yet are left alone.")
 @click.option("--write", is_flag=True, help="Write the changes to the files instead of showing a diff.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False, exists=True), default=None,
-              help="Configuration file (for target, from, paths, exclude and ignore).")
+              help="Configuration file (for target, from, paths, exclude, ignore and rules).")
 @click.option("--no-config", is_flag=True, help="Ignore any configuration file.")
 def fix_command(paths, target, current, write, config_file, no_config) -> None:
     """Rewrite deprecated apiVersions that have a mechanical migration.
@@ -228,7 +228,7 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
     config = _config(config_file, no_config, paths)
     paths, target, current = _settings(config, paths, target, current, "fix")
     try:
-        result = fix(paths, Planner(target, current, load_rulebook(), config.ignore),
+        result = fix(paths, Planner(target, current, load_rulebook(config.rules), config.ignore),
                      [Exclusions(str(config.folder), config.exclude)])
     except DataError as err:
         raise click.UsageError(str(err)) from None
