@@ -215,3 +215,18 @@ def test_ignored_findings_are_counted_in_a_notice(repo):
     write(repo / ".kubehop.yaml", "ignore: [extensions/v1beta1/Ingress]\n")
     done, report = scan_json(repo, "platform")
     assert report["notices"] == ["findings of rules ignored by the configuration or --ignore: 1"]
+
+
+@pytest.mark.parametrize("pattern, path, excluded", [
+    ("vendor", "vendor/a/b.yaml", True),           # a folder leaves out everything under it
+    ("./vendor/", "vendor/b.yaml", True),
+    ("vendor", "apps/vendor/b.yaml", False),       # relative to the base, not anywhere
+    ("**/vendor", "apps/vendor/b.yaml", True),
+    ("**/generated-*.yaml", "generated-a.yaml", True),  # **/ also matches at the top
+    ("*.json", "apps/x.json", True),               # * crosses folders
+    ("apps/*.yaml", "apps/x.yml", False),
+])
+def test_exclusion_patterns(tmp_path, pattern, path, excluded):
+    from scanner.sources.exclude import Exclusions
+
+    assert Exclusions(str(tmp_path), (pattern,)).matches(str(tmp_path / path)) is excluded
