@@ -63,6 +63,18 @@ def test_the_schemas_reject_a_range_without_source():
         data.validate(component, data.schema_for("compat-matrix/x.yaml"), "x.yaml")
 
 
+def test_an_open_ended_range_has_a_minimum_and_no_maximum():
+    def component(kubernetes: dict) -> dict:
+        return {"name": "x", "title": "X", "one_minor_at_a_time": "unknown", "detect": {},
+                "releases": [{"version": "1.0", "released": None, "kubernetes": kubernetes,
+                              "source": "https://example.org/x", "source_kind": "primary"}]}
+    schema = data.schema_for("compat-matrix/x.yaml")
+    data.validate(component({"min": "1.31", "max": None, "open_ended": True}), schema, "x.yaml")
+    for wrong in ({"min": "1.31", "max": "1.34", "open_ended": True}, {"min": None, "max": None, "open_ended": True}):
+        with pytest.raises(data.DataError):
+            data.validate(component(wrong), schema, "x.yaml")
+
+
 @pytest.mark.parametrize("relative", _files("compat-matrix"))
 def test_component_name_is_its_file_name(relative):
     assert data.load(relative)["name"] == Path(relative).stem
