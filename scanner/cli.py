@@ -70,10 +70,20 @@ def cli() -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write the report to a file instead of standard output.")
-def scan(paths, target, current, fmt, output) -> None:
+@click.option("--values", "-f", "values_files", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="Helm values file for every chart found (repeatable; later files win).")
+@click.option("--helm-releases", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="Output of `kubectl get secrets -A -l owner=helm -o yaml`: scan what Helm has deployed.")
+@click.option("--allow-network", is_flag=True,
+              help="Let kustomize fetch remote bases (nothing is downloaded without it).")
+@click.option("--no-render", is_flag=True,
+              help="Read Helm templates as text and do not build kustomizations.")
+def scan(paths, target, current, fmt, output, values_files, helm_releases, allow_network, no_render) -> None:
     """Report what blocks each hop up to --target, with file and line.
 
     PATHS are files or folders of YAML/JSON manifests; '-' reads standard input.
+    Helm charts (folders with Chart.yaml) are rendered with helm for the target
+    minor; folders with a kustomization are built with kustomize (or kubectl).
 
     \b
     Examples:
@@ -81,6 +91,9 @@ def scan(paths, target, current, fmt, output) -> None:
       kubehop scan --from 1.31 --target 1.36 platform/ apps/
       helm template x ./chart | kubehop scan --target 1.36 -
       kubehop scan --format json platform/ > report.json
+      kubehop scan --target 1.33 --values prod.yaml charts/web
+      kubectl get secrets -A -l owner=helm -o yaml > releases.yaml
+      kubehop scan --target 1.33 --helm-releases releases.yaml platform/
 
     \b
     Exit codes: 0 nothing blocks the target; 1 blockers found;
@@ -88,12 +101,15 @@ def scan(paths, target, current, fmt, output) -> None:
     """
     from scanner.report import render
     from scanner.rulebook import load_rulebook
+    from scanner.scan import ScanOptions
     from scanner.scan import scan as run_scan
 
     target = target or load_rulebook().newest
     if current is not None and current > target:
         raise click.UsageError(f"--from {current} is newer than --target {target}")
-    result = run_scan(list(paths), target=target, current=current)
+    options = ScanOptions(allow_network=allow_network, values_files=values_files, helm_releases=helm_releases,
+                          render=not no_render)
+    result = run_scan(list(paths), target=target, current=current, options=options)
     text = render(result, fmt, color=fmt == "text" and output is None and _use_color())
     if output:
         with open(output, "w", encoding="utf-8") as handle:

@@ -54,14 +54,17 @@ class ScanResult:
 class ScanOptions:
     """Everything a scan can be asked beyond paths and minors; sources and checks read what they need."""
 
-    allow_network: bool = False
+    allow_network: bool = False  # remote kustomize bases may be fetched
+    values_files: tuple[str, ...] = ()  # --values: applied to every chart rendered, after its values.yaml
+    helm_releases: tuple[str, ...] = ()  # --helm-releases: dumps of Helm's release Secrets
+    render: bool = True  # False (--no-render): charts are read as text, kustomizations not built
 
 
 def scan(paths: list[str], target: Minor, current: Minor | None = None,
          options: ScanOptions = ScanOptions()) -> ScanResult:
     rulebook = load_rulebook()
     with _cyclic_gc_paused():
-        scan_input: ScanInput = collect(paths)
+        scan_input: ScanInput = collect(paths, target, options)
         context = ScanContext(target=target, current=current, rulebook=rulebook)
         findings = run_checks(scan_input.manifests, context)
     return ScanResult(
@@ -73,6 +76,7 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
         files_read=scan_input.files_read,
         objects=len(scan_input.manifests),
         data_checked=rulebook.checked,
+        notices=scan_input.notices,
     )
 
 

@@ -1,0 +1,117 @@
+"""Flux HelmReleases in the tree: which local chart each one deploys, with which values.
+
+A HelmRelease whose chart is a path in a GitRepository is matched to a chart folder of the scan and
+rendered as that release, with its `valuesFrom` ConfigMaps/Secrets (when they are in the tree) and
+then its `spec.values`, the order Flux merges them in. Charts from a HelmRepository or an OCI
+registry are listed as not rendered: kubehop does not download them.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from scanner.model import Diagnostic, Manifest
+from scanner.sources.helm import ChartRelease, describe_chart
+
+_GROUP = "helm.toolkit.fluxcd.io"
+_LOCAL_SOURCES = ("GitRepository", "Bucket")
+_DEFAULT_VALUES_KEY = "values.yaml"
+
+
+@dataclass
+class FluxCharts:
+    releases: list[ChartRelease] = field(default_factory=list)
+    charts_used: set[str] = field(default_factory=set)  # chart folders a HelmRelease deploys
+    not_rendered: list[Diagnostic] = field(default_factory=list)
+    notes: list[Diagnostic] = field(default_factory=list)
+
+
+def flux_releases(manifests: list[Manifest], chart_dirs: list[str]) -> FluxCharts:
+    found = FluxCharts()
+    objects = {(m.kind, m.namespace, m.name): m for m in manifests if m.kind in ("ConfigMap", "Secret")}
+    for manifest in manifests:
+        if manifest.group == _GROUP and manifest.kind == "HelmRelease":
+            _add(manifest, chart_dirs, objects, found)
+    return found
+
+
+def _add(release: Manifest, chart_dirs: list[str], objects: dict, found: FluxCharts) -> None:
+    spec = _dict(release.body.get("spec"))
+    chart = _dict(_dict(spec.get("chart")).get("spec"))
+    source = _dict(chart.get("sourceRef"))
+    namespace = release.namespace or "default"
+    label = f"Flux HelmRelease {namespace}/{release.name}"
+    where = release.origin.path
+    if source.get("kind") not in _LOCAL_SOURCES or not chart.get("chart"):
+        remote = chart.get("chart") or _dict(spec.get("chartRef")).get("name") or "?"
+        kind = source.get("kind") or _dict(spec.get("chartRef")).get("kind") or "a remote source"
+        found.not_rendered.append(Diagnostic(
+            where, f"{label}: chart {remote} comes from {kind}; remote charts are not downloaded", level="notice"))
+        return
+    chart_dir = _matching_chart(str(chart["chart"]), chart_dirs)
+    if chart_dir is None:
+        found.not_rendered.append(Diagnostic(
+            where, f"{label}: chart path {chart['chart']} is not among the scanned charts", level="notice"))
+        return
+    values = [_values_from(ref, namespace, objects, label, where, found) for ref in spec.get("valuesFrom") or []]
+    values = [v for v in values if v is not None]
+    if isinstance(spec.get("values"), dict):
+        values.append(yaml.safe_dump(spec["values"]))
+    found.charts_used.add(chart_dir)
+    found.releases.append(ChartRelease(
+        chart_dir, release=str(spec.get("releaseName") or release.name),
+        namespace=str(spec.get("targetNamespace") or namespace), values=tuple(values),
+        via=f"{label} ({describe_chart(chart_dir)})"))
+
+
+def _matching_chart(chart_path: str, chart_dirs: list[str]) -> str | None:
+    """The scanned chart folder a repository-relative path like ./charts/web names."""
+    wanted = os.path.normpath(chart_path.lstrip("./") or ".").split(os.sep)
+    for chart_dir in chart_dirs:
+        parts = os.path.normpath(os.path.abspath(chart_dir)).split(os.sep)
+        if parts[-len(wanted):] == wanted:
+            return chart_dir
+    return None
+
+
+def _values_from(ref: Any, namespace: str, objects: dict, label: str, where: str, found: FluxCharts) -> str | None:
+    ref = _dict(ref)
+    kind, name = ref.get("kind"), ref.get("name")
+    key = ref.get("valuesKey") or _DEFAULT_VALUES_KEY
+    source = objects.get((kind, namespace, name)) or objects.get((kind, None, name))
+    text = _data_value(source, key) if source else None
+    if text is None:
+        if not ref.get("optional"):
+            found.notes.append(Diagnostic(where, f"{label}: valuesFrom {kind} {name} key {key} is not in the "
+                                                 f"scanned tree; rendered without it", level="notice"))
+        return None
+    target_path = ref.get("targetPath")
+    if target_path:
+        value: Any = text
+        for part in reversed(str(target_path).split(".")):
+            value = {part: value}
+        return yaml.safe_dump(value)
+    return text
+
+
+def _data_value(source: Manifest, key: str) -> str | None:
+    body = source.body
+    value = _dict(body.get("stringData")).get(key)
+    if value is None:
+        value = _dict(body.get("data")).get(key)
+        if value is not None and source.kind == "Secret":
+            try:
+                value = base64.b64decode(str(value)).decode("utf-8")
+            except (binascii.Error, UnicodeDecodeError):
+                return None
+    return str(value) if value is not None else None
+
+
+def _dict(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,274 @@
+"""Helm charts in the scanned tree, rendered by the real helm as the target cluster would get them.
+
+Exact Capabilities: helm is pointed (through a generated kubeconfig) at a loopback discovery
+endpoint that serves what the target minor serves (`discovery.py`), and runs in server dry-run
+mode, so `.Capabilities.APIVersions` and `.Capabilities.KubeVersion` are the target's. In that
+mode helm afterwards tries to map every object to a served resource and fails on an API the target
+no longer serves -- exactly the objects kubehop must report. So the rendered stream is taken
+before that step, by a post-renderer plugin that copies it aside (helm's post-renderer input
+names each object's template in an annotation). Without helm, templates are read as text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Iterable
+
+import yaml
+
+from scanner.model import Diagnostic, Manifest, Origin
+from scanner.sources import render_cache
+from scanner.sources.chart_templates import locate, possible_objects
+from scanner.sources.discovery import FakeDiscovery
+from scanner.sources.rendered import annotation, drop_annotation, read_output, reorigin
+from scanner.sources.tools import tool_version
+from scanner.sources.yamldoc import read_text
+from scanner.versions import Minor
+
+FILENAME_ANNOTATION = "postrenderer.helm.sh/postrender-filename"
+_PLUGIN = "kubehop-capture"
+_CAPTURE_ENV = "KUBEHOP_HELM_CAPTURE"
+_TIMEOUT_SECONDS = 300
+# Reads the stream helm hands its post-renderer, keeps a copy, gives it back unchanged.
+_CAPTURE_SCRIPT = ("import os, sys; data = sys.stdin.buffer.read(); "
+                   f"open(os.environ['{_CAPTURE_ENV}'], 'wb').write(data); sys.stdout.buffer.write(data)")
+
+
+@dataclass(frozen=True)
+class ChartRelease:
+    """One chart to render, and as which release."""
+
+    chart_dir: str  # as displayed: the scanned path joined with the chart's folder
+    release: str
+    namespace: str = "default"
+    values_files: tuple[str, ...] = ()
+    values: tuple[str, ...] = ()  # YAML texts applied last, in order (a Flux HelmRelease's values)
+    via: str = ""  # how reports name it; defaults to the chart and release
+
+
+@dataclass
+class RenderOutcome:
+    release: ChartRelease
+    text: str | None = None  # the rendered stream, annotated with template file names
+    error: str | None = None
+    cached: bool = False
+
+
+@dataclass
+class HelmSettings:
+    helm: str
+    target: Minor
+    served: frozenset[tuple[str, str]]
+    values_files: tuple[str, ...] = ()
+    workers: int = field(default_factory=lambda: min(8, os.cpu_count() or 1))
+
+
+def chart_metadata(chart_dir: str) -> tuple[str, str]:
+    """(name, version) from Chart.yaml; the folder name when it cannot be read."""
+    try:
+        with open(os.path.join(chart_dir, "Chart.yaml"), encoding="utf-8") as handle:
+            meta = yaml.safe_load(handle) or {}
+    except (OSError, yaml.YAMLError):
+        meta = {}
+    meta = meta if isinstance(meta, dict) else {}
+    return str(meta.get("name") or os.path.basename(os.path.abspath(chart_dir))), str(meta.get("version") or "")
+
+
+def render_all(releases: list[ChartRelease], settings: HelmSettings, progress=None) -> list[RenderOutcome]:
+    """Render every release, several at once; `progress(done, total)` after each."""
+    if not releases:
+        return []
+    with FakeDiscovery(settings.target, settings.served) as kubeconfig, \
+            tempfile.TemporaryDirectory(prefix="kubehop-helm-") as work:
+        plugins = _write_capture_plugin(work)
+        outcomes: list[RenderOutcome] = []
+        with ThreadPoolExecutor(max_workers=settings.workers) as pool:
+            jobs = pool.map(lambda r: _render(r, settings, kubeconfig, plugins, work), releases)
+            for outcome in jobs:
+                outcomes.append(outcome)
+                if progress:
+                    progress(len(outcomes), len(releases))
+    return outcomes
+
+
+def _render(release: ChartRelease, settings: HelmSettings, kubeconfig: str, plugins: str,
+            work: str) -> RenderOutcome:
+    key = _cache_key(release, settings)
+    cached = render_cache.load(key)
+    if cached is not None:
+        return RenderOutcome(release, text=cached, cached=True)
+    with tempfile.TemporaryDirectory(dir=work) as scratch:
+        capture = os.path.join(scratch, "rendered.yaml")
+        command = [settings.helm, "template", release.release, release.chart_dir,
+                   "--namespace", release.namespace, "--kubeconfig", kubeconfig,
+                   "--dry-run=server", "--disable-openapi-validation", "--post-renderer", _PLUGIN]
+        for values_file in settings.values_files + release.values_files:
+            command += ["--values", values_file]
+        for number, values in enumerate(release.values):
+            inline = os.path.join(scratch, f"values-{number}.yaml")
+            with open(inline, "w", encoding="utf-8") as handle:
+                handle.write(values)
+            command += ["--values", inline]
+        env = {**_clean_env(), "KUBECONFIG": kubeconfig, "KUBECACHEDIR": os.path.join(scratch, "kube-cache"),
+               "HELM_PLUGINS": plugins, _CAPTURE_ENV: capture}
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=_TIMEOUT_SECONDS,
+                                  stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            return RenderOutcome(release, error=f"helm did not finish within {_TIMEOUT_SECONDS} s")
+        except OSError as err:
+            return RenderOutcome(release, error=f"cannot run helm: {err}")
+        if not os.path.exists(capture):
+            if done.returncode == 0:  # a chart whose templates emit nothing
+                return RenderOutcome(release, text="")
+            return RenderOutcome(release, error=_helm_message(done.stderr))
+        with open(capture, encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+    # A failure after the capture is helm not finding a served resource for an object: reported below.
+    render_cache.store(key, text)
+    return RenderOutcome(release, text=text)
+
+
+def _cache_key(release: ChartRelease, settings: HelmSettings) -> str:
+    values = [render_cache.folder_digest(path) if os.path.isdir(path) else _file_text(path)
+              for path in settings.values_files + release.values_files]
+    return render_cache.cache_key(
+        "helm-render-1", tool_version(settings.helm), render_cache.folder_digest(release.chart_dir),
+        release.release, release.namespace, *release.values, *values,
+        str(settings.target), json.dumps(sorted(settings.served)))
+
+
+def _file_text(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except OSError as err:
+        return f"unreadable: {err}"
+
+
+def _clean_env() -> dict[str, str]:
+    """The user's environment without what could point helm at a real cluster."""
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith(("HELM_KUBE", "KUBECONFIG")) and k not in ("HELM_NAMESPACE", "HELM_DRIVER")}
+
+
+def _helm_message(stderr: str) -> str:
+    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("Error:")]
+    message = (errors[-1] if errors else lines[-1] if lines else "helm failed without a message")
+    return message.removeprefix("Error:").strip()
+
+
+def _write_capture_plugin(work: str) -> str:
+    folder = os.path.join(work, "plugins", _PLUGIN)
+    os.makedirs(folder)
+    plugin = {"apiVersion": "v1", "name": _PLUGIN, "version": "1.0.0", "type": "postrenderer/v1",
+              "runtime": "subprocess",
+              "runtimeConfig": {"platformCommand": [{"command": sys.executable, "args": ["-c", _CAPTURE_SCRIPT]}]}}
+    with open(os.path.join(folder, "plugin.yaml"), "w", encoding="utf-8") as handle:
+        json.dump(plugin, handle)  # JSON is YAML
+    return os.path.dirname(folder)
+
+
+# --- From rendered output back to the templates ---------------------------------------------------
+
+def manifests_of(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagnostic], int]:
+    """Objects of a rendered release pointing at their template lines; and the templates count."""
+    release = outcome.release
+    display = f"{release.chart_dir} (rendered)"
+    manifests, diagnostics = read_output(outcome.text or "", display)
+    occurrences: dict[tuple[str, str, str], int] = {}
+    templates: set[str] = set()
+    via = release.via or describe(release)
+
+    def where(manifest: Manifest) -> Origin:
+        source = annotation(manifest, FILENAME_ANNOTATION)
+        drop_annotation(manifest, FILENAME_ANNOTATION)
+        if source is None:
+            return Origin(display, manifest.origin.line, manifest.origin.column, via)
+        path = template_path(release.chart_dir, source)
+        templates.add(path)
+        key = (path, manifest.api_version, manifest.kind)
+        occurrence = occurrences.get(key, 0)
+        occurrences[key] = occurrence + 1
+        line, column = locate(path, manifest.api_version, manifest.kind, occurrence)
+        return Origin(path, line, column, via)
+
+    return reorigin(manifests, where), diagnostics, len(templates)
+
+
+def describe(release: ChartRelease) -> str:
+    return f"helm release {release.release} of {describe_chart(release.chart_dir)}"
+
+
+def template_path(chart_dir: str, source: str) -> str:
+    """`mychart/charts/sub/templates/x.yaml` -> the file under the scanned chart folder (a packaged
+    subchart's .tgz when the template is inside one)."""
+    relative = source.split("/", 1)[1] if "/" in source else source
+    path = os.path.join(chart_dir, *relative.split("/"))
+    if os.path.exists(path):
+        return path
+    parts = relative.split("/")
+    for depth in range(len(parts) - 1, 0, -1):
+        if parts[depth - 1] == "charts":
+            folder = os.path.join(chart_dir, *parts[:depth - 1], "charts")
+            packed = sorted(n for n in _listdir(folder) if n.startswith(parts[depth] + "-") and n.endswith(".tgz"))
+            if packed:
+                return os.path.join(folder, packed[0])
+    return path
+
+
+def _listdir(folder: str) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
+
+
+# --- Without helm ---------------------------------------------------------------------------------
+
+def text_fallback(chart_dir: str) -> list[Manifest]:
+    """What the chart's templates could emit, read as text: every branch, nothing rendered."""
+    manifests = []
+    via = f"{describe_chart(chart_dir)}, template read as text (not rendered)"
+    for found in possible_objects(chart_dir):
+        document = f"apiVersion: {json.dumps(found.api_version)}\nkind: {json.dumps(found.kind)}\n"
+        (manifest,), _ = read_text(document, found.path)
+        manifest.origin = Origin(found.path, found.line, found.column, via)
+        manifests.append(manifest)
+    return manifests
+
+
+def describe_chart(chart_dir: str) -> str:
+    name, version = chart_metadata(chart_dir)
+    return f"chart {name} {version}".rstrip()
+
+
+def progress_printer(stream=sys.stderr):
+    """Progress on a terminal only: nothing when stderr is a pipe or a CI log."""
+    if not stream.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        end = "\n" if done == total else ""
+        stream.write(f"\rkubehop: rendered {done}/{total} charts{end}")
+        stream.flush()
+
+    return show
+
+
+def releases_for(chart_dirs: Iterable[str]) -> list[ChartRelease]:
+    """Each chart folder rendered once with its own values, as a release named after the chart."""
+    return [ChartRelease(chart_dir, release=_release_name(chart_metadata(chart_dir)[0]))
+            for chart_dir in chart_dirs]
+
+
+def _release_name(chart_name: str) -> str:
+    name = "".join(c if c.isalnum() or c == "-" else "-" for c in chart_name.lower()).strip("-")
+    return (name or "release")[:53]
