@@ -93,7 +93,7 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
         if outcome.error is not None:
             chart = outcome.release.chart_dir
             result.diagnostics.append(Diagnostic(chart, f"helm could not render it: {outcome.error}"))
-            result.unrendered.append(Diagnostic(chart, f"helm failed: {outcome.error}", level="notice"))
+            result.unrendered.append(Diagnostic(chart, "helm failed (see input problems)", level="notice"))
             continue
         found, problems, templates = helm.manifests_of(outcome)
         result.manifests.extend(found)

@@ -12,9 +12,9 @@ import os
 import re
 from dataclasses import dataclass
 
-_DOC_SEPARATOR = re.compile(r"^---\s*$", re.MULTILINE)
-_API_VERSION_LINE = re.compile(r"^(\s*)apiVersion:\s*(.*?)\s*$", re.MULTILINE)
-_KIND_LINE = re.compile(r"^\s*kind:\s*[\"']?([A-Za-z0-9]+)[\"']?\s*$", re.MULTILINE)
+_DOC_SEPARATOR = re.compile(r"^---[ \t]*$", re.MULTILINE)
+_API_VERSION_LINE = re.compile(r"^([ \t]*)apiVersion:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
+_KIND_LINE = re.compile(r"^[ \t]*kind:[ \t]*[\"']?([A-Za-z0-9]+)[\"']?[ \t]*$", re.MULTILINE)
 _LITERAL = re.compile(r"^[\"']?([a-z0-9.-]+/)?v[0-9]+((alpha|beta)[0-9]+)?[\"']?$")
 # An apiVersion written anywhere in a template action or helper, e.g. {{ print "apps/v1" }}.
 _QUOTED_API_VERSION = re.compile(r"\"((?:[a-z0-9-]+\.)*[a-z0-9-]+/v[0-9]+(?:(?:alpha|beta)[0-9]+)?|v1)\"")

@@ -159,10 +159,11 @@ def _clean_env() -> dict[str, str]:
 
 
 def _helm_message(stderr: str) -> str:
+    """helm's error on one line: from its `Error:` line on, without the hint about --debug."""
     lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
-    errors = [line for line in lines if line.startswith("Error:")]
-    message = (errors[-1] if errors else lines[-1] if lines else "helm failed without a message")
-    return message.removeprefix("Error:").strip()
+    start = next((i for i, line in enumerate(lines) if line.startswith("Error:")), max(len(lines) - 1, 0))
+    kept = [line for line in lines[start:] if not line.startswith("Use --debug")]
+    return " ".join(kept).removeprefix("Error:").strip() or "helm failed without a message"
 
 
 def _write_capture_plugin(work: str) -> str:
