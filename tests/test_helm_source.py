@@ -1,0 +1,189 @@
+"""Helm charts rendered by the real helm for the target minor, findings pointing at template lines."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import FIXTURES, run_kubehop, tool_or_skip
+from scanner.rulebook import load_rulebook
+from scanner.scan import ScanOptions
+from scanner.sources import collect
+from scanner.sources.chart_templates import locate, possible_objects
+from scanner.sources.discovery import discovery_documents
+from scanner.sources.helm import HelmSettings, render_all, releases_for
+from scanner.versions import Minor
+
+CHARTS = FIXTURES / "charts"
+CHARTS_ARG = "tests/fixtures/charts"
+
+
+@pytest.fixture
+def helm_env(tmp_path, monkeypatch) -> dict[str, str]:
+    """The real helm, and a render cache of this test's own."""
+    env = {"KUBEHOP_HELM": tool_or_skip("helm"), "KUBEHOP_CACHE_DIR": str(tmp_path / "cache")}
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    return env
+
+
+def scan_json(*args: str, env: dict[str, str]) -> tuple[int, dict]:
+    proc = run_kubehop("scan", "--format", "json", *args, env=env)
+    assert "Traceback" not in proc.stderr.decode(), proc.stderr.decode()
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def objects(paths: list[str], target: str, **options) -> dict[str, list]:
+    """kind/name -> (apiVersion, path, line, via) of everything the sources produce."""
+    found = collect(paths, Minor(*map(int, target.split("."))), ScanOptions(**options))
+    return {f"{m.kind}/{m.name}": (m.api_version, m.origin.path, m.origin.line, m.origin.via)
+            for m in found.manifests}
+
+
+# --- Exact Capabilities ---------------------------------------------------------------------------
+
+def test_discovery_serves_what_the_target_serves_and_nothing_removed():
+    minor = Minor(1, 25)
+    docs = discovery_documents(minor, load_rulebook().served.served_at(minor))
+    assert docs["/version"]["minor"] == "25"
+    assert "/apis/extensions/v1beta1" not in docs
+    kinds = {r["kind"] for r in docs["/apis/networking.k8s.io/v1"]["resources"]}
+    assert "Ingress" in kinds
+    groups = {v["groupVersion"] for g in docs["/apis"]["groups"] for v in g["versions"]}
+    assert "networking.k8s.io/v1" in groups and "extensions/v1beta1" not in groups
+
+
+def test_plain_helm_template_claims_long_removed_apis():
+    """Why kubehop does not use `helm template --kube-version` alone: its Capabilities still list
+    extensions/v1beta1 at 1.25, so the gated chart would render an API 1.25 does not serve."""
+    helm = tool_or_skip("helm")
+    out = subprocess.run([helm, "template", "x", str(CHARTS / "capabilities-gated"), "--kube-version", "1.25.0"],
+                         capture_output=True, text=True, check=True).stdout
+    assert "apiVersion: extensions/v1beta1" in out
+
+
+@pytest.mark.parametrize("target, api_version, line", [
+    ("1.25", "networking.k8s.io/v1", 4),  # extensions/v1beta1 is gone: the else branch
+    ("1.21", "extensions/v1beta1", 2),  # still served at 1.21: the chart's first choice
+])
+def test_capabilities_gate_renders_as_on_a_cluster_of_the_target(helm_env, target, api_version, line):
+    found = objects([f"{CHARTS_ARG}/capabilities-gated"], target)
+    assert found["Ingress/capabilities-gated"] == (
+        api_version, f"{CHARTS_ARG}/capabilities-gated/templates/ingress.yaml", line,
+        "helm release capabilities-gated of chart capabilities-gated 1.0.0")
+    assert found["Service/capabilities-gated"][0] == "v1"
+
+
+def test_chart_emits_removed_api_only_below_the_minor_its_switch_names(helm_env):
+    code, report = scan_json("--target", "1.22", f"{CHARTS_ARG}/version-switch", env=helm_env)
+    assert code == 1
+    (finding,) = report["findings"]
+    assert (finding["file"], finding["line"], finding["column"]) == (
+        f"{CHARTS_ARG}/version-switch/templates/ingress.yaml", 2, 1)
+    assert finding["object"]["apiVersion"] == "extensions/v1beta1"
+    assert finding["via"] == "helm release version-switch of chart version-switch 0.3.0"
+    code, report = scan_json("--target", "1.23", f"{CHARTS_ARG}/version-switch", env=helm_env)
+    assert code == 0 and report["findings"] == [] and report["summary"]["objects"] == 1
+
+
+def test_subchart_emitting_a_removed_api_unconditionally_is_reported(helm_env):
+    """The target cannot map extensions/v1beta1 at all: helm's own server dry-run would fail on it."""
+    code, report = scan_json("--target", "1.25", f"{CHARTS_ARG}/umbrella", env=helm_env)
+    assert code == 1
+    where = {(f["object"]["name"], f["file"], f["line"], f["via"]) for f in report["findings"]}
+    template = f"{CHARTS_ARG}/umbrella/charts/legacy/templates/ingresses.yaml"
+    assert where == {(name, template, 3, "helm release umbrella of chart umbrella 2.0.0")
+                     for name in ("admin", "public")}
+    assert report["summary"]["objects"] == 3  # the parent's ConfigMap too
+
+
+# --- Values ---------------------------------------------------------------------------------------
+
+def test_values_file_given_on_the_command_line(helm_env):
+    chart = f"{CHARTS_ARG}/values-switch"
+    assert scan_json("--target", "1.22", chart, env=helm_env)[0] == 0
+    code, report = scan_json("--target", "1.22", "--values", "tests/fixtures/legacy-values.yaml", chart,
+                             env=helm_env)
+    assert code == 1
+    assert [(f["file"], f["line"]) for f in report["findings"]] == [(f"{chart}/templates/ingress.yaml", 2)]
+
+
+def test_flux_helmrelease_renders_its_local_chart_with_its_values(helm_env):
+    code, report = scan_json("--target", "1.22", "tests/fixtures/flux-repo", env=helm_env)
+    assert code == 1
+    (finding,) = report["findings"]  # the chart is rendered as the release, not again with defaults
+    assert finding["file"] == "tests/fixtures/flux-repo/charts/web/templates/ingress.yaml"
+    assert finding["object"]["name"] == "shop-web"  # spec.releaseName
+    assert finding["via"] == "Flux HelmRelease shop/web (chart web 3.0.0)"
+    (remote,) = report["unrendered"]
+    assert remote["file"] == "tests/fixtures/flux-repo/apps/web.yaml"
+    assert "monitoring/metrics" in remote["reason"] and "HelmRepository" in remote["reason"]
+
+
+# --- Failures, fallbacks, cache -------------------------------------------------------------------
+
+def test_broken_chart_is_an_input_problem_and_the_rest_is_scanned(helm_env):
+    code, report = scan_json("--target", "1.25", f"{CHARTS_ARG}/broken", f"{CHARTS_ARG}/umbrella", env=helm_env)
+    assert code == 3
+    (problem,) = report["diagnostics"]
+    assert problem["file"] == f"{CHARTS_ARG}/broken" and problem["level"] == "error"
+    assert "nil pointer evaluating interface {}.name" in problem["message"]
+    assert {u["file"] for u in report["unrendered"]} == {f"{CHARTS_ARG}/broken"}
+    assert len(report["findings"]) == 2
+
+
+@pytest.mark.parametrize("how", ["no helm", "--no-render"])
+def test_without_rendering_templates_are_read_as_text_with_every_branch(how, helm_env):
+    env = {**helm_env, "KUBEHOP_HELM": ""} if how == "no helm" else helm_env
+    flags = ["--no-render"] if how == "--no-render" else []
+    code, report = scan_json("--target", "1.25", *flags, f"{CHARTS_ARG}/capabilities-gated",
+                             f"{CHARTS_ARG}/version-switch", env=env)
+    assert code == 1
+    assert {(f["file"], f["line"]) for f in report["findings"]} == {
+        (f"{CHARTS_ARG}/capabilities-gated/templates/ingress.yaml", 2),
+        (f"{CHARTS_ARG}/version-switch/templates/ingress.yaml", 2),
+    }
+    assert all("not rendered" in f["via"] for f in report["findings"])
+    assert len(report["unrendered"]) == 2
+    (notice,) = report["notices"]
+    assert ("helm was not found" if how == "no helm" else "--no-render") in notice
+
+
+def test_text_reading_follows_helpers_to_both_branches():
+    found = {(o.api_version, o.kind, o.line) for o in possible_objects(str(CHARTS / "version-switch"))}
+    assert found == {("networking.k8s.io/v1", "Ingress", 2), ("extensions/v1beta1", "Ingress", 2)}
+
+
+def test_locate_prefers_the_branch_that_wrote_the_rendered_api_version():
+    template = str(CHARTS / "capabilities-gated" / "templates" / "ingress.yaml")
+    assert locate(template, "networking.k8s.io/v1", "Ingress") == (4, 1)
+    assert locate(template, "extensions/v1beta1", "Ingress") == (2, 1)
+
+
+def test_render_cache_is_reused_until_the_chart_changes(helm_env, tmp_path):
+    chart = tmp_path / "chart"
+    shutil.copytree(CHARTS / "capabilities-gated", chart)
+    minor = Minor(1, 25)
+    settings = HelmSettings(helm_env["KUBEHOP_HELM"], minor, frozenset(load_rulebook().served.served_at(minor)))
+    first, = render_all(releases_for([str(chart)]), settings)
+    again, = render_all(releases_for([str(chart)]), settings)
+    assert (first.cached, again.cached) == (False, True) and first.text == again.text
+    (chart / "values.yaml").write_text("host: other.example.com\n")
+    changed, = render_all(releases_for([str(chart)]), settings)
+    assert not changed.cached and "other.example.com" in changed.text
+    other_target = HelmSettings(settings.helm, Minor(1, 21), frozenset(load_rulebook().served.served_at(Minor(1, 21))))
+    assert not render_all(releases_for([str(chart)]), other_target)[0].cached
+
+
+def test_no_progress_output_when_stderr_is_not_a_terminal(helm_env):
+    proc = run_kubehop("scan", "--target", "1.25", f"{CHARTS_ARG}/umbrella", env=helm_env)
+    assert proc.stderr == b""
+
+
+def test_report_of_the_test_charts(helm_env, snapshot):
+    code, report = scan_json("--target", "1.22", CHARTS_ARG, env=helm_env)
+    assert code == 3
+    assert report == snapshot
