@@ -187,3 +187,15 @@ def test_report_of_the_test_charts(helm_env, snapshot):
     code, report = scan_json("--target", "1.22", CHARTS_ARG, env=helm_env)
     assert code == 3
     assert report == snapshot
+
+
+def test_a_problem_in_rendered_output_names_its_template(helm_env, tmp_path):
+    chart = tmp_path / "dup"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: dup\nversion: 1.0.0\n")
+    (chart / "templates" / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: '1'\n  a: '2'\n")
+    code, report = scan_json("--target", "1.25", str(chart), env=helm_env)
+    (problem,) = report["diagnostics"]
+    assert problem["file"] == str(chart / "templates" / "cm.yaml")
+    assert "duplicate key 'a'" in problem["message"] and code == 3

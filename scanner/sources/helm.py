@@ -11,8 +11,10 @@ names each object's template in an annotation). Without helm, templates are read
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -32,6 +34,8 @@ from scanner.sources.yamldoc import read_text
 from scanner.versions import Minor
 
 FILENAME_ANNOTATION = "postrenderer.helm.sh/postrender-filename"
+_FILENAME_LINE = re.compile(rf"^\s*{re.escape(FILENAME_ANNOTATION)}:\s*['\"]?(.+?)['\"]?\s*$", re.MULTILINE)
+_SEPARATOR_LINE = re.compile(r"^---", re.MULTILINE)
 _PLUGIN = "kubehop-capture"
 _CAPTURE_ENV = "KUBEHOP_HELM_CAPTURE"
 _TIMEOUT_SECONDS = 300
@@ -66,7 +70,8 @@ class HelmSettings:
     target: Minor
     served: frozenset[tuple[str, str]]
     values_files: tuple[str, ...] = ()
-    workers: int = field(default_factory=lambda: min(8, os.cpu_count() or 1))
+    # A render mostly waits (helm's start, discovery round trips, the capture plugin): 2 per CPU.
+    workers: int = field(default_factory=lambda: min(16, 2 * (os.cpu_count() or 1)))
 
 
 def chart_metadata(chart_dir: str) -> tuple[str, str]:
@@ -201,7 +206,27 @@ def manifests_of(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagnosti
         line, column = locate(path, manifest.api_version, manifest.kind, occurrence)
         return Origin(path, line, column, via)
 
-    return reorigin(manifests, where), diagnostics, len(templates)
+    problems = [_in_template(d, outcome.text or "", release) for d in diagnostics]
+    return reorigin(manifests, where), problems, len(templates)
+
+
+def _in_template(problem: Diagnostic, text: str, release: ChartRelease) -> Diagnostic:
+    """A problem in rendered output, told against the template that produced that document."""
+    if problem.line is None:
+        return problem
+    separators = [_line_of(text, m.start()) for m in _SEPARATOR_LINE.finditer(text)]
+    index = bisect.bisect_right(separators, problem.line)
+    begin = separators[index - 1] if index else 0
+    end = separators[index] if index < len(separators) else float("inf")
+    for match in _FILENAME_LINE.finditer(text):
+        if begin < _line_of(text, match.start()) < end:
+            path = template_path(release.chart_dir, match.group(1))
+            return Diagnostic(path, f"{problem.message} (in what it renders)", None, problem.level)
+    return problem
+
+
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
 
 
 def describe(release: ChartRelease) -> str:
