@@ -75,7 +75,8 @@ def cli() -> None:
 @click.option("--helm-releases", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="Output of `kubectl get secrets -A -l owner=helm -o yaml`: scan what Helm has deployed.")
 @click.option("--allow-network", is_flag=True,
-              help="Let kustomize fetch remote bases (nothing is downloaded without it).")
+              help="Let helm download the remote charts of Flux HelmReleases and kustomize fetch remote "
+                   "bases (nothing is downloaded without it).")
 @click.option("--no-render", is_flag=True,
               help="Read Helm templates as text and do not build kustomizations.")
 def scan(paths, target, current, fmt, output, values_files, helm_releases, allow_network, no_render) -> None:

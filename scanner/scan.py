@@ -54,7 +54,7 @@ class ScanResult:
 class ScanOptions:
     """Everything a scan can be asked beyond paths and minors; sources and checks read what they need."""
 
-    allow_network: bool = False  # remote kustomize bases may be fetched
+    allow_network: bool = False  # remote Helm charts and kustomize bases may be downloaded
     values_files: tuple[str, ...] = ()  # --values: applied to every chart rendered, after its values.yaml
     helm_releases: tuple[str, ...] = ()  # --helm-releases: dumps of Helm's release Secrets
     render: bool = True  # False (--no-render): charts are read as text, kustomizations not built

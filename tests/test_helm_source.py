@@ -199,3 +199,69 @@ def test_a_problem_in_rendered_output_names_its_template(helm_env, tmp_path):
     (problem,) = report["diagnostics"]
     assert problem["file"] == str(chart / "templates" / "cm.yaml")
     assert "duplicate key 'a'" in problem["message"] and code == 3
+
+
+REMOTE_RELEASE = """\
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmRepository
+metadata:
+  name: charts
+  namespace: apps
+spec:
+  url: {url}
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: edge
+  namespace: apps
+spec:
+  chart:
+    spec:
+      chart: values-switch
+      version: "1.1.x"
+      sourceRef:
+        kind: HelmRepository
+        name: charts
+  values:
+    legacyIngress: true
+"""
+
+
+@pytest.fixture
+def chart_repository(helm_env, tmp_path):
+    """A Helm chart repository on loopback HTTP holding the values-switch chart, packaged by helm."""
+    import http.server
+    import threading
+    from functools import partial
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    helm = helm_env["KUBEHOP_HELM"]
+    subprocess.run([helm, "package", str(CHARTS / "values-switch"), "-d", str(repo)], check=True, capture_output=True)
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), partial(http.server.SimpleHTTPRequestHandler, directory=str(repo)))
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    subprocess.run([helm, "repo", "index", str(repo), "--url", url], check=True, capture_output=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
+def test_remote_chart_is_downloaded_only_with_allow_network(helm_env, chart_repository, tmp_path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "edge.yaml").write_text(REMOTE_RELEASE.format(url=chart_repository))
+    env = {**helm_env, **{k: str(tmp_path / k) for k in ("HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME")}}
+    code, report = scan_json("--target", "1.22", str(tree), env=env)
+    assert code == 0 and report["findings"] == []
+    (entry,) = report["unrendered"]
+    assert "values-switch 1.1.x from http://127.0.0.1:" in entry["reason"] and "--allow-network" in entry["reason"]
+
+    code, report = scan_json("--target", "1.22", "--allow-network", str(tree), env=env)
+    assert code == 1 and report["unrendered"] == []
+    (finding,) = report["findings"]
+    assert (finding["file"], finding["line"]) == (str(tree / "edge.yaml"), 9)  # the HelmRelease
+    assert finding["via"].startswith("Flux HelmRelease apps/edge (chart values-switch 1.1.x from http://127.0.0.1:")
+    assert finding["via"].endswith(", values-switch/templates/ingress.yaml")

@@ -57,7 +57,7 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
             kustomizations.append(item.path)
         else:
             result.extend(read_manifest_file(item, stdin_bytes))
-    if charts:
+    if charts or any(m.kind == "HelmRelease" for m in result.manifests):
         result.extend(_charts(charts, result.manifests, target, options))
     if kustomizations:
         result.extend(_kustomizations(kustomizations, result.manifests, options))
@@ -75,6 +75,8 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
     result = ScanInput()
     helm_path = find_tool("helm") if options.render else None
     if helm_path is None:
+        if not charts:
+            return result
         for chart_dir in charts:
             result.manifests.extend(helm.text_fallback(chart_dir))
             result.unrendered.append(Diagnostic(chart_dir, "Helm chart read as text: every branch of its "
@@ -83,7 +85,7 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
         return result
     book = load_rulebook()
     target = target or book.newest
-    deployed = flux.flux_releases(manifests, charts)
+    deployed = flux.flux_releases(manifests, charts, options.allow_network)
     result.unrendered.extend(deployed.not_rendered)
     result.diagnostics.extend(deployed.notes)
     releases = deployed.releases + helm.releases_for(c for c in charts if c not in deployed.charts_used)
@@ -91,7 +93,7 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
                                  tuple(options.values_files))
     for outcome in helm.render_all(releases, settings, helm.progress_printer()):
         if outcome.error is not None:
-            chart = outcome.release.chart_dir
+            chart = outcome.release.where
             result.diagnostics.append(Diagnostic(chart, f"helm could not render it: {outcome.error}"))
             result.unrendered.append(Diagnostic(chart, "helm failed (see input problems)", level="notice"))
             continue

@@ -1,9 +1,10 @@
-"""Flux HelmReleases in the tree: which local chart each one deploys, with which values.
+"""Flux HelmReleases in the tree: which chart each one deploys, with which values.
 
 A HelmRelease whose chart is a path in a GitRepository is matched to a chart folder of the scan and
 rendered as that release, with its `valuesFrom` ConfigMaps/Secrets (when they are in the tree) and
-then its `spec.values`, the order Flux merges them in. Charts from a HelmRepository or an OCI
-registry are listed as not rendered: kubehop does not download them.
+then its `spec.values`, the order Flux merges them in. A chart from a HelmRepository or an
+OCIRepository (found in the tree) is downloaded by helm only with --allow-network; without it the
+release is listed as not rendered.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from typing import Any
 import yaml
 
 from scanner.model import Diagnostic, Manifest
-from scanner.sources.helm import ChartRelease, describe_chart
+from scanner.sources.helm import ChartRelease, RemoteChart, describe_chart
 
 _GROUP = "helm.toolkit.fluxcd.io"
+_SOURCE_GROUP = "source.toolkit.fluxcd.io"
 _LOCAL_SOURCES = ("GitRepository", "Bucket")
 _DEFAULT_VALUES_KEY = "values.yaml"
 
@@ -32,42 +34,71 @@ class FluxCharts:
     notes: list[Diagnostic] = field(default_factory=list)
 
 
-def flux_releases(manifests: list[Manifest], chart_dirs: list[str]) -> FluxCharts:
+def is_helm_release(manifest: Manifest) -> bool:
+    return manifest.group == _GROUP and manifest.kind == "HelmRelease"
+
+
+def flux_releases(manifests: list[Manifest], chart_dirs: list[str], allow_network: bool = False) -> FluxCharts:
     found = FluxCharts()
-    objects = {(m.kind, m.namespace, m.name): m for m in manifests if m.kind in ("ConfigMap", "Secret")}
+    objects = {(m.kind, m.namespace, m.name): m for m in manifests
+               if m.kind in ("ConfigMap", "Secret") or m.group == _SOURCE_GROUP}
     for manifest in manifests:
-        if manifest.group == _GROUP and manifest.kind == "HelmRelease":
-            _add(manifest, chart_dirs, objects, found)
+        if is_helm_release(manifest):
+            _add(manifest, chart_dirs, objects, found, allow_network)
     return found
 
 
-def _add(release: Manifest, chart_dirs: list[str], objects: dict, found: FluxCharts) -> None:
+def _add(release: Manifest, chart_dirs: list[str], objects: dict, found: FluxCharts, allow_network: bool) -> None:
     spec = _dict(release.body.get("spec"))
     chart = _dict(_dict(spec.get("chart")).get("spec"))
-    source = _dict(chart.get("sourceRef"))
     namespace = release.namespace or "default"
     label = f"Flux HelmRelease {namespace}/{release.name}"
     where = release.origin.path
-    if source.get("kind") not in _LOCAL_SOURCES or not chart.get("chart"):
-        remote = chart.get("chart") or _dict(spec.get("chartRef")).get("name") or "?"
-        kind = source.get("kind") or _dict(spec.get("chartRef")).get("kind") or "a remote source"
-        found.not_rendered.append(Diagnostic(
-            where, f"{label}: chart {remote} comes from {kind}; remote charts are not downloaded", level="notice"))
-        return
-    chart_dir = _matching_chart(str(chart["chart"]), chart_dirs)
-    if chart_dir is None:
-        found.not_rendered.append(Diagnostic(
-            where, f"{label}: chart path {chart['chart']} is not among the scanned charts", level="notice"))
-        return
     values = [_values_from(ref, namespace, objects, label, where, found) for ref in spec.get("valuesFrom") or []]
     values = [v for v in values if v is not None]
     if isinstance(spec.get("values"), dict):
         values.append(yaml.safe_dump(spec["values"]))
-    found.charts_used.add(chart_dir)
-    found.releases.append(ChartRelease(
-        chart_dir, release=str(spec.get("releaseName") or release.name),
-        namespace=str(spec.get("targetNamespace") or namespace), values=tuple(values),
-        via=f"{label} ({describe_chart(chart_dir)})"))
+    as_release = {"release": str(spec.get("releaseName") or release.name),
+                  "namespace": str(spec.get("targetNamespace") or namespace), "values": tuple(values)}
+    if _dict(chart.get("sourceRef")).get("kind") in _LOCAL_SOURCES and chart.get("chart"):
+        chart_dir = _matching_chart(str(chart["chart"]), chart_dirs)
+        if chart_dir is None:
+            found.not_rendered.append(Diagnostic(
+                where, f"{label}: chart path {chart['chart']} is not among the scanned charts", level="notice"))
+            return
+        found.charts_used.add(chart_dir)
+        found.releases.append(ChartRelease(chart_dir, via=f"{label} ({describe_chart(chart_dir)})", **as_release))
+        return
+    remote, problem = _remote_chart(release, spec, chart, objects)
+    if remote is not None and not allow_network:
+        problem = f"chart {remote} is remote; not downloaded without --allow-network"
+    if problem:
+        found.not_rendered.append(Diagnostic(where, f"{label}: {problem}", level="notice"))
+        return
+    found.releases.append(ChartRelease("", via=f"{label} (chart {remote})", remote=remote, **as_release))
+
+
+def _remote_chart(release: Manifest, spec: dict, chart: dict, objects: dict) -> tuple[RemoteChart | None, str | None]:
+    """The chart to download, from the HelmRepository/OCIRepository the release names (in the tree)."""
+    chart_ref = _dict(spec.get("chartRef"))
+    source_ref = _dict(chart.get("sourceRef")) or chart_ref
+    kind, name = source_ref.get("kind"), source_ref.get("name")
+    namespace = source_ref.get("namespace") or release.namespace
+    source = objects.get((kind, namespace, name)) or objects.get((kind, None, name))
+    if kind not in ("HelmRepository", "OCIRepository"):
+        return None, f"chart source kind {kind} is not supported"
+    if source is None:
+        return None, f"chart source {kind} {namespace}/{name} is not in the scanned tree"
+    source_spec = _dict(source.body.get("spec"))
+    url = str(source_spec.get("url") or "")
+    if kind == "OCIRepository":
+        reference = _dict(source_spec.get("ref"))
+        version = reference.get("tag") or reference.get("semver")
+        return RemoteChart(url, None, str(version) if version else None, release.origin), None
+    version = str(chart["version"]) if chart.get("version") else None
+    if url.startswith("oci://"):
+        return RemoteChart(f"{url.rstrip('/')}/{chart.get('chart')}", None, version, release.origin), None
+    return RemoteChart(str(chart.get("chart")), url, version, release.origin), None
 
 
 def _matching_chart(chart_path: str, chart_dirs: list[str]) -> str | None:

@@ -45,15 +45,39 @@ _CAPTURE_SCRIPT = ("import os, sys; data = sys.stdin.buffer.read(); "
 
 
 @dataclass(frozen=True)
+class RemoteChart:
+    """A chart helm downloads (only with --allow-network): from a repository or an OCI registry."""
+
+    chart: str  # a chart name in `repo`, or an oci:// reference
+    repo: str | None
+    version: str | None
+    requested_at: Origin  # the object asking for it (a Flux HelmRelease): findings point there
+
+    def helm_args(self) -> list[str]:
+        return [self.chart, *(["--repo", self.repo] if self.repo else []),
+                *(["--version", self.version] if self.version else [])]
+
+    def __str__(self) -> str:
+        where = f" from {self.repo}" if self.repo else ""
+        return f"{self.chart} {self.version or '(latest)'}{where}"
+
+
+@dataclass(frozen=True)
 class ChartRelease:
     """One chart to render, and as which release."""
 
-    chart_dir: str  # as displayed: the scanned path joined with the chart's folder
+    chart_dir: str  # as displayed: the scanned path joined with the chart's folder ("" for a remote chart)
     release: str
     namespace: str = "default"
     values_files: tuple[str, ...] = ()
     values: tuple[str, ...] = ()  # YAML texts applied last, in order (a Flux HelmRelease's values)
     via: str = ""  # how reports name it; defaults to the chart and release
+    remote: RemoteChart | None = None
+
+    @property
+    def where(self) -> str:
+        """The path reports name for the release as a whole (its problems, not its objects)."""
+        return self.remote.requested_at.path if self.remote else self.chart_dir
 
 
 @dataclass
@@ -104,14 +128,15 @@ def render_all(releases: list[ChartRelease], settings: HelmSettings, progress=No
 
 def _render(release: ChartRelease, settings: HelmSettings, kubeconfig: str, plugins: str,
             work: str) -> RenderOutcome:
-    key = _cache_key(release, settings)
-    cached = render_cache.load(key)
+    # A remote chart's version range may resolve to a newer chart tomorrow: never cached.
+    key = _cache_key(release, settings) if release.remote is None else None
+    cached = render_cache.load(key) if key else None
     if cached is not None:
         return RenderOutcome(release, text=cached, cached=True)
     with tempfile.TemporaryDirectory(dir=work) as scratch:
         capture = os.path.join(scratch, "rendered.yaml")
-        command = [settings.helm, "template", release.release, release.chart_dir,
-                   "--namespace", release.namespace, "--kubeconfig", kubeconfig,
+        chart = release.remote.helm_args() if release.remote else [release.chart_dir]
+        command = [settings.helm, "template", release.release, *chart, "--namespace", release.namespace, "--kubeconfig", kubeconfig,
                    "--dry-run=server", "--disable-openapi-validation", "--post-renderer", _PLUGIN]
         for values_file in settings.values_files + release.values_files:
             command += ["--values", values_file]
@@ -136,7 +161,8 @@ def _render(release: ChartRelease, settings: HelmSettings, kubeconfig: str, plug
         with open(capture, encoding="utf-8", errors="replace") as handle:
             text = handle.read()
     # A failure after the capture is helm not finding a served resource for an object: reported below.
-    render_cache.store(key, text)
+    if key:
+        render_cache.store(key, text)
     return RenderOutcome(release, text=text)
 
 
@@ -187,6 +213,8 @@ def _write_capture_plugin(work: str) -> str:
 def manifests_of(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagnostic], int]:
     """Objects of a rendered release pointing at their template lines; and the templates count."""
     release = outcome.release
+    if release.remote:
+        return _remote_manifests(outcome)
     display = f"{release.chart_dir} (rendered)"
     manifests, diagnostics = read_output(outcome.text or "", display)
     occurrences: dict[tuple[str, str, str], int] = {}
@@ -208,6 +236,20 @@ def manifests_of(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagnosti
 
     problems = [_in_template(d, outcome.text or "", release) for d in diagnostics]
     return reorigin(manifests, where), problems, len(templates)
+
+
+def _remote_manifests(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagnostic], int]:
+    """No file of a downloaded chart is in the tree: findings point at the object that asked for it."""
+    release = outcome.release
+    asked = release.remote.requested_at
+    manifests, diagnostics = read_output(outcome.text or "", f"{asked.path} (chart {release.remote})")
+
+    def where(manifest: Manifest) -> Origin:
+        source = annotation(manifest, FILENAME_ANNOTATION)
+        drop_annotation(manifest, FILENAME_ANNOTATION)
+        return Origin(asked.path, asked.line, asked.column, f"{release.via}, {source}" if source else release.via)
+
+    return reorigin(manifests, where), diagnostics, 0
 
 
 def _in_template(problem: Diagnostic, text: str, release: ChartRelease) -> Diagnostic:
