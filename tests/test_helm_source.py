@@ -184,9 +184,13 @@ def test_no_progress_output_when_stderr_is_not_a_terminal(helm_env):
 
 
 def test_report_of_the_test_charts(helm_env, snapshot):
+    """What the Helm source decides (where, via, what was not rendered), not the rules' wording."""
     code, report = scan_json("--target", "1.22", CHARTS_ARG, env=helm_env)
     assert code == 3
-    assert report == snapshot
+    sourced = {key: report[key] for key in ("summary", "diagnostics", "unrendered", "notices")}
+    sourced["findings"] = [{key: f[key] for key in ("rule", "file", "line", "column", "via", "object")}
+                           for f in report["findings"]]
+    assert sourced == snapshot
 
 
 def test_a_problem_in_rendered_output_names_its_template(helm_env, tmp_path):
