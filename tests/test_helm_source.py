@@ -97,7 +97,18 @@ def test_subchart_emitting_a_removed_api_unconditionally_is_reported(helm_env):
     template = f"{CHARTS_ARG}/umbrella/charts/legacy/templates/ingresses.yaml"
     assert where == {(name, template, 3, "helm release umbrella of chart umbrella 2.0.0")
                      for name in ("admin", "public")}
-    assert report["summary"]["objects"] == 3  # the parent's ConfigMap too
+    assert report["summary"]["objects"] == 4  # the parent's ConfigMap and pre-install Job too
+
+
+def test_objects_helm_skips_are_not_checked(helm_env):
+    """A Helm 2 crd-install hook is never installed by Helm 3+: no finding for its removed API."""
+    code, report = scan_json("--target", "1.25", f"{CHARTS_ARG}/umbrella", env=helm_env)
+    assert not [f for f in report["findings"] if f["object"]["kind"] == "CustomResourceDefinition"]
+    (notice,) = report["diagnostics"]
+    assert (notice["file"], notice["line"], notice["level"]) == (
+        f"{CHARTS_ARG}/umbrella/templates/crd.yaml", 2, "notice")
+    assert "'crd-install' is not one Helm runs" in notice["message"]
+    assert code == 1  # a notice does not make the input unreadable
 
 
 # --- Values ---------------------------------------------------------------------------------------
@@ -128,8 +139,8 @@ def test_flux_helmrelease_renders_its_local_chart_with_its_values(helm_env):
 def test_broken_chart_is_an_input_problem_and_the_rest_is_scanned(helm_env):
     code, report = scan_json("--target", "1.25", f"{CHARTS_ARG}/broken", f"{CHARTS_ARG}/umbrella", env=helm_env)
     assert code == 3
-    (problem,) = report["diagnostics"]
-    assert problem["file"] == f"{CHARTS_ARG}/broken" and problem["level"] == "error"
+    (problem,) = [d for d in report["diagnostics"] if d["level"] == "error"]
+    assert problem["file"] == f"{CHARTS_ARG}/broken"
     assert "nil pointer evaluating interface {}.name" in problem["message"]
     assert {u["file"] for u in report["unrendered"]} == {f"{CHARTS_ARG}/broken"}
     assert len(report["findings"]) == 2

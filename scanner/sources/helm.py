@@ -12,6 +12,7 @@ names each object's template in an annotation). Without helm, templates are read
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 import os
 import re
@@ -24,6 +25,7 @@ from typing import Iterable
 
 import yaml
 
+from scanner import data
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.sources import render_cache
 from scanner.sources.chart_templates import locate, possible_objects
@@ -235,7 +237,31 @@ def manifests_of(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagnosti
         return Origin(path, line, column, via)
 
     problems = [_in_template(d, outcome.text or "", release) for d in diagnostics]
-    return reorigin(manifests, where), problems, len(templates)
+    installed = []
+    for manifest in reorigin(manifests, where):
+        hook = _unknown_hook(manifest)
+        if hook is None:
+            installed.append(manifest)
+        else:
+            problems.append(Diagnostic(manifest.origin.path, f"{manifest.kind} {manifest.name}: hook type {hook!r} "
+                                       "is not one Helm runs; Helm skips this object, so it is not checked",
+                                       manifest.origin.line or None, level="notice"))
+    return installed, problems, len(templates)
+
+
+@functools.cache
+def _hook_facts() -> tuple[str, frozenset[str]]:
+    facts = data.load("rules/helm.yaml")
+    return facts["hook_annotation"]["name"], frozenset(e["name"] for e in facts["hook_events"])
+
+
+def _unknown_hook(manifest: Manifest) -> str | None:
+    """The hook annotation of an object Helm would skip (a type it does not run), else None."""
+    key, events = _hook_facts()
+    hooks = annotation(manifest, key)
+    if hooks and any(h.strip().lower() not in events for h in hooks.split(",")):
+        return hooks
+    return None
 
 
 def _remote_manifests(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagnostic], int]:
