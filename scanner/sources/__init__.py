@@ -72,17 +72,11 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
     from scanner.sources import flux, helm
     from scanner.sources.tools import find_tool
 
-    result = ScanInput()
     helm_path = find_tool("helm") if options.render else None
-    if helm_path is None:
-        if not charts:
-            return result
-        for chart_dir in charts:
-            result.manifests.extend(helm.text_fallback(chart_dir))
-            result.unrendered.append(Diagnostic(chart_dir, "Helm chart read as text: every branch of its "
-                                                           "templates, nothing rendered", level="notice"))
-        result.notices.append(_no_helm_notice(len(charts), options.render))
-        return result
+    why_not = _why_not_rendered(helm_path, options.render)
+    if why_not:
+        return _charts_as_text(charts, why_not)
+    result = ScanInput()
     book = load_rulebook()
     target = target or book.newest
     deployed = flux.flux_releases(manifests, charts, options.allow_network)
@@ -104,11 +98,29 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
     return result
 
 
-def _no_helm_notice(charts: int, render: bool) -> str:
-    why = ("--no-render was given" if not render else
-           "helm was not found (set KUBEHOP_HELM, put helm on PATH, or run scripts/get-tools.sh)")
-    return (f"{why}: {charts} Helm chart{'s were' if charts != 1 else ' was'} read as text, not rendered; "
-            "findings from them cover every branch of an {{ if }}, including ones the cluster never gets")
+def _why_not_rendered(helm_path: str | None, render: bool) -> str | None:
+    from scanner.sources.helm import unsupported
+
+    if not render:
+        return "--no-render was given"
+    if helm_path is None:
+        return "helm was not found (set KUBEHOP_HELM, put helm on PATH, or run scripts/get-tools.sh)"
+    return unsupported(helm_path)
+
+
+def _charts_as_text(charts: list[str], why: str) -> ScanInput:
+    from scanner.sources import helm
+
+    result = ScanInput()
+    for chart_dir in charts:
+        result.manifests.extend(helm.text_fallback(chart_dir))
+        result.unrendered.append(Diagnostic(chart_dir, "Helm chart read as text: every branch of its "
+                                                       "templates, nothing rendered", level="notice"))
+    if charts:
+        plural = "s were" if len(charts) != 1 else " was"
+        result.notices.append(f"{why}: {len(charts)} Helm chart{plural} read as text, not rendered; findings "
+                              "from them cover every branch of an {{ if }}, including ones the cluster never gets")
+    return result
 
 
 def _kustomizations(folders: list[str], manifests: list[Manifest], options: "ScanOptions") -> ScanInput:

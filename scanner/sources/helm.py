@@ -100,6 +100,15 @@ class HelmSettings:
     workers: int = field(default_factory=lambda: min(16, 2 * (os.cpu_count() or 1)))
 
 
+def unsupported(helm: str) -> str | None:
+    """Why this helm cannot render for kubehop (post-renderer plugins need helm 4), or None."""
+    version = tool_version(helm)
+    major = re.match(r"v?(\d+)\.", version)
+    if major and int(major.group(1)) < 4:
+        return f"{helm} is helm {version}; kubehop renders with helm 4 or later (scripts/get-tools.sh fetches one)"
+    return None
+
+
 def chart_metadata(chart_dir: str) -> tuple[str, str]:
     """(name, version) from Chart.yaml; the folder name when it cannot be read."""
     try:
