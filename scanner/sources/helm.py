@@ -71,7 +71,6 @@ class ChartRelease:
     chart_dir: str  # as displayed: the scanned path joined with the chart's folder ("" for a remote chart)
     release: str
     namespace: str = "default"
-    values_files: tuple[str, ...] = ()
     values: tuple[str, ...] = ()  # YAML texts applied last, in order (a Flux HelmRelease's values)
     via: str = ""  # how reports name it; defaults to the chart and release
     remote: RemoteChart | None = None
@@ -146,21 +145,11 @@ def _render(release: ChartRelease, settings: HelmSettings, kubeconfig: str, plug
         return RenderOutcome(release, text=cached, cached=True)
     with tempfile.TemporaryDirectory(dir=work) as scratch:
         capture = os.path.join(scratch, "rendered.yaml")
-        chart = release.remote.helm_args() if release.remote else [release.chart_dir]
-        command = [settings.helm, "template", release.release, *chart, "--namespace", release.namespace, "--kubeconfig", kubeconfig,
-                   "--dry-run=server", "--disable-openapi-validation", "--post-renderer", _PLUGIN]
-        for values_file in settings.values_files + release.values_files:
-            command += ["--values", values_file]
-        for number, values in enumerate(release.values):
-            inline = os.path.join(scratch, f"values-{number}.yaml")
-            with open(inline, "w", encoding="utf-8") as handle:
-                handle.write(values)
-            command += ["--values", inline]
         env = {**_clean_env(), "KUBECONFIG": kubeconfig, "KUBECACHEDIR": os.path.join(scratch, "kube-cache"),
                "HELM_PLUGINS": plugins, _CAPTURE_ENV: capture}
         try:
-            done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=_TIMEOUT_SECONDS,
-                                  stdin=subprocess.DEVNULL)
+            done = subprocess.run(_helm_command(release, settings, kubeconfig, scratch), capture_output=True,
+                                  text=True, env=env, timeout=_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             return RenderOutcome(release, error=f"helm did not finish within {_TIMEOUT_SECONDS} s")
         except OSError as err:
@@ -169,17 +158,32 @@ def _render(release: ChartRelease, settings: HelmSettings, kubeconfig: str, plug
             if done.returncode == 0:  # a chart whose templates emit nothing
                 return RenderOutcome(release, text="")
             return RenderOutcome(release, error=_helm_message(done.stderr))
+        # helm failing after the capture is its server dry-run not finding a served resource for an
+        # object: the objects kubehop reports, not a rendering problem.
         with open(capture, encoding="utf-8", errors="replace") as handle:
             text = handle.read()
-    # A failure after the capture is helm not finding a served resource for an object: reported below.
     if key:
         render_cache.store(key, text)
     return RenderOutcome(release, text=text)
 
 
+def _helm_command(release: ChartRelease, settings: HelmSettings, kubeconfig: str, scratch: str) -> list[str]:
+    chart = release.remote.helm_args() if release.remote else [release.chart_dir]
+    command = [settings.helm, "template", release.release, *chart, "--namespace", release.namespace,
+               "--kubeconfig", kubeconfig, "--dry-run=server", "--disable-openapi-validation",
+               "--post-renderer", _PLUGIN]
+    for values_file in settings.values_files:
+        command += ["--values", values_file]
+    for number, values in enumerate(release.values):
+        inline = os.path.join(scratch, f"values-{number}.yaml")
+        with open(inline, "w", encoding="utf-8") as handle:
+            handle.write(values)
+        command += ["--values", inline]
+    return command
+
+
 def _cache_key(release: ChartRelease, settings: HelmSettings) -> str:
-    values = [render_cache.folder_digest(path) if os.path.isdir(path) else _file_text(path)
-              for path in settings.values_files + release.values_files]
+    values = [_file_text(path) for path in settings.values_files]
     return render_cache.cache_key(
         "helm-render-1", tool_version(settings.helm), render_cache.folder_digest(release.chart_dir),
         release.release, release.namespace, *release.values, *values,
