@@ -70,6 +70,7 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
             options: "ScanOptions") -> ScanInput:
     from scanner.rulebook import load_rulebook
     from scanner.sources import flux, helm
+    from scanner.sources.helm_output import manifests_of
     from scanner.sources.tools import find_tool
 
     helm_path = find_tool("helm") if options.render else None
@@ -91,7 +92,7 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
             result.diagnostics.append(Diagnostic(chart, f"helm could not render it: {outcome.error}"))
             result.unrendered.append(Diagnostic(chart, "helm failed (see input problems)", level="notice"))
             continue
-        found, problems, templates = helm.manifests_of(outcome)
+        found, problems, templates = manifests_of(outcome)
         result.manifests.extend(found)
         result.diagnostics.extend(problems)
         result.files_read += templates
@@ -109,11 +110,13 @@ def _why_not_rendered(helm_path: str | None, render: bool) -> str | None:
 
 
 def _charts_as_text(charts: list[str], why: str) -> ScanInput:
-    from scanner.sources import helm
+    from scanner.sources.chart_templates import text_fallback
+    from scanner.sources.helm import describe_chart
 
     result = ScanInput()
     for chart_dir in charts:
-        result.manifests.extend(helm.text_fallback(chart_dir))
+        result.manifests.extend(text_fallback(chart_dir, f"{describe_chart(chart_dir)}, template read as text "
+                                                         "(not rendered)"))
         result.unrendered.append(Diagnostic(chart_dir, "Helm chart read as text: every branch of its "
                                                        "templates, nothing rendered", level="notice"))
     if charts:

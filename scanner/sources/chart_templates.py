@@ -8,9 +8,13 @@ apiVersion/kind pair a template can produce, both branches of an `{{ if }}` swit
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 from dataclasses import dataclass
+
+from scanner.model import Manifest, Origin
+from scanner.sources.yamldoc import read_text
 
 _DOC_SEPARATOR = re.compile(r"^---[ \t]*$", re.MULTILINE)
 _API_VERSION_LINE = re.compile(r"^([ \t]*)apiVersion:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
@@ -148,3 +152,14 @@ def _defines(templates: list[str]) -> dict[str, str]:
         for match, after in zip(starts, starts[1:] + [None]):
             helpers.setdefault(match.group(1), text[match.end():after.start() if after else len(text)])
     return helpers
+
+
+def text_fallback(chart_dir: str, via: str) -> list[Manifest]:
+    """What the chart's templates could emit, as Manifests at their apiVersion lines: every branch."""
+    manifests = []
+    for found in possible_objects(chart_dir):
+        document = f"apiVersion: {json.dumps(found.api_version)}\nkind: {json.dumps(found.kind)}\n"
+        (manifest,), _ = read_text(document, found.path)
+        manifest.origin = Origin(found.path, found.line, found.column, via)
+        manifests.append(manifest)
+    return manifests
