@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import http.server
 import json
+import os
+import pty
 import shutil
 import subprocess
+import sys
+import threading
+from functools import partial
 
 import pytest
 
-from conftest import FIXTURES, run_kubehop, tool_or_skip
+from conftest import FIXTURES, REPO, run_kubehop, tool_or_skip
 from scanner.rulebook import load_rulebook
 from scanner.scan import ScanOptions
 from scanner.sources import collect
@@ -246,10 +252,6 @@ spec:
 @pytest.fixture
 def chart_repository(helm_env, tmp_path):
     """A Helm chart repository on loopback HTTP holding the values-switch chart, packaged by helm."""
-    import http.server
-    import threading
-    from functools import partial
-
     repo = tmp_path / "repo"
     repo.mkdir()
     helm = helm_env["KUBEHOP_HELM"]
@@ -280,3 +282,15 @@ def test_remote_chart_is_downloaded_only_with_allow_network(helm_env, chart_repo
     assert (finding["file"], finding["line"]) == (str(tree / "edge.yaml"), 9)  # the HelmRelease
     assert finding["via"].startswith("Flux HelmRelease apps/edge (chart values-switch 1.1.x from http://127.0.0.1:")
     assert finding["via"].endswith(", values-switch/templates/ingress.yaml")
+
+
+def test_progress_is_shown_on_a_terminal(helm_env):
+    controller, terminal = pty.openpty()
+    env = {**os.environ, **helm_env, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
+    done = subprocess.run([sys.executable, "-m", "scanner", "scan", "--target", "1.25", f"{CHARTS_ARG}/umbrella"],
+                          cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=terminal, timeout=120)
+    os.close(terminal)
+    shown = os.read(controller, 4096).decode()
+    os.close(controller)
+    assert done.returncode == 1
+    assert "kubehop: rendered 1/1 charts" in shown
