@@ -23,10 +23,23 @@ _SEPARATOR_LINE = re.compile(r"^---", re.MULTILINE)
 
 
 def manifests_of(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagnostic], int]:
-    """Objects of a rendered release pointing at their template lines; and the templates count."""
+    """Objects of a rendered release that Helm installs, pointing at their template lines; problems;
+    and how many templates produced them."""
+    manifests, problems, templates = (_remote_manifests if outcome.release.remote else _chart_manifests)(outcome)
+    installed = []
+    for manifest in manifests:
+        hook = _unknown_hook(manifest)
+        if hook is None:
+            installed.append(manifest)
+        else:
+            problems.append(Diagnostic(manifest.origin.path, f"{manifest.kind} {manifest.name}: hook type {hook!r} "
+                                       "is not one Helm runs; Helm skips this object, so it is not checked",
+                                       manifest.origin.line or None, level="notice"))
+    return installed, problems, templates
+
+
+def _chart_manifests(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagnostic], int]:
     release = outcome.release
-    if release.remote:
-        return _remote_manifests(outcome)
     display = f"{release.chart_dir} (rendered)"
     manifests, diagnostics = read_output(outcome.text or "", display)
     occurrences: dict[tuple[str, str, str], int] = {}
@@ -46,17 +59,8 @@ def manifests_of(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagnosti
         line, column = locate(path, manifest.api_version, manifest.kind, occurrence)
         return Origin(path, line, column, via)
 
-    problems = [_in_template(d, outcome.text or "", release) for d in diagnostics]
-    installed = []
-    for manifest in reorigin(manifests, where):
-        hook = _unknown_hook(manifest)
-        if hook is None:
-            installed.append(manifest)
-        else:
-            problems.append(Diagnostic(manifest.origin.path, f"{manifest.kind} {manifest.name}: hook type {hook!r} "
-                                       "is not one Helm runs; Helm skips this object, so it is not checked",
-                                       manifest.origin.line or None, level="notice"))
-    return installed, problems, len(templates)
+    found = reorigin(manifests, where)
+    return found, [_in_template(d, outcome.text or "", release) for d in diagnostics], len(templates)
 
 
 @functools.cache
