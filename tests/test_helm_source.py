@@ -294,3 +294,15 @@ def test_progress_is_shown_on_a_terminal(helm_env):
     os.close(controller)
     assert done.returncode == 1
     assert "kubehop: rendered 1/1 charts" in shown
+
+
+def test_flux_chart_outside_the_scanned_paths_is_found_in_the_repository(helm_env, tmp_path):
+    """Pointed at the cluster folder only, the HelmRelease's ./charts/web is still the repo's chart."""
+    repo = tmp_path / "platform"
+    shutil.copytree(FIXTURES / "flux-repo", repo)
+    (repo / ".git").mkdir()
+    code, report = scan_json("--target", "1.22", str(repo / "apps"), env=helm_env)
+    assert code == 1
+    (finding,) = report["findings"]
+    assert finding["file"] == str(repo / "charts" / "web" / "templates" / "ingress.yaml")
+    assert finding["via"] == "Flux HelmRelease shop/web (chart web 3.0.0)"

@@ -61,10 +61,11 @@ def _add(release: Manifest, chart_dirs: list[str], objects: dict, found: FluxCha
     as_release = {"release": str(spec.get("releaseName") or release.name),
                   "namespace": str(spec.get("targetNamespace") or namespace), "values": tuple(values)}
     if _dict(chart.get("sourceRef")).get("kind") in _LOCAL_SOURCES and chart.get("chart"):
-        chart_dir = _matching_chart(str(chart["chart"]), chart_dirs)
+        chart_dir = _matching_chart(str(chart["chart"]), chart_dirs) or _in_repository(str(chart["chart"]), where)
         if chart_dir is None:
             found.not_rendered.append(Diagnostic(
-                where, f"{label}: chart path {chart['chart']} is not among the scanned charts", level="notice"))
+                where, f"{label}: chart path {chart['chart']} is neither among the scanned charts nor in the "
+                       f"repository holding {where}", level="notice"))
             return
         found.charts_used.add(chart_dir)
         found.releases.append(ChartRelease(chart_dir, via=f"{label} ({describe_chart(chart_dir)})", **as_release))
@@ -103,12 +104,28 @@ def _remote_chart(release: Manifest, spec: dict, chart: dict, objects: dict) -> 
 
 def _matching_chart(chart_path: str, chart_dirs: list[str]) -> str | None:
     """The scanned chart folder a repository-relative path like ./charts/web names."""
-    wanted = os.path.normpath(chart_path.lstrip("./") or ".").split(os.sep)
+    wanted = os.path.normpath(chart_path).split(os.sep)
     for chart_dir in chart_dirs:
         parts = os.path.normpath(os.path.abspath(chart_dir)).split(os.sep)
         if parts[-len(wanted):] == wanted:
             return chart_dir
     return None
+
+
+def _in_repository(chart_path: str, release_file: str) -> str | None:
+    """The chart at `chart_path` from the top of the Git work tree holding the HelmRelease, when the
+    scan was pointed at the releases only (a Flux GitRepository path starts at the repository top)."""
+    folder = os.path.dirname(os.path.abspath(release_file))
+    while not os.path.exists(os.path.join(folder, ".git")):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+    chart_dir = os.path.normpath(os.path.join(folder, chart_path))
+    if not os.path.isfile(os.path.join(chart_dir, "Chart.yaml")):
+        return None
+    relative = os.path.relpath(chart_dir)
+    return chart_dir if relative.startswith("..") else relative
 
 
 def _values_from(ref: Any, namespace: str, objects: dict, label: str, where: str, found: FluxCharts) -> str | None:
