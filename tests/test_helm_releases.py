@@ -6,6 +6,7 @@ import base64
 import gzip
 import json
 
+import pytest
 import yaml
 
 from conftest import run_kubehop
@@ -108,3 +109,17 @@ def test_decode_release_reverses_helms_encoding():
     secret_data = base64.b64encode(helm_encoded(release).encode()).decode()
     assert decode_release(secret_data) == release
     assert decode_release(helm_encoded(release), secret=False) == release
+
+
+@pytest.mark.parametrize("release", [
+    {"name": "x", "chart": "not-a-mapping", "info": ["odd"], "manifest": 42, "hooks": "none"},
+    {"name": "x", "version": "seven", "info": {"status": "deployed"}, "manifest": "{{ not: yaml"},
+    ["a", "list"],
+    {"name": "x", "info": {"status": "deployed"}, "manifest": "---\n# Source: a\n- 1\n- 2\n"},
+])
+def test_odd_release_contents_never_crash(tmp_path, release):
+    encoded = base64.b64encode(base64.b64encode(gzip.compress(json.dumps(release).encode()))).decode()
+    item = release_item("x", "web", 1, "deployed", "")
+    item["data"]["release"] = encoded
+    manifests, diagnostics, _ = read_helm_releases(dump(tmp_path, item))
+    assert manifests == [] or all(m.origin.path.endswith("releases.yaml") for m in manifests)

@@ -81,8 +81,8 @@ def _revision(item: Manifest, path: str) -> tuple[Revision | None, Diagnostic | 
         where = key_node(item.node, "data")
         return None, Diagnostic(path, f"{item.kind} {item.namespace}/{item.name}: cannot decode the Helm release: "
                                       f"{err}", where.start_mark.line + 1 if where else item.origin.line)
-    labels = construct(mapping_get(mapping_get(item.node, "metadata"), "labels")) or {}
-    info = release.get("info") if isinstance(release.get("info"), dict) else {}
+    labels = _dict(construct(mapping_get(mapping_get(item.node, "metadata"), "labels")))
+    info = _dict(release.get("info"))
     return Revision(
         namespace=str(release.get("namespace") or item.namespace or ""),
         name=str(release.get("name") or labels.get("name") or item.name),
@@ -109,6 +109,10 @@ def decode_release(encoded: str, secret: bool = True) -> dict:
     return release
 
 
+def _dict(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
 def _int(value: Any) -> int:
     try:
         return int(value)
@@ -118,7 +122,7 @@ def _int(value: Any) -> int:
 
 def _objects_of(revision: Revision, path: str) -> tuple[list[Manifest], list[Diagnostic]]:
     release = revision.release
-    chart = (release.get("chart") or {}).get("metadata") or {}
+    chart = _dict(_dict(release.get("chart")).get("metadata"))
     label = (f"helm release {revision.namespace}/{revision.name} revision {revision.version}, "
              f"chart {chart.get('name', '?')} {chart.get('version', '')}").rstrip()
     hooks = [hook for hook in release.get("hooks") or [] if isinstance(hook, dict)]
