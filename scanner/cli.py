@@ -79,7 +79,11 @@ def cli() -> None:
                    "bases (nothing is downloaded without it).")
 @click.option("--no-render", is_flag=True,
               help="Read Helm templates as text and do not build kustomizations.")
-def scan(paths, target, current, fmt, output, values_files, helm_releases, allow_network, no_render) -> None:
+@click.option("--cluster-state", "cluster_state", multiple=True, type=click.Path(exists=True),
+              help="File or folder of kubectl dumps (get crd / get <resource> -A / get nodes -o yaml, "
+                   "version -o json): checks stored versions, objects and node skew. Repeatable.")
+def scan(paths, target, current, fmt, output, values_files, helm_releases, allow_network, no_render,
+         cluster_state) -> None:
     """Report what blocks each hop up to --target, with file and line.
 
     PATHS are files or folders of YAML/JSON manifests; '-' reads standard input.
@@ -95,6 +99,7 @@ def scan(paths, target, current, fmt, output, values_files, helm_releases, allow
       kubehop scan --target 1.33 --values prod.yaml charts/web
       kubectl get secrets -A -l owner=helm -o yaml > releases.yaml
       kubehop scan --target 1.33 --helm-releases releases.yaml platform/
+      kubehop scan --cluster-state dump/ --target 1.36 platform/
 
     \b
     Exit codes: 0 nothing blocks the target; 1 blockers found;
@@ -109,7 +114,7 @@ def scan(paths, target, current, fmt, output, values_files, helm_releases, allow
     if current is not None and current > target:
         raise click.UsageError(f"--from {current} is newer than --target {target}")
     options = ScanOptions(allow_network=allow_network, values_files=values_files, helm_releases=helm_releases,
-                          render=not no_render)
+                          render=not no_render, cluster_state=tuple(cluster_state))
     result = run_scan(list(paths), target=target, current=current, options=options)
     text = render(result, fmt, color=fmt == "text" and output is None and _use_color())
     if output:
