@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import subprocess
 
-
 from tests.conftest import FIXTURES, run_kubehop, tool_or_skip
 
 
