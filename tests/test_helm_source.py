@@ -306,3 +306,13 @@ def test_flux_chart_outside_the_scanned_paths_is_found_in_the_repository(helm_en
     (finding,) = report["findings"]
     assert finding["file"] == str(repo / "charts" / "web" / "templates" / "ingress.yaml")
     assert finding["via"] == "Flux HelmRelease shop/web (chart web 3.0.0)"
+
+
+def test_apis_of_crds_in_the_tree_are_in_the_capabilities(helm_env):
+    """A cluster running the tree's CRDs serves their APIs: templates gated on them render."""
+    tree = "tests/fixtures/custom-api"
+    alone = objects([f"{tree}/chart"], "1.30")
+    with_crd = objects([tree], "1.30")
+    assert "ServiceMonitor/metrics" not in alone
+    assert with_crd["ServiceMonitor/metrics"][:3] == (
+        "monitoring.example.com/v1", f"{tree}/chart/templates/servicemonitor.yaml", 2)

@@ -84,8 +84,8 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
     result.unrendered.extend(deployed.not_rendered)
     result.diagnostics.extend(deployed.notes)
     releases = deployed.releases + helm.releases_for(c for c in charts if c not in deployed.charts_used)
-    settings = helm.HelmSettings(helm_path, target, frozenset(book.served.served_at(target)),
-                                 tuple(options.values_files))
+    served = frozenset(book.served.served_at(target)) | _custom_apis(manifests)
+    settings = helm.HelmSettings(helm_path, target, served, tuple(options.values_files))
     for outcome in helm.render_all(releases, settings, helm.progress_printer()):
         if outcome.error is not None:
             chart = outcome.release.where
@@ -97,6 +97,14 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
         result.diagnostics.extend(problems)
         result.files_read += templates
     return result
+
+
+def _custom_apis(manifests: list[Manifest]) -> set[tuple[str, str]]:
+    """What the CRDs in the tree serve: a cluster running them lists these in its discovery too."""
+    from scanner.crds import CrdIndex
+
+    return {(f"{crd.group}/{version}", crd.kind) for crd in CrdIndex.from_manifests(manifests)
+            for version in crd.served}
 
 
 def _why_not_rendered(helm_path: str | None, render: bool) -> str | None:
