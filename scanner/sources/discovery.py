@@ -3,8 +3,8 @@
 `helm template` alone fills `.Capabilities.APIVersions` with its built-in list, which still names
 long-removed versions (`--api-versions` only adds to it). When helm talks to a server it asks that
 server's discovery instead. This server answers discovery with what the target minor serves (from
-kubehop's served-API data, plus the APIs of CRDs in the scanned tree) and "not found" to everything else, so templates render as they would
-against a real cluster of that minor. It binds 127.0.0.1 only and lives as long as its `with` block.
+kubehop's served-API data, plus the APIs of CRDs in the scanned tree) and "not found" to everything
+else, so templates render as they would against a real cluster of that minor. It binds 127.0.0.1 only and lives as long as its `with` block.
 """
 
 from __future__ import annotations
