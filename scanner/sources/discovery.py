@@ -4,7 +4,8 @@
 long-removed versions (`--api-versions` only adds to it). When helm talks to a server it asks that
 server's discovery instead. This server answers discovery with what the target minor serves (from
 kubehop's served-API data, plus the APIs of CRDs in the scanned tree) and "not found" to everything
-else, so templates render as they would against a real cluster of that minor. It binds 127.0.0.1 only and lives as long as its `with` block.
+else, so templates render as they would against a real cluster of that minor. It binds 127.0.0.1
+only and lives as long as its `with` block.
 """
 
 from __future__ import annotations
