@@ -73,7 +73,7 @@ def build(folder: str, command: list[str], allow_network: bool) -> BuildOutcome:
 
 def _failed(folder: str, message: str) -> BuildOutcome:
     return BuildOutcome(folder, [], [Diagnostic(folder, f"kustomize build failed: {message}")],
-                        f"kustomize build failed: {message}")
+                        "kustomize build failed (see input problems)")
 
 
 def _message(stderr: str) -> str:
