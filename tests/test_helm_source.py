@@ -5,7 +5,6 @@ from __future__ import annotations
 import http.server
 import json
 import os
-import pty
 import shutil
 import subprocess
 import sys
@@ -285,6 +284,7 @@ def test_remote_chart_is_downloaded_only_with_allow_network(helm_env, chart_repo
 
 
 def test_progress_is_shown_on_a_terminal(helm_env):
+    pty = pytest.importorskip("pty")  # POSIX terminals
     controller, terminal = pty.openpty()
     env = {**os.environ, **helm_env, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
     done = subprocess.run([sys.executable, "-m", "scanner", "scan", "--target", "1.25", f"{CHARTS_ARG}/umbrella"],
