@@ -13,7 +13,7 @@ from functools import partial
 
 import pytest
 
-from conftest import FIXTURES, REPO, run_kubehop, tool_or_skip
+from conftest import FIXTURES, REPO, run_kubehop, shared_or_skip, tool_or_skip
 from scanner.rulebook import load_rulebook
 from scanner.scan import ScanOptions
 from scanner.sources import collect
@@ -68,6 +68,15 @@ def test_plain_helm_template_claims_long_removed_apis():
     out = subprocess.run([helm, "template", "x", str(CHARTS / "capabilities-gated"), "--kube-version", "1.25.0"],
                          capture_output=True, text=True, check=True).stdout
     assert "apiVersion: extensions/v1beta1" in out
+
+
+def test_a_2019_chart_gated_on_a_removed_api_renders_the_successor(helm_env):
+    """chaoskube (helm/charts stable, 2019) asks `.Capabilities.APIVersions.Has "apps/v1beta1"`:
+    plain `helm template --kube-version 1.25.0` says yes, a 1.25 cluster says no."""
+    chart = shared_or_skip("corpora/helm-charts-2019/stable/chaoskube")
+    found = collect([str(chart)], Minor(1, 25)).manifests
+    assert [(m.api_version, m.kind, m.origin.line) for m in found] == [("apps/v1", "Deployment", 4)]
+    assert found[0].origin.path == str(chart / "templates" / "deployment.yaml")
 
 
 @pytest.mark.parametrize("target, api_version, line", [
