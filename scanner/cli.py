@@ -62,7 +62,7 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
+@click.argument("paths", nargs=-1, type=click.Path(allow_dash=True))
 @click.option("--target", "-t", type=MINOR, default=None,
               help="Minor to reach (default: the newest the data knows).")
 @click.option("--from", "current", type=MINOR, default=None,
@@ -86,7 +86,8 @@ def scan(paths, target, current, fmt, output, values_files, helm_releases, allow
          cluster_state) -> None:
     """Report what blocks each hop up to --target, with file and line.
 
-    PATHS are files or folders of YAML/JSON manifests; '-' reads standard input.
+    PATHS are files or folders of YAML/JSON manifests; '-' reads standard input
+    (they may be left out with --helm-releases).
     Helm charts (folders with Chart.yaml) are rendered with helm for the target
     minor; folders with a kustomization are built with kustomize (or kubectl).
 
@@ -110,6 +111,8 @@ def scan(paths, target, current, fmt, output, values_files, helm_releases, allow
     from scanner.scan import ScanOptions
     from scanner.scan import scan as run_scan
 
+    if not paths and not helm_releases:
+        raise click.UsageError("give PATHS to scan, or --helm-releases")
     target = target or load_rulebook().newest
     if current is not None and current > target:
         raise click.UsageError(f"--from {current} is newer than --target {target}")

@@ -69,8 +69,9 @@ def test_latest_deployed_revision_is_scanned_and_named(tmp_path):
         release_item("shop", "web", 3, "failed", CURRENT_INGRESS),  # a failed upgrade: revision 2 still runs
         release_item("blog", "web", 1, "deployed", CURRENT_INGRESS, chart="blog"),
     )
-    proc = run_kubehop("scan", "--target", "1.22", "--format", "json", "--helm-releases", path, str(tmp_path / "none"))
+    proc = run_kubehop("scan", "--target", "1.22", "--format", "json", "--helm-releases", path)
     report = json.loads(proc.stdout)
+    assert proc.returncode == 1
     (finding,) = report["findings"]
     assert finding["via"] == "helm release web/shop revision 2, chart shop 1.4.2, shop/templates/ingress.yaml"
     assert finding["file"] == path
@@ -95,13 +96,18 @@ def test_an_undecodable_release_is_an_input_problem_not_a_crash(tmp_path):
     broken = release_item("bad", "web", 1, "deployed", SERVICE)
     broken["data"]["release"] = base64.b64encode(b"H4sI-not-gzip").decode()
     path = dump(tmp_path, broken, release_item("shop", "web", 1, "deployed", LEGACY_INGRESS))
-    proc = run_kubehop("scan", "--target", "1.22", "--format", "json", "--helm-releases", path, str(tmp_path / "x"))
+    proc = run_kubehop("scan", "--target", "1.22", "--format", "json", "--helm-releases", path)
     assert "Traceback" not in proc.stderr.decode()
     report = json.loads(proc.stdout)
     assert proc.returncode == 3
     (problem,) = [d for d in report["diagnostics"] if d["file"] == path]
     assert "Secret web/sh.helm.release.v1.bad.v1: cannot decode the Helm release" in problem["message"]
     assert len(report["findings"]) == 1
+
+
+def test_scan_needs_paths_or_releases():
+    proc = run_kubehop("scan", "--target", "1.22")
+    assert proc.returncode == 2 and "give PATHS to scan, or --helm-releases" in proc.stderr.decode()
 
 
 def test_decode_release_reverses_helms_encoding():
