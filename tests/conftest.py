@@ -34,3 +34,22 @@ def shared_or_skip(relative: str) -> Path:
     if not path.exists():
         pytest.skip(f"../shared/{relative} is not present (a user's clone)")
     return path
+
+
+def tool_or_skip(name: str) -> str:
+    """helm, kubectl or kustomize as kubehop finds it (KUBEHOP_<NAME>, PATH, tool cache), else skip."""
+    from scanner.sources.tools import find_tool
+
+    path = find_tool(name)
+    if path is None:
+        pytest.skip(f"{name} not found: set KUBEHOP_{name.upper()}, put it on PATH or run scripts/get-tools.sh")
+    return path
+
+
+def kustomize_or_skip() -> list[str]:
+    from scanner.sources.tools import kustomize_command
+
+    command = kustomize_command()
+    if command is None:
+        pytest.skip("neither kustomize nor kubectl found: run scripts/get-tools.sh")
+    return command
