@@ -65,8 +65,8 @@ class Window:
     problems: list[Problem] = field(default_factory=list)
 
     @property
-    def blocked(self) -> bool:
-        return bool(self.api_blockers) or any(p.severity == BLOCKER for p in self.problems)
+    def blocker_count(self) -> int:
+        return len(self.api_blockers) + sum(p.severity == BLOCKER for p in self.problems)
 
 
 @dataclass
@@ -92,8 +92,12 @@ class Plan:
     windows: list[Window]
 
     @property
+    def blocker_count(self) -> int:
+        return sum(w.blocker_count for w in self.windows)
+
+    @property
     def blocked(self) -> bool:
-        return any(w.blocked for w in self.windows)
+        return self.blocker_count > 0
 
 
 def component_states(detections: dict[str, list[Detection]], catalog: Catalog) -> list[ComponentState]:
@@ -164,6 +168,10 @@ def route(component: Component, start: Release, a: Minor, b: Minor) -> tuple[lis
     support = start.supports(b)
     if support:
         return [], None
+    if start.min is not None and b < start.min:
+        return [], Problem(WARNING, component.name, (
+            f"{component.title} {start.version} states support for {start.support_text} only: "
+            f"Kubernetes {b} is below that range"))
     if support is None:
         return [], Problem(UNKNOWN, component.name, (
             f"{component.title} {start.version}: support for Kubernetes {b} is unknown "

@@ -93,7 +93,9 @@ def detect_in_manifests(manifests: Sequence[Manifest], catalog: Catalog) -> list
     found: list[Detection] = []
     for manifest in manifests:
         found.extend(finder.in_manifest(manifest))
-    return _unique(found)
+    # A label or image tag that names no known release is some other version (a sidecar, a
+    # controller of its own numbering): it says nothing about the component's release.
+    return _unique(d for d in found if d.releases or d.source not in ("label", "image"))
 
 
 def _unique(detections: Iterable[Detection]) -> list[Detection]:
@@ -136,7 +138,7 @@ class _Finder:
 
     def _helm_release(self, manifest: Manifest) -> Iterator[Detection]:
         spec = _at(manifest.node, "spec")
-        what = f"HelmRelease {_ref(manifest)}"
+        what = f"HelmRelease {object_name(manifest)}"
         chart_spec = _at(spec, "chart", "spec")
         if chart_spec is not None:
             chart = scalar(_at(chart_spec, "chart"))
@@ -152,7 +154,7 @@ class _Finder:
 
     def _chart_ref(self, target: Manifest, what: str) -> Iterator[Detection]:
         spec = _at(target.node, "spec")
-        via = f"{what} via {target.kind} {_ref(target)}"
+        via = f"{what} via {target.kind} {object_name(target)}"
         if target.kind == "OCIRepository":
             url = scalar(_at(spec, "url")) or ""
             chart = url.rstrip("/").rpartition("/")[2]
@@ -180,7 +182,7 @@ class _Finder:
             if chart:
                 yield from self._chart_pin(chart, scalar(_at(source, "repoURL")), _at(source, "targetRevision"),
                                            _at(source, "chart"), manifest.origin.path,
-                                           f"{manifest.kind} {_ref(manifest)} (chart {chart})")
+                                           f"{manifest.kind} {object_name(manifest)} (chart {chart})")
 
     def _chart_pin(self, chart: str | None, repo: str | None, version_node: Any, fallback_node: Any,
                    path: str, what: str) -> Iterator[Detection]:
@@ -200,7 +202,7 @@ class _Finder:
             component = self.catalog.components.get(scalar(mapping_get(labels, key)) or "")
             if component is not None:
                 yield _detection(component, scalar(version), False, _origin(manifest.origin.path, version),
-                                 "label", f"label {key}={component.name} on {manifest.kind} {_ref(manifest)}")
+                                 "label", f"label {key}={component.name} on {manifest.kind} {object_name(manifest)}")
                 return
 
     def _images(self, manifest: Manifest) -> Iterator[Detection]:
@@ -209,7 +211,7 @@ class _Finder:
             component = self._component_for_image(name)
             if component is not None and tag and parse_version(tag) is not None:
                 yield _detection(component, tag, False, _origin(manifest.origin.path, node), "image",
-                                 f"image {name} in {manifest.kind} {_ref(manifest)}")
+                                 f"image {name} in {manifest.kind} {object_name(manifest)}")
 
     def _component_for_image(self, name: str) -> Component | None:
         name = normalize_image(name)
@@ -217,7 +219,7 @@ class _Finder:
                      if any(normalize_image(i) == name for i in c.images)), None)
 
 
-def _ref(manifest: Manifest) -> str:
+def object_name(manifest: Manifest) -> str:
     name = manifest.name or "<unnamed>"
     return f"{manifest.namespace}/{name}" if manifest.namespace else name
 
@@ -369,7 +371,7 @@ def _cluster_pins_in_manifests(manifests: Sequence[Manifest]) -> Iterator[Cluste
                 continue
             node = _at(manifest.node, *rule["field"])
             pin = scalar(node) and _cluster_pin(scalar(node), _origin(manifest.origin.path, node),
-                                                f"{manifest.kind} {_ref(manifest)} {'.'.join(rule['field'])}")
+                                                f"{manifest.kind} {object_name(manifest)} {'.'.join(rule['field'])}")
             if pin:
                 yield pin
 

@@ -16,7 +16,7 @@ _TOP: Version = (_INFINITY, 0, 0)
 _BOTTOM: Version = (0, 0, 0)
 
 _VERSION = re.compile(r"^[vV]?(\d+)(?:\.(\d+|[xX*]))?(?:\.(\d+|[xX*]))?(?:[-+].*)?$")
-_COMPARATOR = re.compile(r"(>=|<=|!=|=>|=<|>|<|=|~>|~|\^)?\s*([^\s,]+)")
+_COMPARATOR = re.compile(r"(>=|<=|!=|=>|=<|>|<|=|~>|~|\^)?\s*([vV]?[\dxX*][^\s,]*)")
 _HYPHEN = re.compile(r"^\s*(\S+)\s+-\s+(\S+)\s*$")
 
 
@@ -108,7 +108,10 @@ def _conjunction(text: str) -> Interval | None:
         upper = high.bump(high.precision - 1) if high.precision < 3 else _after(high.floor)
         return Interval(low.floor, upper)
     result = Interval(_BOTTOM, _TOP)
-    for operator, operand in _COMPARATOR.findall(text.replace(",", " ")):
+    comparators = _COMPARATOR.findall(text)
+    if not comparators or _COMPARATOR.sub("", text).strip(" ,"):
+        return None  # something that is not a comparator: not a range kubehop can read
+    for operator, operand in comparators:
         version = parse_version(operand)
         if version is None:
             return None

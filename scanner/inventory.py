@@ -1,0 +1,60 @@
+"""The API surface a tree uses: each apiVersion/kind, how often, and the minors that serve it."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from typing import Sequence
+
+from scanner.components.catalog import Catalog
+from scanner.model import Manifest
+from scanner.rulebook import ServedApis
+
+
+@dataclass(frozen=True)
+class ApiUse:
+    api_version: str
+    kind: str
+    count: int
+    served: str  # "1.19–" / "1.16–1.24", "CRD" or "unknown"
+    owner: str | None = None  # the component whose CRD it is, when the data knows
+
+    @property
+    def builtin(self) -> bool:
+        return self.served != "CRD"
+
+
+def inventory(manifests: Sequence[Manifest], served: ServedApis, catalog: Catalog) -> list[ApiUse]:
+    counts = Counter((m.api_version, m.kind) for m in manifests)
+    uses = []
+    for (api_version, kind), count in sorted(counts.items()):
+        owner = None
+        if (api_version, kind) in served.spans:
+            first, last = served.spans[(api_version, kind)]
+            text = f"{first}–{last or ''}"
+        elif served.is_builtin(api_version):
+            text = "unknown"
+        else:
+            text = "CRD"
+            component = catalog.crd_owner(api_version)
+            owner = component.name if component else None
+        uses.append(ApiUse(api_version, kind, count, text, owner))
+    return uses
+
+
+def render_text(uses: list[ApiUse], minors: tuple) -> str:
+    width = max([len(f"{u.api_version} {u.kind}") for u in uses] + [10])
+    lines = [f"{'API':<{width}}  {'objects':>7}  served in"]
+    for use in uses:
+        served = f"CRD ({use.owner})" if use.owner else use.served
+        lines.append(f"{use.api_version + ' ' + use.kind:<{width}}  {use.count:>7}  {served}")
+    builtin = sum(u.builtin for u in uses)
+    lines.append(f"{len(uses)} APIs: {builtin} built-in, {len(uses) - builtin} from CRDs; "
+                 f"served minors known for Kubernetes {minors[0]}–{minors[-1]}" if minors else f"{len(uses)} APIs")
+    return "\n".join(lines) + "\n"
+
+
+def render_json(uses: list[ApiUse]) -> str:
+    return json.dumps([{"apiVersion": u.api_version, "kind": u.kind, "objects": u.count, "served": u.served,
+                        "component": u.owner} for u in uses], indent=2) + "\n"
