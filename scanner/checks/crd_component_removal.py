@@ -1,0 +1,60 @@
+"""Third-party CRD API versions that a component release no longer serves (rules/crds/).
+
+Reported when the release the tree pins already dropped the version, and when reaching the
+target moves the component past the release that drops it: the lockstep plan from --from (or,
+without it, from the minor before the target) says which releases the hops need.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from scanner.checks import ScanContext
+from scanner.components.catalog import load_catalog, load_crd_rules
+from scanner.components.detect import detect_in_manifests
+from scanner.model import Finding, Manifest
+from scanner.plan import Migration, Window, build_plan, component_states
+from scanner.versions import Minor
+
+
+def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:
+    used = {(m.api_version, m.kind) for m in manifests}
+    if not any((rule.api_version, rule.kind) in used for rule in load_crd_rules()):
+        return  # the common case: nothing to look up, the catalog is not even read
+    catalog = load_catalog()
+    grouped: dict = {}
+    for detection in detect_in_manifests(manifests, catalog):
+        grouped.setdefault(detection.component, []).append(detection)
+    start = context.current if context.current is not None and context.current < context.target \
+        else Minor(context.target.major, context.target.minor - 1)
+    plan = build_plan(component_states(grouped, catalog), start, context.target, catalog, manifests)
+    for window in plan.windows:
+        for migration in window.migrations:
+            for manifest in migration.objects:
+                yield _finding(manifest, migration, window, context)
+
+
+def _finding(manifest: Manifest, migration: Migration, window: Window, context: ScanContext) -> Finding:
+    rule = migration.rule
+    what = f"{rule.api_version} {rule.kind}"
+    if migration.already:
+        message = f"{what} was removed in {migration.before}: the release the tree pins no longer serves it"
+    else:
+        message = (f"{what} is no longer served from {migration.before}, which the hop to {window.target} needs; "
+                   f"migrate before that move")
+    if rule.replacement:
+        message += f"; use {rule.replacement}"
+    return Finding(
+        rule_id=rule.id,
+        severity="error",
+        message=message,
+        origin=manifest.origin,
+        api_version=manifest.api_version,
+        kind=manifest.kind,
+        name=manifest.name,
+        namespace=manifest.namespace,
+        breaks_in=context.current if migration.already else window.target,
+        replacement=rule.replacement,
+        note=rule.note,
+        source_url=rule.source,
+    )
