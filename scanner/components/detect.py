@@ -22,7 +22,7 @@ from scanner.components.semver import parse_version
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.sources import collect
 from scanner.sources.files import ManifestFile, read_file, walk
-from scanner.sources.yamldoc import compose_documents, mapping_get, scalar
+from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents, mapping_get, scalar
 from scanner.versions import Minor, parse_minor
 
 # How much a kind of pin is trusted to say which release runs: the chart or manifest a tree
@@ -280,10 +280,7 @@ def normalize_image(name: str) -> str:
 # --- files that hold no Kubernetes object ---------------------------------------------------------
 
 def _detect_in_file(path: str, catalog: Catalog, result: TreeComponents) -> None:
-    text, problem = read_file(path)
-    if problem is not None:
-        return  # the manifest pass already reported it
-    nodes, _ = compose_documents(text, path)
+    nodes = _documents(path)
     name = os.path.basename(path)
     for node in nodes:
         if not isinstance(node, MappingNode):
@@ -295,6 +292,17 @@ def _detect_in_file(path: str, catalog: Catalog, result: TreeComponents) -> None
         elif scalar(mapping_get(node, "kind")) is None:
             result.detections.extend(_version_variables(node, path, catalog))
             result.cluster.extend(_cluster_variables(node, path))
+
+
+def _documents(path: str) -> list[Any]:
+    """The trusted documents of a file; problems were reported by the manifest pass already."""
+    text, problem = read_file(path)
+    if problem is not None:
+        return []
+    try:
+        return compose_documents(text, path)[0]
+    except (DocumentProblem, TemplateSyntax):
+        return []
 
 
 def _chart_dependencies(node: Any, path: str, catalog: Catalog) -> Iterator[Detection]:
@@ -387,11 +395,7 @@ def _cluster_variables(node: Any, path: str) -> Iterator[ClusterPin]:
 
 def cluster_pin_from_version_json(path: str) -> ClusterPin | None:
     """`kubectl version -o json` saved to a file: its serverVersion.gitVersion."""
-    text, problem = read_file(path)
-    if problem is not None:
-        return None
-    nodes, _ = compose_documents(text, path)
-    for node in nodes:
+    for node in _documents(path):
         version = _at(node, "serverVersion", "gitVersion")
         if scalar(version):
             return _cluster_pin(scalar(version), _origin(path, version), "kubectl version serverVersion.gitVersion")

@@ -35,6 +35,10 @@ _PLACEHOLDER = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[:=-][^}]*)?\}")
 _scalar_constructor = yaml.constructor.SafeConstructor()
 
 
+class TemplateSyntax(Exception):
+    """The text is a Go/Helm template, not YAML: it must be rendered before it can be read."""
+
+
 class DocumentProblem(Exception):
     """A document that cannot be trusted; its message is the diagnostic."""
 
@@ -56,9 +60,12 @@ def compose_documents(text: str, path: str) -> tuple[list[Any], list[Diagnostic]
     """The root node of every document that can be trusted, Kubernetes object or not."""
     diagnostics: list[Diagnostic] = []
     _check_flow_depth(text, path)
+    maybe_template = "{{" in text
     try:
         nodes = list(_compose_all(text))
     except yaml.YAMLError as err:
+        if maybe_template:
+            raise TemplateSyntax() from err
         # One broken document must not hide the others: parse them one by one.
         nodes = []
         for chunk_nodes, problem in _compose_by_document(text):
@@ -67,6 +74,8 @@ def compose_documents(text: str, path: str) -> tuple[list[Any], list[Diagnostic]
                 diagnostics.append(_yaml_error(path, problem))
         if not diagnostics:  # pragma: no cover - the splitter finds what the whole parse did
             diagnostics.append(_yaml_error(path, err))
+    if maybe_template and any(_templated(node) for node in nodes):
+        raise TemplateSyntax()
     trusted: list[Any] = []
     check_tags = "!" in text
     for node in nodes:
@@ -104,6 +113,26 @@ def _compose_by_document(text: str):
             yield nodes, err
             continue
         yield nodes, None
+
+
+def _templated(root: Any) -> bool:
+    """Template actions where YAML would not keep them as text: in a plain (unquoted) scalar, or
+    `{{ x }}` read as a flow mapping whose key is a mapping. Quoted and block strings holding
+    `{{ $labels.x }}` (alerting rules, for one) are ordinary YAML."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ScalarNode):
+            if node.style is None and "{{" in node.value:
+                return True
+        elif isinstance(node, MappingNode):
+            for key, value in node.value:
+                if isinstance(key, MappingNode) and node.flow_style:
+                    return True
+                stack.extend((key, value))
+        elif isinstance(node, SequenceNode):
+            stack.extend(node.value)
+    return False
 
 
 def _yaml_error(path: str, err: yaml.YAMLError) -> Diagnostic:
