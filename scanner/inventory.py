@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
 
 from scanner.components.catalog import Catalog
+from scanner.components.detect import KUSTOMIZATION_FILES
 from scanner.model import Manifest
 from scanner.rulebook import ServedApis
 
@@ -26,7 +28,9 @@ class ApiUse:
 
 
 def inventory(manifests: Sequence[Manifest], served: ServedApis, catalog: Catalog) -> list[ApiUse]:
-    counts = Counter((m.api_version, m.kind) for m in manifests)
+    # A kustomization file is read by the build tool, never sent to the cluster.
+    counts = Counter((m.api_version, m.kind) for m in manifests
+                     if os.path.basename(m.origin.path) not in KUSTOMIZATION_FILES)
     uses = []
     for (api_version, kind), count in sorted(counts.items()):
         owner = None

@@ -29,7 +29,7 @@ from scanner.versions import Minor, parse_minor
 # installs from wins over a variable, which wins over labels and images (often sidecars).
 PIN_RANK = {"chart": 0, "kustomize": 0, "variable": 1, "label": 2, "image": 3}
 
-_KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 _REF_PARAM = re.compile(r"[?&](?:ref|version)=([^&#]+)")
 _RELEASE_PATH = re.compile(r"/releases/download/([^/]+)/")
 _VARIABLE = re.compile(r"^([A-Za-z0-9_-]+?)_version$")
@@ -287,7 +287,7 @@ def _detect_in_file(path: str, catalog: Catalog, result: TreeComponents) -> None
             continue
         if name == "Chart.yaml":
             result.detections.extend(_chart_dependencies(node, path, catalog))
-        elif name in _KUSTOMIZATION_FILES:
+        elif name in KUSTOMIZATION_FILES:
             result.detections.extend(_kustomize_remotes(node, path, catalog))
         elif scalar(mapping_get(node, "kind")) is None:
             result.detections.extend(_version_variables(node, path, catalog))

@@ -17,8 +17,12 @@ def _releases(detection: Detection) -> str:
 
 
 def _support(detection: Detection) -> str:
-    texts = sorted({r.support_text for r in detection.releases})
-    return "; ".join(texts) if texts else "unknown"
+    if not detection.releases:
+        return "unknown"
+    first, last = detection.releases[0], detection.releases[-1]
+    if first is last:
+        return first.support_text
+    return f"{first.version}: {first.support_text} … {last.version}: {last.support_text}"
 
 
 def render_text(tree: TreeComponents, catalog: Catalog) -> str:
