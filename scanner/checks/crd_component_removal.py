@@ -44,17 +44,7 @@ def _finding(manifest: Manifest, migration: Migration, window: Window, context: 
                    f"migrate before that move")
     if rule.replacement:
         message += f"; use {rule.replacement}"
-    return Finding(
-        rule_id=rule.id,
-        severity="error",
-        message=message,
-        origin=manifest.origin,
-        api_version=manifest.api_version,
-        kind=manifest.kind,
-        name=manifest.name,
-        namespace=manifest.namespace,
-        breaks_in=context.current if migration.already else window.target,
-        replacement=rule.replacement,
-        note=rule.note,
-        source_url=rule.source,
-    )
+    breaks_in = context.current if migration.already else window.target
+    return Finding(rule.id, "error", message, manifest.origin, manifest.api_version, manifest.kind, manifest.name,
+                   manifest.namespace, breaks_in=breaks_in, replacement=rule.replacement, note=rule.note,
+                   source_url=rule.source)
