@@ -79,15 +79,15 @@ def plan_command(paths, target, current, distro, cluster_version_file, fmt, outp
     2 usage error; 3 some input could not be read.
     """
     from scanner.components.catalog import load_catalog
+    from scanner.components.detect import cluster_distros
     from scanner.plan import NoCurrentVersion, PlanRequest, plan_paths
     from scanner.report import plan_json, plan_markdown, plan_text
     from scanner.rulebook import load_rulebook
 
     target = target or load_rulebook().newest
-    distros = ("kubernetes", *load_catalog().distros)
+    distros = sorted({"kubernetes", *cluster_distros(), *load_catalog().distros})
     if distro is not None and distro not in distros:
-        raise click.BadParameter(f"{distro!r}: known distributions are {', '.join(sorted(set(distros)))}",
-                                 param_hint="--distro")
+        raise click.BadParameter(f"{distro!r}: known distributions are {', '.join(distros)}", param_hint="--distro")
     try:
         plan, tree = plan_paths(PlanRequest(list(paths), target, current, distro, cluster_version_file))
     except NoCurrentVersion as problem:

@@ -6,6 +6,10 @@ import json
 import textwrap
 from pathlib import Path
 
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from catalogs import catalog, gitops, mesh, store
 from scanner.components.detect import cluster_pin_from_version_json, detect, remote_version, split_image
 from scanner.versions import Minor
@@ -216,3 +220,20 @@ def test_remote_versions_and_image_references():
     assert remote_version("github.com/x/y/deploy?ref=main") is None
     assert split_image("registry:5000/team/app:1.2.3@sha256:ab") == ("registry:5000/team/app", "sha256:ab", "1.2.3")
     assert split_image("registry:5000/team/app") == ("registry:5000/team/app", None, None)
+
+
+_KEYS = ["spec", "chart", "version", "image", "sources", "source", "targetRevision", "dependencies", "name",
+         "resources", "labels", "metadata", "k3s_version", "mesh_version", "chartRef", "kind", "apiVersion"]
+_LEAVES = st.one_of(st.none(), st.booleans(), st.integers(), st.sampled_from(
+    ["mesh", "1.16.5", ">=1.7.0 <1.8.0", "3.x", "v1.31.5+k3s1", "quay.io/example/mesh:v1.17.0", "HelmRelease",
+     "helm.toolkit.fluxcd.io/v2", "github.com/example/store?ref=v1.8.0", ""]))
+_TREES = st.recursive(_LEAVES, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(_KEYS), inner, max_size=4)), max_leaves=20)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(document=_TREES, name=st.sampled_from(["Chart.yaml", "kustomization.yaml", "values.yaml", "release.yaml"]))
+def test_detection_never_fails_on_odd_shapes(tmp_path, document, name):
+    (tmp_path / name).write_text(yaml.safe_dump(document))
+    result = detect([str(tmp_path)], BOOK)
+    assert all(d.component in BOOK.components for d in result.detections)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from catalogs import catalog, component, crd_rules, gitops, mesh, release, store
 from scanner.components.detect import Detection
 from scanner.model import Manifest, Origin
@@ -169,3 +172,34 @@ def test_the_most_trusted_pin_decides_the_release():
     image = pinned(book, "mesh", "v1.16.0", False, "image")
     [state] = component_states({"mesh": [image, chart]}, book)
     assert state.start.version == "1.17" and state.detections == [chart]
+
+
+@st.composite
+def random_component(draw):
+    count = draw(st.integers(1, 6))
+    releases = []
+    for i in range(count):
+        low = draw(st.one_of(st.none(), st.integers(24, 38)))
+        high = draw(st.one_of(st.none(), st.integers(low or 24, 40)))
+        releases.append(release(f"1.{i}", f"1.{low}" if low else None, f"1.{high}" if high else None))
+    one_minor = draw(st.sampled_from([True, False, "unknown"]))
+    start = draw(st.integers(0, count - 1))
+    return component("random", releases, one_minor=one_minor), f"1.{start}.0"
+
+
+@settings(max_examples=200, deadline=None)
+@given(random_component())
+def test_every_window_either_runs_the_component_on_its_hop_or_says_why_not(drawn):
+    document, pin = drawn
+    book = catalog([document])
+    plan = plan_for(book, [pinned(book, "random", pin)], "1.30", "1.36")
+    releases = book.components["random"].releases
+    running = plan.components[0].start
+    for window in plan.windows:
+        for step in window.before:
+            assert step.source is running  # steps chain across windows
+            if book.components["random"].one_minor_at_a_time:
+                assert releases.index(step.target) == releases.index(step.source) + 1
+            running = step.target
+        assert running.supports(window.target) or [p for p in window.problems if p.component == "random"]
+    assert plan.components[0].final is running

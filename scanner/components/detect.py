@@ -358,6 +358,11 @@ def _cluster_version_rules() -> dict:
     return data.load("rules/cluster-version.yaml")
 
 
+def cluster_distros() -> tuple[str, ...]:
+    """The distributions a cluster version string can name (k3s, rke2...)."""
+    return tuple(d["name"] for d in _cluster_version_rules()["distros"])
+
+
 def distro_of(version: str) -> str | None:
     """k3s for v1.31.5+k3s1, rke2 for v1.31.5+rke2r1, None for a plain Kubernetes version."""
     return next((d["name"] for d in _cluster_version_rules()["distros"] if d["version_marker"] in version), None)
