@@ -101,12 +101,15 @@ class Plan:
 
 
 def component_states(detections: dict[str, list[Detection]], catalog: Catalog) -> list[ComponentState]:
-    """One state per detected component, planned from the oldest release its pins admit."""
+    """One state per detected component, planned from the oldest release its pins admit.
+
+    A pin without an upper bound ("*", ">=1.2") installs whatever is newest: its release is unknown.
+    """
     states = []
     for name, found in sorted(detections.items()):
         best = min(d.rank for d in found)
         pins = [d for d in found if d.rank == best]
-        admitted = [r for d in pins for r in d.releases]
+        admitted = [r for d in pins if not d.floating for r in d.releases]
         start = min(admitted, key=lambda r: r.key) if admitted else None
         states.append(ComponentState(catalog.components[name], pins, start))
     return states
@@ -121,12 +124,7 @@ def build_plan(states: list[ComponentState], current: Minor, target: Minor, cata
     releases = {s.component.name: s.start for s in states if s.start is not None}
     by_name = {s.component.name: s for s in states}
     for state in states:
-        if state.start is None:
-            _first(windows).problems.append(Problem(UNKNOWN, state.component.name, _unresolved(state)))
-        elif state.start.supports(current) is False:
-            _first(windows).problems.append(Problem(WARNING, state.component.name, (
-                f"{state.component.title} {state.start.version} does not list Kubernetes {current} "
-                f"(supports {state.start.support_text}): the cluster already runs outside its stated range")))
+        _first(windows).problems.extend(_start_problems(state, current))
     for window in windows:
         _plan_window(window, by_name, releases, catalog)
     for state in states:
@@ -139,6 +137,24 @@ def build_plan(states: list[ComponentState], current: Minor, target: Minor, cata
     return Plan(current, target, distro, current_from, distro_from, states, windows)
 
 
+def _start_problems(state: ComponentState, current: Minor) -> list[Problem]:
+    """What is already uncertain or wrong about a component before any hop."""
+    name, title, start = state.component.name, state.component.title, state.start
+    if start is None:
+        return [Problem(UNKNOWN, name, _unresolved(state))]
+    problems = []
+    admitted = sorted({r.key: r for d in state.detections for r in d.releases}.values(), key=lambda r: r.key)
+    if len(admitted) > 1:
+        problems.append(Problem(WARNING, name, (
+            f"{title}: the pins admit {admitted[0].version}…{admitted[-1].version}; planned from "
+            f"{start.version}, the oldest: pin one minor to plan exactly")))
+    if start.supports(current) is False:
+        problems.append(Problem(WARNING, name, (
+            f"{title} {start.version} does not list Kubernetes {current} (supports {start.support_text}): "
+            "the cluster already runs outside its stated range")))
+    return problems
+
+
 def _first(windows: list[Window]) -> Window:
     if not windows:
         raise ValueError("a plan needs at least one hop")
@@ -147,6 +163,9 @@ def _first(windows: list[Window]) -> Window:
 
 def _unresolved(state: ComponentState) -> str:
     pins = ", ".join(f"{d.pin!r} at {d.origin.path}:{d.origin.line}" for d in state.detections)
+    if all(d.floating for d in state.detections):
+        return f"{state.component.title}: {pins} installs the newest release, which the tree does not say; " \
+               "its moves cannot be planned"
     return f"{state.component.title}: no known release matches {pins}; its moves cannot be planned"
 
 

@@ -203,3 +203,17 @@ def test_every_window_either_runs_the_component_on_its_hop_or_says_why_not(drawn
             running = step.target
         assert running.supports(window.target) or [p for p in window.problems if p.component == "random"]
     assert plan.components[0].final is running
+
+
+def test_a_pin_without_upper_bound_floats_and_its_release_is_unknown():
+    book = catalog([gitops()])
+    plan = plan_for(book, [pinned(book, "gitops", ">=2.4.0")], "1.31", "1.32")
+    [problem] = plan.windows[0].problems
+    assert problem.severity == UNKNOWN and "installs the newest release" in problem.message
+    assert moves(plan.windows[0]) == []
+
+
+def test_a_range_over_several_minors_warns_that_it_is_planned_from_the_oldest():
+    book = catalog([gitops()])
+    plan = plan_for(book, [pinned(book, "gitops", ">=2.4.0 <2.7.0")], "1.31", "1.32")
+    assert "admit 2.4…2.6; planned from 2.4" in plan.windows[0].problems[0].message

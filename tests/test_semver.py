@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from catalogs import catalog, gitops, mesh, store
-from scanner.components.semver import admits_line, is_exact, parse_pin
+from scanner.components.semver import admits_line, floats, is_exact, parse_pin
 
 
 @pytest.mark.parametrize("pin, admitted, refused", [
@@ -73,3 +73,8 @@ def test_same_numbered_charts_resolve_directly():
     assert [r.version for r in known["gitops"].releases_admitted(">=2.4.0 <2.7.0", chart_version=True)] == \
         ["2.4", "2.5", "2.6"]
     assert known["mesh"].releases_admitted("not-a-version", chart_version=True) is None
+
+
+def test_pins_without_an_upper_bound_float():
+    assert floats("*") and floats(">=1.2") and floats(">=1 <2 || >=3") and floats("latest")
+    assert not floats(">=1.7.0 <1.8.0") and not floats("3.3.x") and not floats("1.16.5") and not floats("main")

@@ -18,7 +18,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from scanner import data
 from scanner.components.catalog import Catalog, Component, Release
-from scanner.components.semver import parse_version
+from scanner.components.semver import floats, parse_version
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.sources import collect
 from scanner.sources.files import ManifestFile, read_file, walk
@@ -50,6 +50,10 @@ class Detection:
     @property
     def rank(self) -> int:
         return PIN_RANK[self.source]
+
+    @property
+    def floating(self) -> bool:
+        return floats(self.pin)
 
 
 @dataclass(frozen=True)

@@ -168,3 +168,9 @@ def line_interval(prefix: str) -> Interval | None:
 def admits_line(pin: list[Interval], prefix: str) -> bool:
     line = line_interval(prefix)
     return line is not None and any(interval.overlaps(line) for interval in pin)
+
+
+def floats(text: str) -> bool:
+    """A pin with no upper bound ("*", ">=1.2"): it installs whatever is newest when it reconciles."""
+    intervals = parse_pin(text)
+    return intervals is not None and any(interval.high == _TOP for interval in intervals)
