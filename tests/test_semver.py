@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from catalogs import catalog, gitops, mesh, store
-from scanner.components.semver import admits_line, floats, is_exact, parse_pin
+from scanner.components.semver import admits_line, floats, parse_pin
 
 
 @pytest.mark.parametrize("pin, admitted, refused", [
@@ -37,11 +37,6 @@ def test_ranges_admit_the_minors_they_name(pin, admitted, refused):
 @pytest.mark.parametrize("text", ["main", "HEAD", "release-1.2", "latest-stable", ">=foo"])
 def test_git_refs_and_words_are_not_ranges(text):
     assert parse_pin(text) is None
-
-
-def test_exact_versions_are_told_from_ranges():
-    assert is_exact("1.16.5") and is_exact("v8.2.0")
-    assert not is_exact("1.16") and not is_exact(">=1.7.0 <1.8.0") and not is_exact("3.3.x")
 
 
 @given(st.integers(0, 40), st.integers(0, 40), st.integers(0, 40))

@@ -93,12 +93,6 @@ def parse_pin(text: str) -> list[Interval] | None:
     return intervals
 
 
-def is_exact(text: str) -> bool:
-    """A pin that names one release ("1.16.5", "v1.16.5"), not a range."""
-    version = parse_version(text)
-    return version is not None and version.precision == 3
-
-
 def _conjunction(text: str) -> Interval | None:
     hyphen = _HYPHEN.match(text)
     if hyphen:

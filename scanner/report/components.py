@@ -45,7 +45,8 @@ def render_json(tree: TreeComponents) -> str:
         "components": [{
             "component": d.component, "pin": d.pin, "releases": [r.version for r in d.releases],
             "kubernetes": [{"release": r.version, "min": str(r.min) if r.min else None,
-                            "max": str(r.max) if r.max else None, "source": r.source} for r in d.releases],
+                            "max": str(r.max) if r.max else None, "released": r.released,
+                            "source": r.source, "source_kind": r.source_kind, "note": r.note} for r in d.releases],
             **location(d.origin), "how": d.source, "what": d.what,
         } for d in tree.detections],
         "cluster": [{"version": p.version, "minor": str(p.minor), "distro": p.distro, **location(p.origin),

@@ -18,7 +18,8 @@ def location(origin: Origin) -> dict:
 
 def _step(step: Step) -> dict:
     return {"component": step.component.name, "from": step.source.version, "to": step.target.version,
-            "why": step.why, "source": step.target.source, "edit": [location(o) for o in step.pins]}
+            "why": step.why, "source": step.target.source, "source_kind": step.target.source_kind,
+            "edit": [location(o) for o in step.pins]}
 
 
 def _migration(migration: Migration) -> dict:
