@@ -94,7 +94,7 @@ def _window(window: Window, distro: str) -> list[str]:
     lines.append(f"  3. Hop: upgrade the cluster from {window.source} to {window.target}")
     lines.append("  4. May move after the hop" + ("" if window.after else ": nothing"))
     lines.extend(_step_lines(window.after))
-    lines.append(f"  5. Hop notes ({distro}): " + ("" if window.notes else "none in the data"))
+    lines.append(f"  5. Hop notes ({distro})" + ("" if window.notes else ": none in the data"))
     for note in window.notes:
         lines.append(f"     {note.title} [{note.distro}]: {note.detail} ({note.source})")
     lines.extend(f"  blocker: {message}" for message in problems(window, BLOCKER))
