@@ -26,9 +26,9 @@ DATA_KINDS: dict[str, str] = {
     "rules/core": "rules/schema/api-rule.schema.json",
     "rules/served-apis.yaml": "rules/schema/served-apis.schema.json",
     "rules/kubernetes.yaml": "rules/schema/kubernetes.schema.json",
-    "compat-matrix": "compat-matrix/schema/component.schema.json",
     "rules/crds": "rules/schema/crd-rule.schema.json",
     "rules/hop-notes": "rules/schema/hop-notes.schema.json",
+    "compat-matrix": "compat-matrix/schema/component.schema.json",
     "rules/cluster-version.yaml": "rules/schema/cluster-version.schema.json",
 }
 
