@@ -125,8 +125,9 @@ def build_plan(states: list[ComponentState], current: Minor, target: Minor, cata
     by_name = {s.component.name: s for s in states}
     for state in states:
         _first(windows).problems.extend(_start_problems(state, current))
+    blocked: set[str] = set()
     for window in windows:
-        _plan_window(window, by_name, releases, catalog)
+        _plan_window(window, by_name, releases, blocked, catalog)
     for state in states:
         state.final = releases.get(state.component.name)
     _suggest_early_moves(windows, states)
@@ -170,12 +171,15 @@ def _unresolved(state: ComponentState) -> str:
 
 
 def _plan_window(window: Window, states: dict[str, ComponentState], releases: dict[str, Release],
-                 catalog: Catalog) -> None:
+                 blocked: set[str], catalog: Catalog) -> None:
+    """Plan one hop; a component blocked at an earlier hop is not planned again (its blocker stands)."""
     moves: list[Step] = []
-    for name in sorted(releases):
+    for name in sorted(set(releases) - blocked):
         path, problem = route(states[name].component, releases[name], window.source, window.target)
         if problem:
             window.problems.append(problem)
+            if problem.severity == BLOCKER:
+                blocked.add(name)
         moves.extend(_steps(states[name], releases[name], path, window))
         if path:
             releases[name] = path[-1]

@@ -194,14 +194,16 @@ def test_every_window_either_runs_the_component_on_its_hop_or_says_why_not(drawn
     book = catalog([document])
     plan = plan_for(book, [pinned(book, "random", pin)], "1.30", "1.36")
     releases = book.components["random"].releases
-    running = plan.components[0].start
+    running, blocked = plan.components[0].start, False
     for window in plan.windows:
         for step in window.before:
-            assert step.source is running  # steps chain across windows
+            assert step.source is running and not blocked  # steps chain across windows
             if book.components["random"].one_minor_at_a_time:
                 assert releases.index(step.target) == releases.index(step.source) + 1
             running = step.target
-        assert running.supports(window.target) or [p for p in window.problems if p.component == "random"]
+        said = [p for p in window.problems if p.component == "random"]
+        assert running.supports(window.target) or said or blocked
+        blocked = blocked or any(p.severity == BLOCKER for p in said)
     assert plan.components[0].final is running
 
 
@@ -217,3 +219,10 @@ def test_a_range_over_several_minors_warns_that_it_is_planned_from_the_oldest():
     book = catalog([gitops()])
     plan = plan_for(book, [pinned(book, "gitops", ">=2.4.0 <2.7.0")], "1.31", "1.32")
     assert "admit 2.4…2.6; planned from 2.4" in plan.windows[0].problems[0].message
+
+
+def test_a_blocked_component_is_reported_once_not_at_every_later_hop():
+    book = catalog([store()])
+    plan = plan_for(book, [pinned(book, "store", "7.0.0")], "1.33", "1.36")
+    assert [[p.severity for p in w.problems] for w in plan.windows] == [[BLOCKER], [], []]
+    assert plan.blocker_count == 1
