@@ -41,8 +41,17 @@ class Step:
 class Migration:
     rule: CrdRule
     objects: tuple[Manifest, ...]
-    before: str  # the component release that stops serving the API, e.g. "flux 2.9"
-    already: bool = False  # the release the tree pins today already stopped serving it
+    # The move that crosses the release dropping the API; None: the pinned release already dropped it.
+    step: Step | None = None
+
+    @property
+    def before(self) -> str:
+        """The component release that stops serving the API, e.g. "flux 2.9"."""
+        return f"{self.rule.component} {self.rule.removed_in}"
+
+    @property
+    def already(self) -> bool:
+        return self.step is None
 
 
 @dataclass(frozen=True)
@@ -67,6 +76,10 @@ class Window:
     @property
     def blocker_count(self) -> int:
         return len(self.api_blockers) + sum(p.severity == BLOCKER for p in self.problems)
+
+    def migrations_before(self, step: Step | None) -> list[Migration]:
+        """The migrations to finish before `step` (None: those due already, before any move)."""
+        return [m for m in self.migrations if m.step is step]
 
 
 @dataclass
@@ -285,14 +298,14 @@ def _attach_migrations(windows: list[Window], states: list[ComponentState], cata
             if not used or rule.removed_in is None:
                 continue
             removed = release_key(rule.removed_in)
-            before = f"{state.component.name} {rule.removed_in}"
             if removed <= state.start.key:
-                _first(windows).migrations.append(Migration(rule, used, before, already=True))
+                _first(windows).migrations.append(Migration(rule, used))
                 continue
-            window = next((w for w in windows for s in w.before
-                           if s.component is state.component and s.source.key < removed <= s.target.key), None)
-            if window is not None:
-                window.migrations.append(Migration(rule, used, before))
+            crossing = next(((w, s) for w in windows for s in w.before
+                             if s.component is state.component and s.source.key < removed <= s.target.key), None)
+            if crossing is not None:
+                window, step = crossing
+                window.migrations.append(Migration(rule, used, step))
 
 
 def _attach_api_blockers(windows: list[Window], findings: Sequence[Finding], current: Minor) -> None:

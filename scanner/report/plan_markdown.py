@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scanner.plan import BLOCKER, WARNING, Plan, Window
+from scanner.plan import BLOCKER, WARNING, Migration, Plan, Window
 from scanner.report.plan_text import (blocker_labels, chains, header, migration_labels, problems,
                                       unknown_components, where)
 
@@ -50,15 +50,19 @@ def _table(plan: Plan) -> list[str]:
     return lines
 
 
+def _migration(migration: Migration) -> str:
+    rule = migration.rule
+    objects = ", ".join(f"`{where(o.origin)}`" for o in migration.objects)
+    return f"- [ ] migrate `{rule.api_version}` {rule.kind} → `{rule.replacement}` before {migration.before}: {objects}"
+
+
 def _window(window: Window) -> list[str]:
     lines = [f"### W{window.number}: {window.source} → {window.target}", ""]
+    lines.extend(_migration(m) for m in window.migrations_before(None))
     for step in window.before:
+        lines.extend(_migration(m) for m in window.migrations_before(step))
         lines.append(f"- [ ] move **{step.label}** ({step.why}): edit "
                      + ", ".join(f"`{where(o)}`" for o in step.pins))
-    for m in window.migrations:
-        objects = ", ".join(f"`{where(o.origin)}`" for o in m.objects)
-        lines.append(f"- [ ] migrate `{m.rule.api_version}` {m.rule.kind} → `{m.rule.replacement}` "
-                     f"before {m.before}: {objects}")
     lines.extend(f"- [ ] fix `{where(f.origin)}` {f.object_ref}: {f.message}" for f in window.api_blockers)
     lines.append(f"- [ ] **upgrade the cluster to {window.target}**")
     lines.extend(f"- [ ] optional: {step.label} ({step.why})" for step in window.after)

@@ -84,10 +84,13 @@ def _table(plan: Plan) -> list[str]:
 
 def _window(window: Window, distro: str) -> list[str]:
     lines = [f"W{window.number}  {window.source} → {window.target}"]
-    lines.append("  1. Move before the hop" + ("" if window.before else ": nothing"))
-    lines.extend(_step_lines(window.before))
-    for migration in window.migrations:
+    lines.append("  1. Move before the hop" + ("" if window.before or window.migrations else ": nothing"))
+    for migration in window.migrations_before(None):
         lines.extend(_migration_lines(migration))
+    for step in window.before:
+        for migration in window.migrations_before(step):
+            lines.extend(_migration_lines(migration))
+        lines.extend(_step_lines([step]))
     lines.append(f"  2. API blockers: {len(window.api_blockers) or 'none'}")
     for finding in window.api_blockers:
         lines.append(f"     {where(finding.origin)}  {finding.object_ref}: {finding.message}")
