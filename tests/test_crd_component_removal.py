@@ -22,7 +22,7 @@ BOOK = catalog([gitops()], RULES)
 
 @pytest.fixture(autouse=True)
 def synthetic_catalog(monkeypatch):
-    monkeypatch.setattr(crd_component_removal, "load_catalog", lambda: BOOK)
+    monkeypatch.setattr(crd_component_removal, "load_components", lambda names: BOOK)
     monkeypatch.setattr(crd_component_removal, "load_crd_rules", lambda: BOOK.crd_rules)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from scanner.checks import ScanContext
-from scanner.components.catalog import load_catalog, load_crd_rules
+from scanner.components.catalog import load_components, load_crd_rules
 from scanner.components.detect import detect_in_manifests
 from scanner.model import Finding, Manifest
 from scanner.plan import Migration, Window, build_plan, component_states
@@ -19,9 +19,10 @@ from scanner.versions import Minor
 
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:
     used = {(m.api_version, m.kind) for m in manifests}
-    if not any((rule.api_version, rule.kind) in used for rule in load_crd_rules()):
-        return  # the common case: nothing to look up, the catalog is not even read
-    catalog = load_catalog()
+    owners = frozenset(rule.component for rule in load_crd_rules() if (rule.api_version, rule.kind) in used)
+    if not owners:
+        return  # the common case: the tree uses no API a component release drops
+    catalog = load_components(owners)
     grouped: dict = {}
     for detection in detect_in_manifests(manifests, catalog):
         grouped.setdefault(detection.component, []).append(detection)

@@ -229,6 +229,13 @@ def load_catalog() -> Catalog:
     return load_catalog_from()
 
 
+def load_components(names: frozenset[str]) -> Catalog:
+    """A catalog of a few components only (and every CRD rule): what a scan's check needs."""
+    found = [data.load(f"compat-matrix/{name}.yaml") for name in sorted(names)
+             if (data.data_root() / "compat-matrix" / f"{name}.yaml").is_file()]
+    return Catalog({c.name: c for c in map(component_from_data, found)}, load_crd_rules())
+
+
 @functools.cache
 def load_crd_rules() -> tuple[CrdRule, ...]:
     """Only the CRD rules: a scan reads the whole catalog only when the tree uses one of their APIs."""
