@@ -142,3 +142,17 @@ def test_plan_output_is_deterministic():
 
 def test_fixture_tree_exists():
     assert (FIXTURES / "seed002" / "platform" / "cilium" / "helmrelease.yaml").is_file()
+
+
+@needs_data
+def test_seed_plan_where_each_component_ends_and_what_blocks_follow_the_data():
+    plan = plan_json("--from", "1.31", "--target", "1.36", SEED)
+    ends = {c["name"]: c["end"] for c in plan["components"]}
+    # As seed 002 §4.2 has it: Longhorn 1.12, cert-manager 1.21, CNPG 1.30, Flux past the v1beta2 removal.
+    assert {name: ends[name] for name in ("longhorn", "cert-manager", "cloudnative-pg", "flux")} == {
+        "longhorn": "1.12", "cert-manager": "1.21", "cloudnative-pg": "1.30", "flux": "2.9"}
+    # Where the data states no range, the plan says so instead of assuming the seed's guess.
+    blockers = {(w["to"], p["component"]) for w in plan["windows"] for p in w["problems"] if p["severity"] == "blocker"}
+    assert ("1.36", "cilium") in blockers and ("1.36", "kyverno") in blockers
+    unknown = {p["component"] for w in plan["windows"] for p in w["problems"] if p["severity"] == "unknown"}
+    assert {"velero", "kube-prometheus-stack", "loki"} <= unknown
