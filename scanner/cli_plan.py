@@ -80,7 +80,7 @@ def plan_command(paths, target, current, distro, cluster_version_file, fmt, outp
     """
     from scanner.components.catalog import load_catalog
     from scanner.components.detect import cluster_distros
-    from scanner.plan import NoCurrentVersion, PlanRequest, plan_paths
+    from scanner.plan import PlanInputError, PlanRequest, plan_paths
     from scanner.report import plan_json, plan_markdown, plan_text
     from scanner.rulebook import load_rulebook
 
@@ -90,11 +90,8 @@ def plan_command(paths, target, current, distro, cluster_version_file, fmt, outp
         raise click.BadParameter(f"{distro!r}: known distributions are {', '.join(distros)}", param_hint="--distro")
     try:
         plan, tree = plan_paths(PlanRequest(list(paths), target, current, distro, cluster_version_file))
-    except NoCurrentVersion as problem:
+    except PlanInputError as problem:
         click.echo(f"Error: {problem}", err=True)
-        sys.exit(EXIT_USAGE)
-    if plan.current >= target:
-        click.echo(f"Error: the cluster is at {plan.current}; --target {target} is not newer", err=True)
         sys.exit(EXIT_USAGE)
     renderer = {"text": plan_text.render, "json": plan_json.render, "markdown": plan_markdown.render}[fmt]
     _emit(renderer(plan), output)

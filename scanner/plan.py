@@ -326,8 +326,8 @@ def _notes(catalog: Catalog, distro: str, minor: Minor) -> list[HopNote]:
     return notes
 
 
-class NoCurrentVersion(Exception):
-    """--from was omitted and the tree pins no cluster version."""
+class PlanInputError(Exception):
+    """No hop to plan: --from is missing and the tree pins no version, or it is not older than the target."""
 
 
 @dataclass
@@ -353,8 +353,11 @@ def plan_paths(request: PlanRequest) -> tuple[Plan, TreeComponents]:
         pins = [pin for pin in [cluster_pin_from_version_json(request.version_file)] if pin] + pins
     pin = pins[0] if pins else None
     if request.current is None and pin is None:
-        raise NoCurrentVersion("the tree pins no cluster version: give --from or --cluster-version-file")
+        raise PlanInputError("the tree pins no cluster version: give --from or --cluster-version-file")
     current = request.current or pin.minor
+    if current >= request.target:
+        where = "--from" if request.current else f"{pin.version} at {pin.origin.path}:{pin.origin.line}"
+        raise PlanInputError(f"the cluster is at {current} ({where}): --target {request.target} is not newer")
     distro, distro_from = _distro(request.distro, pin)
     context = ScanContext(target=request.target, current=current, rulebook=load_rulebook())
     own_rules = {rule.id for rule in catalog.crd_rules}

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 
 import pytest
 
 from catalogs import catalog, crd_rules, gitops
+from conftest import run_kubehop
 from scanner.checks import ScanContext, crd_component_removal
 from scanner.rulebook import load_rulebook
 from scanner.sources.yamldoc import read_text
@@ -74,3 +76,25 @@ def test_nothing_is_reported_while_the_release_that_drops_it_is_not_needed():
 def test_without_from_the_target_alone_decides_the_release():
     [finding] = run(manifests("2.8.0", "v1beta2"), "1.36")
     assert finding.breaks_in == Minor(1, 36)
+
+
+def test_scan_cli_reports_a_version_the_pinned_cert_manager_dropped(tmp_path):
+    (tmp_path / "cm.yaml").write_text(textwrap.dedent("""
+        apiVersion: helm.toolkit.fluxcd.io/v2
+        kind: HelmRelease
+        metadata: {name: cert-manager, namespace: cert-manager}
+        spec:
+          chart:
+            spec: {chart: cert-manager, version: "v1.16.5"}
+        ---
+        apiVersion: cert-manager.io/v1alpha2
+        kind: Certificate
+        metadata: {name: web, namespace: shop}
+        spec: {}
+        """).lstrip())
+    proc = run_kubehop("scan", "--target", "1.33", "--format", "json", str(tmp_path))
+    assert proc.returncode == 1, proc.stderr.decode()
+    [finding] = json.loads(proc.stdout)["findings"]
+    assert finding["rule"] == "cert-manager/cert-manager.io/v1alpha2/Certificate"
+    assert (finding["line"], finding["hop"]) == (8, "not served by the component release the tree pins")
+    assert finding["replacement"] == "cert-manager.io/v1" and finding["source"].startswith("https://")

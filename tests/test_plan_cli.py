@@ -156,3 +156,13 @@ def test_seed_plan_where_each_component_ends_and_what_blocks_follow_the_data():
     assert ("1.36", "cilium") in blockers and ("1.36", "kyverno") in blockers
     unknown = {p["component"] for w in plan["windows"] for p in w["problems"] if p["severity"] == "unknown"}
     assert {"velero", "kube-prometheus-stack", "loki"} <= unknown
+
+
+@pytest.mark.parametrize("args, said", [
+    (("--from", "1.33", "--target", "1.33"), "--target 1.33 is not newer"),
+    (("--target", "1.31"), "v1.31.5+k3s1 at tests/fixtures/seed002/infra/ansible/roles/k3s_server/defaults/main.yml:3"),
+])
+def test_plan_needs_a_target_newer_than_the_cluster(args, said):
+    proc = run_kubehop("plan", *args, SEED)
+    assert proc.returncode == 2
+    assert said in proc.stderr.decode() and "Traceback" not in proc.stderr.decode()
