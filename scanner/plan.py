@@ -350,7 +350,11 @@ def plan_paths(request: PlanRequest) -> tuple[Plan, TreeComponents]:
     tree = detect(request.paths, catalog)
     pins = sorted(tree.cluster, key=lambda p: p.minor)
     if request.version_file:
-        pins = [pin for pin in [cluster_pin_from_version_json(request.version_file)] if pin] + pins
+        given = cluster_pin_from_version_json(request.version_file)
+        if given is None:
+            raise PlanInputError(f"{request.version_file}: no serverVersion.gitVersion "
+                                 "(expected the output of `kubectl version -o json`)")
+        pins = [given] + pins
     pin = pins[0] if pins else None
     if request.current is None and pin is None:
         raise PlanInputError("the tree pins no cluster version: give --from or --cluster-version-file")

@@ -166,3 +166,10 @@ def test_plan_needs_a_target_newer_than_the_cluster(args, said):
     proc = run_kubehop("plan", *args, SEED)
     assert proc.returncode == 2
     assert said in proc.stderr.decode() and "Traceback" not in proc.stderr.decode()
+
+
+def test_a_version_file_that_is_not_kubectl_output_is_a_usage_error(tmp_path):
+    (tmp_path / "version.json").write_text('{"clientVersion": {"gitVersion": "v1.34.0"}}')
+    proc = run_kubehop("plan", "--target", "1.36", "--cluster-version-file", str(tmp_path / "version.json"),
+                       str(tmp_path))
+    assert proc.returncode == 2 and "no serverVersion.gitVersion" in proc.stderr.decode()
