@@ -237,3 +237,22 @@ def test_detection_never_fails_on_odd_shapes(tmp_path, document, name):
     (tmp_path / name).write_text(yaml.safe_dump(document))
     result = detect([str(tmp_path)], BOOK)
     assert all(d.component in BOOK.components for d in result.detections)
+
+
+def test_helm2_requirements_and_a_vendored_chart(tmp_path):
+    root = tree(tmp_path, {
+        "charts/store/Chart.yaml": """
+            apiVersion: v1
+            name: store
+            version: 6.2.0
+            appVersion: v1.8.2
+            """,
+        "charts/platform/requirements.yaml": """
+            dependencies:
+              - name: mesh
+                version: ~1.17.0
+                repository: https://charts.example.org/
+            """,
+    })
+    assert found(root) == [("mesh", "~1.17.0", ["1.17"], "requirements.yaml", 3, 14, "chart"),
+                           ("store", "6.2.0", ["1.8"], "Chart.yaml", 3, 10, "chart")]

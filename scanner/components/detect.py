@@ -30,6 +30,7 @@ from scanner.versions import Minor, parse_minor
 PIN_RANK = {"chart": 0, "kustomize": 0, "variable": 1, "label": 2, "image": 3}
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+_REQUIREMENTS_FILES = ("requirements.yaml", "requirements.yml")  # Helm 2 charts list dependencies there
 _REF_PARAM = re.compile(r"[?&](?:ref|version)=([^&#]+)")
 _RELEASE_PATH = re.compile(r"/releases/download/([^/]+)/")
 _VARIABLE = re.compile(r"^([A-Za-z0-9_-]+?)_version$")
@@ -290,7 +291,10 @@ def _detect_in_file(path: str, catalog: Catalog, result: TreeComponents) -> None
         if not isinstance(node, MappingNode):
             continue
         if name == "Chart.yaml":
-            result.detections.extend(_chart_dependencies(node, path, catalog))
+            result.detections.extend(_vendored_chart(node, path, catalog))
+            result.detections.extend(_chart_dependencies(node, path, catalog, name))
+        elif name in _REQUIREMENTS_FILES:
+            result.detections.extend(_chart_dependencies(node, path, catalog, name))
         elif name in KUSTOMIZATION_FILES:
             result.detections.extend(_kustomize_remotes(node, path, catalog))
         elif scalar(mapping_get(node, "kind")) is None:
@@ -309,7 +313,7 @@ def _documents(path: str) -> list[Any]:
         return []
 
 
-def _chart_dependencies(node: Any, path: str, catalog: Catalog) -> Iterator[Detection]:
+def _chart_dependencies(node: Any, path: str, catalog: Catalog, file_name: str) -> Iterator[Detection]:
     for dependency in _items(mapping_get(node, "dependencies")):
         chart = scalar(mapping_get(dependency, "name"))
         component = component_for_chart(catalog, chart, scalar(mapping_get(dependency, "repository")))
@@ -317,7 +321,15 @@ def _chart_dependencies(node: Any, path: str, catalog: Catalog) -> Iterator[Dete
         if component is not None:
             yield _detection(component, scalar(version) or "*", True,
                              _origin(path, version if version is not None else dependency), "chart",
-                             f"Chart.yaml dependency {chart}")
+                             f"{file_name} dependency {chart}")
+
+
+def _vendored_chart(node: Any, path: str, catalog: Catalog) -> Iterator[Detection]:
+    """A copy of a component's own chart kept in the tree: its Chart.yaml name and version."""
+    chart, version = scalar(mapping_get(node, "name")), mapping_get(node, "version")
+    component = component_for_chart(catalog, chart, None)
+    if component is not None and scalar(version):
+        yield _detection(component, scalar(version), True, _origin(path, version), "chart", f"vendored chart {chart}")
 
 
 def _kustomize_remotes(node: Any, path: str, catalog: Catalog) -> Iterator[Detection]:
