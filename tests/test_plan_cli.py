@@ -173,3 +173,13 @@ def test_a_version_file_that_is_not_kubectl_output_is_a_usage_error(tmp_path):
     proc = run_kubehop("plan", "--target", "1.36", "--cluster-version-file", str(tmp_path / "version.json"),
                        str(tmp_path))
     assert proc.returncode == 2 and "no serverVersion.gitVersion" in proc.stderr.decode()
+
+
+def test_core_api_blockers_sit_in_the_window_of_their_hop():
+    plan = plan_json("--from", "1.29", "--target", "1.33", "examples/")
+    rules = {w["to"]: sorted(b["rule"].split("/")[0] for b in w["api_blockers"]) for w in plan["windows"]}
+    # Already gone at 1.29 (removed in 1.22-1.26): fix before the first hop.
+    assert rules["1.30"] == ["autoscaling", "batch", "networking.k8s.io", "policy"]
+    assert rules["1.32"] == ["flowcontrol.apiserver.k8s.io", "flowcontrol.apiserver.k8s.io"]
+    assert rules["1.31"] == rules["1.33"] == []
+    assert plan["blockers"] == 6

@@ -226,3 +226,17 @@ def test_a_blocked_component_is_reported_once_not_at_every_later_hop():
     plan = plan_for(book, [pinned(book, "store", "7.0.0")], "1.33", "1.36")
     assert [[p.severity for p in w.problems] for w in plan.windows] == [[BLOCKER], [], []]
     assert plan.blocker_count == 1
+
+
+def test_api_blockers_land_in_the_window_of_the_hop_that_breaks_them():
+    from scanner.model import Finding
+
+    def finding(breaks: str, severity: str = "error") -> Finding:
+        return Finding("r", severity, "gone", Origin("x.yaml", 1, 1), "batch/v1beta1", "CronJob", "n",
+                       breaks_in=m(breaks))
+
+    book = catalog([mesh()])
+    plan = plan_for(book, [], "1.31", "1.34",
+                    findings=[finding("1.33"), finding("1.25"), finding("1.34", "warning")])
+    assert [[f.breaks_in for f in w.api_blockers] for w in plan.windows] == [[m("1.25")], [m("1.33")], []]
+    assert plan.blocker_count == 2
