@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from scanner.components.catalog import Catalog, Component, CrdRule, HopNote, Release, release_key
-from scanner.components.detect import ClusterPin, Detection, TreeComponents
+from scanner.components.detect import ClusterPin, Detection, TreeComponents, by_component
 from scanner.model import Finding, Manifest, Origin
 from scanner.versions import Minor, minor_range
 
@@ -258,8 +258,9 @@ def _with_requirements(moves: list[Step], states: dict[str, ComponentState], rel
             needed = component.release(version) if component else None
             have = releases.get(name)
             if needed is None or name not in states:
+                missing = "a release the data does not list" if name in states else "not found in the tree"
                 window.problems.append(Problem(WARNING, step.component.name,
-                                               f"{step.label} requires {name} {version}; not found in the tree"))
+                                               f"{step.label} requires {name} {version}: {missing}"))
             elif have is not None and have.key < needed.key:
                 first.append(Step(component, have, needed, states[name].pins,
                                   f"required by {step.component.title} {step.target.version}"))
@@ -366,7 +367,7 @@ def plan_paths(request: PlanRequest) -> tuple[Plan, TreeComponents]:
     context = ScanContext(target=request.target, current=current, rulebook=load_rulebook())
     own_rules = {rule.id for rule in catalog.crd_rules}
     findings = [f for f in run_checks(tree.manifests, context) if f.rule_id not in own_rules]
-    plan = build_plan(component_states(tree.by_component(), catalog), current, request.target, catalog,
+    plan = build_plan(component_states(by_component(tree.detections), catalog), current, request.target, catalog,
                       tree.manifests, findings, distro, pin if request.current is None else None, distro_from)
     return plan, tree
 

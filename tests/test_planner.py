@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from catalogs import catalog, component, crd_rules, gitops, mesh, release, store
-from scanner.components.detect import Detection
+from scanner.components.detect import Detection, by_component
 from scanner.model import Manifest, Origin
 from scanner.plan import BLOCKER, UNKNOWN, WARNING, build_plan, component_states
 from scanner.versions import Minor
@@ -24,10 +24,7 @@ def pinned(book, name: str, pin: str, chart: bool = True, source: str = "chart",
 
 
 def plan_for(book, detections: list[Detection], current: str, target: str, **kwargs):
-    grouped: dict[str, list[Detection]] = {}
-    for d in detections:
-        grouped.setdefault(d.component, []).append(d)
-    return build_plan(component_states(grouped, book), m(current), m(target), book, **kwargs)
+    return build_plan(component_states(by_component(detections), book), m(current), m(target), book, **kwargs)
 
 
 def moves(window, where="before") -> list[str]:

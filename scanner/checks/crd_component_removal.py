@@ -11,7 +11,7 @@ from typing import Iterable, Sequence
 
 from scanner.checks import ScanContext
 from scanner.components.catalog import load_components, load_crd_rules
-from scanner.components.detect import detect_in_manifests
+from scanner.components.detect import by_component, detect_in_manifests
 from scanner.model import Finding, Manifest
 from scanner.plan import Migration, Window, build_plan, component_states
 from scanner.versions import Minor
@@ -23,9 +23,7 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
     if not owners:
         return  # the common case: the tree uses no API a component release drops
     catalog = load_components(owners)
-    grouped: dict = {}
-    for detection in detect_in_manifests(manifests, catalog):
-        grouped.setdefault(detection.component, []).append(detection)
+    grouped = by_component(detect_in_manifests(manifests, catalog))
     start = context.current if context.current is not None and context.current < context.target \
         else Minor(context.target.major, context.target.minor - 1)
     plan = build_plan(component_states(grouped, catalog), start, context.target, catalog, manifests)

@@ -73,11 +73,12 @@ class TreeComponents:
     manifests: list[Manifest] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
-    def by_component(self) -> dict[str, list[Detection]]:
-        grouped: dict[str, list[Detection]] = {}
-        for detection in self.detections:
-            grouped.setdefault(detection.component, []).append(detection)
-        return grouped
+
+def by_component(detections: Iterable[Detection]) -> dict[str, list[Detection]]:
+    grouped: dict[str, list[Detection]] = {}
+    for detection in detections:
+        grouped.setdefault(detection.component, []).append(detection)
+    return grouped
 
 
 def detect(paths: list[str], catalog: Catalog) -> TreeComponents:
