@@ -1,8 +1,8 @@
 """What a GitOps tree pins: component versions and the cluster's own Kubernetes version.
 
 Pins are read from Flux HelmReleases (chart version or chartRef), Argo CD Applications and
-ApplicationSets, Chart.yaml dependencies, remote Kustomize resources, `<component>_version`
-variables, `app.kubernetes.io/*` labels and container images. Each detection keeps the line
+ApplicationSets, Chart.yaml (and Helm 2 requirements.yaml) dependencies, vendored charts, remote
+Kustomize resources, `<component>_version` variables, `app.kubernetes.io/*` labels and images. Each detection keeps the line
 where a person edits the pin, read from the composed YAML nodes.
 """
 
@@ -135,7 +135,7 @@ class _Finder:
 
     def in_manifest(self, manifest: Manifest) -> Iterator[Detection]:
         group = manifest.group
-        if manifest.kind == "HelmRelease" and group.startswith("helm.toolkit.fluxcd.io"):
+        if manifest.kind == "HelmRelease" and group == "helm.toolkit.fluxcd.io":
             yield from self._helm_release(manifest)
         elif manifest.kind in ("Application", "ApplicationSet") and group == "argoproj.io":
             yield from self._argo(manifest)
