@@ -256,3 +256,26 @@ def test_helm2_requirements_and_a_vendored_chart(tmp_path):
     })
     assert found(root) == [("mesh", "~1.17.0", ["1.17"], "requirements.yaml", 3, 14, "chart"),
                            ("store", "6.2.0", ["1.8"], "Chart.yaml", 3, 10, "chart")]
+
+
+def test_kustomize_helm_charts_and_the_k3s_helm_controller(tmp_path):
+    root = tree(tmp_path, {
+        "net/kustomization.yaml": """
+            helmCharts:
+              - name: mesh
+                repo: https://charts.example.org/
+                version: 1.18.4
+                releaseName: mesh
+            """,
+        "k3s/store.yaml": """
+            apiVersion: helm.cattle.io/v1
+            kind: HelmChart
+            metadata: {name: store, namespace: kube-system}
+            spec:
+              chart: store
+              repo: oci://ghcr.io/example/charts
+              version: 7.0.1
+            """,
+    })
+    assert found(root) == [("mesh", "1.18.4", ["1.18"], "kustomization.yaml", 4, 14, "chart"),
+                           ("store", "7.0.1", ["1.9"], "store.yaml", 7, 12, "chart")]

@@ -30,7 +30,8 @@ from scanner.versions import Minor, parse_minor
 PIN_RANK = {"chart": 0, "kustomize": 0, "variable": 1, "label": 2, "image": 3}
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
-_REQUIREMENTS_FILES = ("requirements.yaml", "requirements.yml")  # Helm 2 charts list dependencies there
+# Helm charts list their dependencies in Chart.yaml (Helm 3) or requirements.yaml (Helm 2).
+_CHART_FILES = ("Chart.yaml", "requirements.yaml", "requirements.yml")
 _REF_PARAM = re.compile(r"[?&](?:ref|version)=([^&#]+)")
 _RELEASE_PATH = re.compile(r"/releases/download/([^/]+)/")
 _VARIABLE = re.compile(r"^([A-Za-z0-9_-]+?)_version$")
@@ -139,6 +140,8 @@ class _Finder:
             yield from self._helm_release(manifest)
         elif manifest.kind in ("Application", "ApplicationSet") and group == "argoproj.io":
             yield from self._argo(manifest)
+        elif manifest.kind == "HelmChart" and group == "helm.cattle.io":
+            yield from self._k3s_helm_chart(manifest)
         yield from self._labels(manifest)
         yield from self._images(manifest)
 
@@ -189,6 +192,13 @@ class _Finder:
                 yield from self._chart_pin(chart, scalar(_at(source, "repoURL")), _at(source, "targetRevision"),
                                            _at(source, "chart"), manifest.origin.path,
                                            f"{manifest.kind} {object_name(manifest)} (chart {chart})")
+
+    def _k3s_helm_chart(self, manifest: Manifest) -> Iterator[Detection]:
+        """The Helm controller K3s and RKE2 bundle: spec.chart, spec.version, spec.repo."""
+        spec = _at(manifest.node, "spec")
+        chart = scalar(_at(spec, "chart"))
+        yield from self._chart_pin(chart, scalar(_at(spec, "repo")), _at(spec, "version"), _at(spec, "chart"),
+                                   manifest.origin.path, f"HelmChart {object_name(manifest)} (chart {chart})")
 
     def _chart_pin(self, chart: str | None, repo: str | None, version_node: Any, fallback_node: Any,
                    path: str, what: str) -> Iterator[Detection]:
@@ -286,21 +296,27 @@ def normalize_image(name: str) -> str:
 # --- files that hold no Kubernetes object ---------------------------------------------------------
 
 def _detect_in_file(path: str, catalog: Catalog, result: TreeComponents) -> None:
-    nodes = _documents(path)
     name = os.path.basename(path)
-    for node in nodes:
+    for node in _documents(path):
         if not isinstance(node, MappingNode):
             continue
-        if name == "Chart.yaml":
-            result.detections.extend(_vendored_chart(node, path, catalog))
-            result.detections.extend(_chart_dependencies(node, path, catalog, name))
-        elif name in _REQUIREMENTS_FILES:
-            result.detections.extend(_chart_dependencies(node, path, catalog, name))
-        elif name in KUSTOMIZATION_FILES:
-            result.detections.extend(_kustomize_remotes(node, path, catalog))
-        elif scalar(mapping_get(node, "kind")) is None:
-            result.detections.extend(_version_variables(node, path, catalog))
+        result.detections.extend(_pins_in_document(node, name, path, catalog))
+        if name not in _CHART_FILES + KUSTOMIZATION_FILES and scalar(mapping_get(node, "kind")) is None:
             result.cluster.extend(_cluster_variables(node, path))
+
+
+def _pins_in_document(node: MappingNode, name: str, path: str, catalog: Catalog) -> Iterator[Detection]:
+    if name == "Chart.yaml":
+        yield from _vendored_chart(node, path, catalog)
+    if name in _CHART_FILES:
+        yield from _chart_entries(_items(mapping_get(node, "dependencies")), "repository", path, catalog,
+                                  f"{name} dependency")
+    elif name in KUSTOMIZATION_FILES:
+        yield from _kustomize_remotes(node, path, catalog)
+        yield from _chart_entries(_items(mapping_get(node, "helmCharts")), "repo", path, catalog,
+                                  "kustomization helmCharts")
+    elif scalar(mapping_get(node, "kind")) is None:
+        yield from _version_variables(node, path, catalog)
 
 
 def _documents(path: str) -> list[Any]:
@@ -314,15 +330,16 @@ def _documents(path: str) -> list[Any]:
         return []
 
 
-def _chart_dependencies(node: Any, path: str, catalog: Catalog, file_name: str) -> Iterator[Detection]:
-    for dependency in _items(mapping_get(node, "dependencies")):
-        chart = scalar(mapping_get(dependency, "name"))
-        component = component_for_chart(catalog, chart, scalar(mapping_get(dependency, "repository")))
-        version = mapping_get(dependency, "version")
+def _chart_entries(entries: list[Any], repo_key: str, path: str, catalog: Catalog,
+                   what: str) -> Iterator[Detection]:
+    """Chart lists with name, version and repository: Chart.yaml dependencies, kustomize helmCharts."""
+    for entry in entries:
+        chart = scalar(mapping_get(entry, "name"))
+        component = component_for_chart(catalog, chart, scalar(mapping_get(entry, repo_key)))
+        version = mapping_get(entry, "version")
         if component is not None:
             yield _detection(component, scalar(version) or "*", True,
-                             _origin(path, version if version is not None else dependency), "chart",
-                             f"{file_name} dependency {chart}")
+                             _origin(path, version if version is not None else entry), "chart", f"{what} {chart}")
 
 
 def _vendored_chart(node: Any, path: str, catalog: Catalog) -> Iterator[Detection]:
