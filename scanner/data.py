@@ -31,6 +31,8 @@ DATA_KINDS: dict[str, str] = {
     "rules/hop-notes": "rules/schema/hop-notes.schema.json",
     "compat-matrix": "compat-matrix/schema/component.schema.json",
     "rules/cluster-version.yaml": "rules/schema/cluster-version.schema.json",
+    "rules/lifecycle/crd.yaml": "rules/schema/crd-lifecycle.schema.json",
+    "rules/lifecycle/version-skew.yaml": "rules/schema/version-skew.schema.json",
 }
 
 
