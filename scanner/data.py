@@ -27,12 +27,12 @@ DATA_KINDS: dict[str, str] = {
     "rules/core": "rules/schema/api-rule.schema.json",
     "rules/served-apis.yaml": "rules/schema/served-apis.schema.json",
     "rules/kubernetes.yaml": "rules/schema/kubernetes.schema.json",
+    "rules/lifecycle/crd.yaml": "rules/schema/crd-lifecycle.schema.json",
+    "rules/lifecycle/version-skew.yaml": "rules/schema/version-skew.schema.json",
     "rules/crds": "rules/schema/crd-rule.schema.json",
     "rules/hop-notes": "rules/schema/hop-notes.schema.json",
     "compat-matrix": "compat-matrix/schema/component.schema.json",
     "rules/cluster-version.yaml": "rules/schema/cluster-version.schema.json",
-    "rules/lifecycle/crd.yaml": "rules/schema/crd-lifecycle.schema.json",
-    "rules/lifecycle/version-skew.yaml": "rules/schema/version-skew.schema.json",
 }
 
 
