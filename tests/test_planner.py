@@ -237,3 +237,13 @@ def test_api_blockers_land_in_the_window_of_the_hop_that_breaks_them():
                     findings=[finding("1.33"), finding("1.25"), finding("1.34", "warning")])
     assert [[f.breaks_in for f in w.api_blockers] for w in plan.windows] == [[m("1.25")], [m("1.33")], []]
     assert plan.blocker_count == 2
+
+
+def test_a_stated_open_range_supports_every_later_minor():
+    book = catalog([component("dns", [release("0.17", "1.19", "1.32"),
+                                      {**release("0.18", "1.21", None), "kubernetes": {"min": "1.21", "max": None,
+                                                                                     "open_ended": True}}],
+                              one_minor=False)])
+    plan = plan_for(book, [pinned(book, "dns", "0.17.0")], "1.32", "1.36")
+    assert [moves(w) for w in plan.windows] == [["dns 0.17 → 0.18"], [], [], []]
+    assert plan.windows[0].before[0].why == "0.18 supports 1.21 and later" and not plan.blocked

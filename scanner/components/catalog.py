@@ -31,6 +31,7 @@ class Release:
     min: Minor | None  # None: the project states no bound (unknown, not "any")
     max: Minor | None
     source: str
+    open_ended: bool = False  # the project states every minor from `min` on ("1.34+")
     source_kind: str = "primary"
     requires: tuple[tuple[str, str], ...] = ()
     note: str | None = None
@@ -45,7 +46,7 @@ class Release:
             return False
         if self.max is not None and minor > self.max:
             return False
-        if self.min is None or self.max is None:
+        if self.min is None or (self.max is None and not self.open_ended):
             return None
         return True
 
@@ -54,6 +55,8 @@ class Release:
         if self.min is None and self.max is None:
             return "unknown"
         low = str(self.min) if self.min else "?"
+        if self.open_ended:
+            return f"{low} and later"
         high = str(self.max) if self.max else "? (no stated maximum)"
         return f"{low}–{high}"
 
@@ -178,6 +181,7 @@ def _release(entry: dict) -> Release:
         min=_minor_or_none(support.get("min")),
         max=_minor_or_none(support.get("max")),
         source=entry["source"],
+        open_ended=support.get("open_ended", False),
         source_kind=entry.get("source_kind", "primary"),
         requires=tuple((r["component"], str(r["version"])) for r in entry.get("requires", ())),
         note=entry.get("note"),

@@ -27,8 +27,6 @@ def hop_label(finding: Finding, result: ScanResult) -> str:
         return "at any Kubernetes version"
     if finding.severity == "warning":
         return f"deprecated, still served at {result.target}"
-    if finding.breaks_in is None:
-        return "not served by the component release the tree pins"
     if result.current is not None and finding.breaks_in <= result.current:
         return f"already not served at {result.current}"
     return f"hop to {finding.breaks_in}"
