@@ -19,7 +19,7 @@ class ApiUse:
     api_version: str
     kind: str
     count: int
-    served: str  # "1.19–" / "1.16–1.24", "CRD" or "unknown"
+    served: str  # "1.19+" (still served), "1.16–1.24", "CRD" or "unknown"
     owner: str | None = None  # the component whose CRD it is, when the data knows
 
     @property
@@ -36,7 +36,7 @@ def inventory(manifests: Sequence[Manifest], served: ServedApis, catalog: Catalo
         owner = None
         if (api_version, kind) in served.spans:
             first, last = served.spans[(api_version, kind)]
-            text = f"{first}–{last or ''}"
+            text = f"{first}–{last}" if last else f"{first}+"
         elif served.is_builtin(api_version):
             text = "unknown"
         else:
