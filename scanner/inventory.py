@@ -12,6 +12,7 @@ from scanner.components.catalog import Catalog
 from scanner.components.detect import KUSTOMIZATION_FILES
 from scanner.model import Manifest
 from scanner.rulebook import ServedApis
+from scanner.versions import Minor
 
 
 @dataclass(frozen=True)
@@ -19,7 +20,7 @@ class ApiUse:
     api_version: str
     kind: str
     count: int
-    served: str  # "1.19+" (still served), "1.16–1.24", "CRD" or "unknown"
+    served: str  # "since 1.19", "until 1.24", "1.26–1.31", "every known minor", "CRD" or "unknown"
     owner: str | None = None  # the component whose CRD it is, when the data knows
 
     @property
@@ -35,8 +36,7 @@ def inventory(manifests: Sequence[Manifest], served: ServedApis, catalog: Catalo
     for (api_version, kind), count in sorted(counts.items()):
         owner = None
         if (api_version, kind) in served.spans:
-            first, last = served.spans[(api_version, kind)]
-            text = f"{first}–{last}" if last else f"{first}+"
+            text = _span(*served.spans[(api_version, kind)], oldest=served.minors[0])
         elif served.is_builtin(api_version):
             text = "unknown"
         else:
@@ -45,6 +45,13 @@ def inventory(manifests: Sequence[Manifest], served: ServedApis, catalog: Catalo
             owner = component.name if component else None
         uses.append(ApiUse(api_version, kind, count, text, owner))
     return uses
+
+
+def _span(first: Minor, last: Minor | None, oldest: Minor) -> str:
+    """The served minors, without claiming a first minor older than the data knows."""
+    if first <= oldest:
+        return f"until {last}" if last else "every known minor"
+    return f"{first}–{last}" if last else f"since {first}"
 
 
 def render_text(uses: list[ApiUse], minors: tuple) -> str:

@@ -95,7 +95,14 @@ def test_inventory_json_counts_objects_and_marks_crds():
     by_api = {(u["apiVersion"], u["kind"]): u for u in uses}
     assert by_api[("apps/v1", "Deployment")]["objects"] == 7
     assert by_api[("image.toolkit.fluxcd.io/v1beta2", "ImagePolicy")]["served"] == "CRD"
-    assert by_api[("networking.k8s.io/v1", "NetworkPolicy")]["served"].startswith("1.")
+    assert by_api[("networking.k8s.io/v1", "NetworkPolicy")]["served"] == "every known minor"
+
+
+def test_inventory_names_the_minors_that_serve_a_removed_api():
+    uses = json.loads(run_kubehop("inventory", "--format", "json", "examples/").stdout)
+    served = {(u["apiVersion"], u["kind"]): u["served"] for u in uses}
+    assert served[("flowcontrol.apiserver.k8s.io/v1beta3", "FlowSchema")] == "1.26–1.31"
+    assert served[("batch/v1beta1", "CronJob")] == "until 1.24"
 
 
 def test_plan_reads_the_cluster_version_from_the_tree_and_says_where():
