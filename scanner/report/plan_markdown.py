@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from scanner.plan import BLOCKER, WARNING, Migration, Plan, Window
-from scanner.report.plan_text import (blocker_labels, chains, header, migration_labels, problems,
+from scanner.report.plan_text import (blocker_labels, chains, header, journeys, migration_labels, problems,
                                       unknown_components, where)
 
 
 def render(plan: Plan) -> str:
     lines = [f"## {header(plan)[0]}", ""]
     lines.extend(f"- {line.strip()}" for line in header(plan)[1:])
-    lines += ["", "```mermaid", *_diagram(plan), "```", "", *_table(plan), ""]
+    lines += ["", "```mermaid", *_diagram(plan), "```", "", *_table(plan), "", *_components(plan), ""]
     for window in plan.windows:
         lines.extend(_window(window))
     verdict = f"**Blocked**: {plan.blocker_count} blocker(s)." if plan.blocked else "Nothing known blocks the target."
@@ -54,6 +54,12 @@ def _migration(migration: Migration) -> str:
     rule = migration.rule
     objects = ", ".join(f"`{where(o.origin)}`" for o in migration.objects)
     return f"- [ ] migrate `{rule.api_version}` {rule.kind} → `{rule.replacement}` before {migration.before}: {objects}"
+
+
+def _components(plan: Plan) -> list[str]:
+    lines = ["| Component | Release | Stops at | Pinned at |", "|---|---|---|---|"]
+    lines.extend(f"| {name} | {journey} | {stop or '—'} | `{pin}` |" for name, journey, pin, stop in journeys(plan))
+    return lines
 
 
 def _window(window: Window) -> list[str]:

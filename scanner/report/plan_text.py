@@ -60,8 +60,36 @@ def header(plan: Plan) -> list[str]:
     return lines
 
 
+def journeys(plan: Plan) -> list[tuple[str, str, str, str]]:
+    """Per component: name, 'start → end', the first pin to edit, and what stops the plan for it."""
+    rows = []
+    for state in plan.components:
+        name = state.component.name
+        if state.start is None:
+            journey = "release unknown"
+        elif state.final is state.start:
+            journey = f"{state.start.version} (no move planned)"
+        else:
+            journey = f"{state.start.version} → {state.final.version}"
+        rows.append((name, journey, where(state.pins[0]), _stop(plan, name)))
+    return rows
+
+
+def _stop(plan: Plan, name: str) -> str:
+    for severity, text in ((BLOCKER, "blocked at the hop to {}"), (UNKNOWN, "support unknown from {}")):
+        window = next((w for w in plan.windows for p in w.problems if p.component == name and p.severity == severity),
+                      None)
+        if window is not None:
+            return text.format(window.target)
+    return ""
+
+
 def render(plan: Plan) -> str:
-    lines = header(plan) + [""] + _table(plan) + [""]
+    lines = header(plan) + [""] + _table(plan) + ["", "Components"]
+    rows = journeys(plan)
+    width = max([len(row[0]) for row in rows] + [0])
+    lines.extend(f"  {name:<{width}}  {journey:<22}  {stop:<27}  {pin}".rstrip() for name, journey, pin, stop in rows)
+    lines.append("")
     for window in plan.windows:
         lines.extend(_window(window, plan.distro))
         lines.append("")
