@@ -31,11 +31,8 @@ def catalog(components: list[dict], rules: list[dict] = (), notes: list[dict] = 
 def mesh() -> dict:
     """A CNI that must step one minor at a time, each minor supporting four Kubernetes minors."""
     return component("mesh", [
-        release("1.16", "1.27", "1.30"),
-        release("1.17", "1.29", "1.32"),
-        release("1.18", "1.30", "1.33"),
-        release("1.19", "1.32", "1.35"),
-        release("1.20", None, None),
+        release("1.16", "1.27", "1.30"), release("1.17", "1.29", "1.32"), release("1.18", "1.30", "1.33"),
+        release("1.19", "1.32", "1.35"), release("1.20", None, None),
     ], charts=[{"name": "mesh", "repositories": ["https://charts.example.org/"]}],
         images=["quay.io/example/mesh"], crd_groups=["mesh.example.org"])
 
@@ -54,9 +51,6 @@ def store() -> dict:
 def gitops() -> dict:
     """A GitOps tool that may skip minors; its 2.9 drops an API version."""
     return component("gitops", [
-        release("2.4", "1.29", "1.31"),
-        release("2.5", "1.30", "1.32"),
-        release("2.6", "1.31", "1.33"),
-        release("2.8", "1.33", "1.35"),
-        release("2.9", "1.34", "1.36"),
+        release("2.4", "1.29", "1.31"), release("2.5", "1.30", "1.32"), release("2.6", "1.31", "1.33"),
+        release("2.8", "1.33", "1.35"), release("2.9", "1.34", "1.36"),
     ], one_minor=False, charts=[{"name": "gitops"}], crd_groups=["image.gitops.example.org"])

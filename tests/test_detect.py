@@ -44,14 +44,10 @@ def test_flux_helmrelease_version_and_range(tmp_path):
         apiVersion: helm.toolkit.fluxcd.io/v2
         kind: HelmRelease
         metadata: {name: store, namespace: storage}
-        spec:
-          chart:
-            spec:
-              chart: store
-              version: ">=6.0.0 <8.0.0"
+        spec: {chart: {spec: {chart: store, version: ">=6.0.0 <8.0.0"}}}
         """})
     assert found(root) == [("mesh", "1.16.5", ["1.16"], "mesh.yaml", 8, 16, "chart"),
-                           ("store", ">=6.0.0 <8.0.0", ["1.8", "1.9"], "mesh.yaml", 17, 16, "chart")]
+                           ("store", ">=6.0.0 <8.0.0", ["1.8", "1.9"], "mesh.yaml", 13, 46, "chart")]
 
 
 def test_flux_chart_ref_to_an_oci_repository_and_a_helm_chart(tmp_path):
