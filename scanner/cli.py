@@ -165,3 +165,7 @@ def _use_color() -> bool:
 
 def main() -> None:
     cli(prog_name="kubehop")
+
+
+# The component and plan commands live in their own module; importing it registers them.
+import scanner.cli_plan  # noqa: E402,F401  (after `cli` and MINOR exist)

@@ -33,6 +33,7 @@ DATA_KINDS: dict[str, str] = {
     "rules/crds": "rules/schema/crd-rule.schema.json",
     "rules/hop-notes": "rules/schema/hop-notes.schema.json",
     "compat-matrix": "compat-matrix/schema/component.schema.json",
+    "rules/cluster-version.yaml": "rules/schema/cluster-version.schema.json",
 }
 
 
