@@ -8,6 +8,8 @@ import sys
 import click
 
 from scanner import __version__
+from scanner.model import FAIL_ON_LEVELS
+from scanner.report import FORMATS
 from scanner.versions import Minor, parse_minor
 
 EXIT_USAGE = 2
@@ -61,16 +63,32 @@ def cli() -> None:
     """
 
 
+def _parse_reports(ctx, param, values) -> list[tuple[str, str]]:
+    reports = []
+    for value in values:
+        fmt, sep, path = value.partition("=")
+        if not sep or not path:
+            raise click.BadParameter(f"{value!r}: expected FORMAT=FILE, e.g. sarif=kubehop.sarif", ctx, param)
+        if fmt not in FORMATS:
+            raise click.BadParameter(f"{value!r}: format must be one of {', '.join(FORMATS)}", ctx, param)
+        reports.append((fmt, path))
+    return reports
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
 @click.option("--target", "-t", type=MINOR, default=None,
               help="Minor to reach (default: the newest the data knows).")
 @click.option("--from", "current", type=MINOR, default=None,
               help="Minor the cluster runs today: hops start there.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write the report to a file instead of standard output.")
-def scan(paths, target, current, fmt, output) -> None:
+@click.option("--report", "reports", multiple=True, metavar="FORMAT=FILE", callback=_parse_reports,
+              help="Also write a report in FORMAT to FILE; repeatable (e.g. --report sarif=kubehop.sarif).")
+@click.option("--fail-on", type=click.Choice(FAIL_ON_LEVELS), default="error", show_default=True,
+              help="Findings that make the exit code 1: blockers only, any finding, or none.")
+def scan(paths, target, current, fmt, output, reports, fail_on) -> None:
     """Report what blocks each hop up to --target, with file and line.
 
     PATHS are files or folders of YAML/JSON manifests; '-' reads standard input.
@@ -81,26 +99,57 @@ def scan(paths, target, current, fmt, output) -> None:
       kubehop scan --from 1.31 --target 1.36 platform/ apps/
       helm template x ./chart | kubehop scan --target 1.36 -
       kubehop scan --format json platform/ > report.json
+      kubehop scan --format github --report sarif=kubehop.sarif --report markdown=summary.md platform/
 
     \b
-    Exit codes: 0 nothing blocks the target; 1 blockers found;
+    Formats: text, json, sarif (GitHub code scanning), markdown (pull-request
+    comment, step summary), github (workflow annotations).
+
+    \b
+    Exit codes: 0 nothing blocks the target; 1 blockers found (with
+    --fail-on warning: any finding; with --fail-on never: never);
     2 usage error; 3 some input could not be read (the rest was scanned).
     """
     from scanner.report import render
     from scanner.rulebook import load_rulebook
+    from scanner.scan import ScanOptions
     from scanner.scan import scan as run_scan
 
     target = target or load_rulebook().newest
     if current is not None and current > target:
         raise click.UsageError(f"--from {current} is newer than --target {target}")
-    result = run_scan(list(paths), target=target, current=current)
+    _check_outputs([output] + [path for _, path in reports])
+    result = run_scan(list(paths), target=target, current=current, options=ScanOptions(fail_on=fail_on))
+    for report_fmt, path in reports:
+        _write(path, render(result, report_fmt))
     text = render(result, fmt, color=fmt == "text" and output is None and _use_color())
     if output:
-        with open(output, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        _write(output, text)
     else:
         click.echo(text, nl=False)
     sys.exit(result.exit_code)
+
+
+def _check_outputs(paths: list[str | None]) -> None:
+    """Fail before scanning, not after, when a report could not be written."""
+    given = [p for p in paths if p]
+    seen = set()
+    for path in given:
+        real = os.path.realpath(path)
+        if real in seen:
+            raise click.UsageError(f"{path}: two reports would be written to the same file")
+        seen.add(real)
+        folder = os.path.dirname(real)
+        if not os.path.isdir(folder):
+            raise click.UsageError(f"{path}: folder {folder} does not exist")
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as err:
+        raise click.UsageError(f"cannot write {path}: {err.strerror or err}") from err
 
 
 @cli.command("rules")

@@ -29,6 +29,7 @@ class ScanResult:
     objects: int
     data_checked: str
     notices: list[str] = field(default_factory=list)
+    fail_on: str = "error"
 
     @property
     def errors(self) -> list[Finding]:
@@ -44,10 +45,11 @@ class ScanResult:
 
     @property
     def exit_code(self) -> int:
-        # Unreadable input wins: the scan is incomplete, so "nothing blocks" can't be claimed.
+        # Unreadable input wins, whatever --fail-on: the scan is incomplete, so "nothing blocks" can't be claimed.
         if self.input_errors:
             return EXIT_INPUT
-        return EXIT_BLOCKED if self.errors else EXIT_OK
+        failing = {"error": self.errors, "warning": self.findings, "never": []}[self.fail_on]
+        return EXIT_BLOCKED if failing else EXIT_OK
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,7 @@ class ScanOptions:
     """Everything a scan can be asked beyond paths and minors; sources and checks read what they need."""
 
     allow_network: bool = False
+    fail_on: str = "error"  # one of model.FAIL_ON_LEVELS
 
 
 def scan(paths: list[str], target: Minor, current: Minor | None = None,
@@ -73,6 +76,7 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
         files_read=scan_input.files_read,
         objects=len(scan_input.manifests),
         data_checked=rulebook.checked,
+        fail_on=options.fail_on,
     )
 
 

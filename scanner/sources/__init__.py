@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 
-from scanner.model import Diagnostic, Manifest
+from scanner.model import STDIN_PATH, Diagnostic, Manifest
 from scanner.sources.files import ManifestFile, read_file, walk
 from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, read_text
 
@@ -42,7 +42,7 @@ def collect(paths: list[str]) -> ScanInput:
 
 def read_manifest_file(item: ManifestFile, stdin_bytes: bytes | None = None) -> ScanInput:
     result = ScanInput(files_read=1)
-    display = "<stdin>" if item.path == "-" else item.path
+    display = STDIN_PATH if item.path == "-" else item.path
     if item.chart_template:
         result.unrendered.append(Diagnostic(display, "Helm chart template; not rendered", level="notice"))
         return result
