@@ -11,7 +11,7 @@ from itertools import groupby
 
 from scanner import __version__
 from scanner.model import Finding
-from scanner.report import count, counts, hop_label, scan_span, verdict
+from scanner.report import count, counts, hop_label, repo_path, scan_span, verdict
 from scanner.scan import ScanResult
 
 # A pull-request comment holds 65,536 characters; past this many rows the rest is counted, not listed.
@@ -68,27 +68,31 @@ def _details(groups: list[tuple[str, list[Finding]]]) -> list[str]:
     return lines
 
 
+def _where(path: str, *position: int | None) -> str:
+    return escape(":".join([repo_path(path), *(str(n) for n in position if n)]))
+
+
 def _row(f: Finding) -> str:
-    where = f"{f.origin.path}:{f.origin.line}:{f.origin.column}"
+    where = _where(f.origin.path, f.origin.line, f.origin.column)
     if f.origin.via:
-        where += f" (via {f.origin.via})"
+        where += escape(f" (via {f.origin.via})")
     fix = [f"use {f.replacement}" if f.replacement else "no replacement"]
     fix += [_MIGRATE[f.migrate]] if f.migrate else []
     fix += [f.note] if f.note else []
     rule = f"{f.message} (rule {f.rule_id}"
     rule_cell = escape(rule) + (f", [source]({f.source_url}))" if f.source_url else ")")
-    return f"| {escape(where)} | {escape(f.object_ref)} | {rule_cell} | {escape('; '.join(fix))} |"
+    return f"| {where} | {escape(f.object_ref)} | {rule_cell} | {escape('; '.join(fix))} |"
 
 
 def _input_problems(result: ScanResult) -> list[str]:
     lines: list[str] = []
     if result.diagnostics:
         lines += [f"### Input problems: {len(result.diagnostics)}", ""]
-        lines += [f"- {d.level}: {escape(str(d))}" for d in result.diagnostics]
+        lines += [f"- {d.level}: {_where(d.path, d.line)}: {escape(d.message)}" for d in result.diagnostics]
         lines.append("")
     if result.unrendered:
         lines += [f"### Not rendered: {count(len(result.unrendered), 'file')}", ""]
-        lines += [f"- {escape(d.path)}: {escape(d.message)}" for d in result.unrendered]
+        lines += [f"- {_where(d.path)}: {escape(d.message)}" for d in result.unrendered]
         lines.append("")
     lines += [f"> notice: {escape(n)}" for n in result.notices]
     return lines
