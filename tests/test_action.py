@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO
+from conftest import REPO, copy_repo, network_trouble
 
 ACTION = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
 STEPS = ACTION["runs"]["steps"]
@@ -23,8 +22,6 @@ INSTALL = "Install kubehop"
 BLOCKER = "apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata:\n  name: web\n  namespace: shop\nspec: {}\n"
 WARNING = "apiVersion: admissionregistration.k8s.io/v1alpha1\nkind: MutatingAdmissionPolicy\nmetadata: {name: p}\n"
 CLEAN = "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: ok}\n"
-_NETWORK_TROUBLE = ("Failed to establish a new connection", "Temporary failure in name resolution",
-                    "No matching distribution found", "Could not find a version that satisfies")
 
 
 # --- a small runner ------------------------------------------------------------------------------
@@ -118,17 +115,11 @@ def run_action(inputs: dict[str, str], workspace: Path, action_path: Path, runne
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory) -> tuple[Path, Path]:
     """A copy of this repository as the action's checkout, installed once by the action's own step."""
-    action_path = tmp_path_factory.mktemp("action") / "kubehop"
-    tracked = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO,
-                             capture_output=True, text=True, check=True).stdout.split("\0")
-    for name in filter(None, tracked):
-        if (REPO / name).is_file():
-            (action_path / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(REPO / name, action_path / name)
+    action_path = copy_repo(tmp_path_factory.mktemp("action") / "kubehop")
     runner_temp = tmp_path_factory.mktemp("runner_temp")
     job = run_action({}, tmp_path_factory.mktemp("empty_workspace"), action_path, runner_temp,
                      skip=tuple(s["name"] for s in STEPS if s["name"] != INSTALL))
-    if job.failed_step and any(sign in job.log for sign in _NETWORK_TROUBLE):
+    if job.failed_step and network_trouble(job.log):
         pytest.skip(f"pip could not reach a package index to install kubehop: {job.log[-300:]}")
     assert job.failed_step is None, job.log[-3000:]
     return action_path, runner_temp

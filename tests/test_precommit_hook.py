@@ -4,7 +4,6 @@ it fails on a removed API and passes once the manifest is fixed."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,12 +11,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO
+from conftest import REPO, copy_repo, network_trouble
 
 REMOVED = "apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata:\n  name: web\nspec: {}\n"
 FIXED = REMOVED.replace("extensions/v1beta1", "networking.k8s.io/v1")
-_NETWORK_TROUBLE = ("Failed to establish a new connection", "Temporary failure in name resolution",
-                    "No matching distribution found", "Could not find a version that satisfies")
 _GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
             "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
 
@@ -29,13 +26,7 @@ def git(*args: str, cwd: Path) -> None:
 @pytest.fixture(scope="module")
 def hook_repo(tmp_path_factory) -> Path:
     """This repository's files as they are now, committed in a fresh repository (try-repo clones HEAD)."""
-    copy = tmp_path_factory.mktemp("hook") / "kubehop"
-    names = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO,
-                           capture_output=True, text=True, check=True).stdout.split("\0")
-    for name in filter(None, names):
-        if (REPO / name).is_file():
-            (copy / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(REPO / name, copy / name)
+    copy = copy_repo(tmp_path_factory.mktemp("hook") / "kubehop")
     git("init", "-q", cwd=copy)
     git("add", "-A", cwd=copy)
     git("commit", "-q", "-m", "snapshot", cwd=copy)
@@ -63,7 +54,7 @@ def try_hook(hook_repo, pre_commit_home, tmp_path):
         proc = subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), "kubehop",
                                "--color", "never", *args], cwd=user_repo, env=env, capture_output=True,
                               text=True, timeout=600)
-        if proc.returncode != 0 and any(sign in proc.stdout + proc.stderr for sign in _NETWORK_TROUBLE):
+        if proc.returncode != 0 and network_trouble(proc.stdout + proc.stderr):
             pytest.skip("pre-commit could not reach a package index to build the hook's environment")
         assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
         return proc
@@ -74,14 +65,7 @@ def try_hook(hook_repo, pre_commit_home, tmp_path):
 def test_hook_definition():
     [hook] = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
     assert hook["id"] == "kubehop" and hook["language"] == "python"
-    assert set(hook["types_or"]) == {"yaml", "json"}
-    assert hook["entry"].split()[0] in {s.split("=")[0].strip() for s in _console_scripts()}
-
-
-def _console_scripts() -> list[str]:
-    import tomllib
-
-    return list(tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"])
+    assert set(hook["types_or"]) == {"yaml", "json"} and hook["entry"] == "kubehop scan"
 
 
 def test_fails_on_a_removed_api_and_passes_when_fixed(try_hook):
