@@ -88,7 +88,10 @@ def _parse_reports(ctx, param, values) -> list[tuple[str, str]]:
               help="Also write a report in FORMAT to FILE; repeatable (e.g. --report sarif=kubehop.sarif).")
 @click.option("--fail-on", type=click.Choice(FAIL_ON_LEVELS), default="error", show_default=True,
               help="Findings that make the exit code 1: blockers only, any finding, or none.")
-def scan(paths, target, current, fmt, output, reports, fail_on) -> None:
+@click.option("--cluster-state", "cluster_state", multiple=True, type=click.Path(exists=True),
+              help="File or folder of kubectl dumps (get crd / get <resource> -A / get nodes -o yaml, "
+                   "version -o json): checks stored versions, objects and node skew. Repeatable.")
+def scan(paths, target, current, fmt, output, reports, fail_on, cluster_state) -> None:
     """Report what blocks each hop up to --target, with file and line.
 
     PATHS are files or folders of YAML/JSON manifests; '-' reads standard input.
@@ -99,6 +102,7 @@ def scan(paths, target, current, fmt, output, reports, fail_on) -> None:
       kubehop scan --from 1.31 --target 1.36 platform/ apps/
       helm template x ./chart | kubehop scan --target 1.36 -
       kubehop scan --format json platform/ > report.json
+      kubehop scan --cluster-state dump/ --target 1.36 platform/
       kubehop scan --format github --report sarif=kubehop.sarif --report markdown=summary.md platform/
 
     \b
@@ -119,7 +123,8 @@ def scan(paths, target, current, fmt, output, reports, fail_on) -> None:
     if current is not None and current > target:
         raise click.UsageError(f"--from {current} is newer than --target {target}")
     _check_outputs([output] + [path for _, path in reports])
-    result = run_scan(list(paths), target=target, current=current, options=ScanOptions(fail_on=fail_on))
+    result = run_scan(list(paths), target=target, current=current,
+                      options=ScanOptions(fail_on=fail_on, cluster_state=tuple(cluster_state)))
     for report_fmt, path in reports:
         _write(path, render(result, report_fmt))
     text = render(result, fmt, color=fmt == "text" and output is None and _use_color())

@@ -27,6 +27,8 @@ DATA_KINDS: dict[str, str] = {
     "rules/core": "rules/schema/api-rule.schema.json",
     "rules/served-apis.yaml": "rules/schema/served-apis.schema.json",
     "rules/kubernetes.yaml": "rules/schema/kubernetes.schema.json",
+    "rules/lifecycle/crd.yaml": "rules/schema/crd-lifecycle.schema.json",
+    "rules/lifecycle/version-skew.yaml": "rules/schema/version-skew.schema.json",
 }
 
 

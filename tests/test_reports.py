@@ -54,6 +54,28 @@ def test_sarif_is_valid_against_the_official_schema():
     assert document["version"] == "2.1.0"
 
 
+# CRD and cluster-state findings: tied to no minor, with remediation steps.
+HOMELAB = ("scan", "--target", "1.36", "--cluster-state", "cluster", "tree")
+
+
+def test_sarif_of_crd_and_cluster_findings_is_valid():
+    proc = kubehop_ok(*HOMELAB, "--format", "sarif", cwd=FIXTURES / "homelab")
+    run = assert_valid_sarif(proc.stdout)["runs"][0]
+    findings = json.loads(kubehop_ok(*HOMELAB, "--format", "json", cwd=FIXTURES / "homelab").stdout)["findings"]
+    assert len(run["results"]) == len(findings) > 0
+    rules = {rule["id"]: rule for rule in run["tool"]["driver"]["rules"]}
+    stored = rules["crd/stored-version-dropped"]
+    assert stored["shortDescription"]["text"] == "crd/stored-version-dropped: breaks at any Kubernetes version"
+    [dropped, *_] = [r for r in run["results"] if r["ruleId"] == "crd/stored-version-dropped"]
+    assert "\nFix:\n1. " in dropped["message"]["text"]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_findings_tied_to_no_minor_read_well_in_every_format(fmt):
+    out = kubehop_ok(*HOMELAB, "--format", fmt, cwd=FIXTURES / "homelab").stdout.decode()
+    assert "crd/stored-version-dropped" in out and "None" not in out
+
+
 def test_sarif_rules_and_results_match_the_findings():
     sarif = json.loads(kubehop_ok(*SCAN, "--format", "sarif", ".").stdout)["runs"][0]
     findings = json.loads(kubehop_ok(*SCAN, "--format", "json", ".").stdout)["findings"]

@@ -42,6 +42,8 @@ def _finding(f: Finding) -> str:
         details.append(f"via {f.origin.via}")
     if f.note:
         details.append(f"note: {f.note}")
+    if f.remediation:
+        details += ["fix:", *f.remediation]
     if f.source_url:
         details.append(f"source: {f.source_url}")
     return command("error" if f.severity == "error" else "warning", "\n".join(details),

@@ -76,12 +76,18 @@ def _row(f: Finding) -> str:
     where = _where(f.origin.path, f.origin.line, f.origin.column)
     if f.origin.via:
         where += escape(f" (via {f.origin.via})")
-    fix = [f"use {f.replacement}" if f.replacement else "no replacement"]
-    fix += [_MIGRATE[f.migrate]] if f.migrate else []
-    fix += [f.note] if f.note else []
     rule = f"{f.message} (rule {f.rule_id}"
     rule_cell = escape(rule) + (f", [source]({f.source_url}))" if f.source_url else ")")
-    return f"| {where} | {escape(f.object_ref)} | {rule_cell} | {escape('; '.join(fix))} |"
+    return f"| {where} | {escape(f.object_ref)} | {rule_cell} | {'<br>'.join(map(escape, _fix(f)))} |"
+
+
+def _fix(f: Finding) -> list[str]:
+    fix = []
+    if f.replacement or not f.unscheduled:
+        fix.append(f"use {f.replacement}" if f.replacement else "no replacement")
+    fix += [_MIGRATE[f.migrate]] if f.migrate else []
+    fix += [f.note] if f.note else []
+    return fix + list(f.remediation)
 
 
 def _input_problems(result: ScanResult) -> list[str]:

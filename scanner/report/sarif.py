@@ -53,20 +53,18 @@ def _rules(findings: list[Finding]) -> list[dict]:
 
 
 def _rule(finding: Finding) -> dict:
-    """A rule's description from what every finding of it carries (they share it)."""
-    if finding.breaks_in:
-        short = f"{finding.rule_id}: not served from Kubernetes {finding.breaks_in}"
+    """A rule's description from one of its findings.
+
+    A rule tied to a minor (an API removal) says the same for every object, so its replacement
+    and note describe the rule; for the others (CRDs, cluster state) they belong to each result.
+    """
+    if finding.unscheduled:
+        short = f"{finding.rule_id}: breaks at any Kubernetes version"
+        full = short + "."
     else:
-        short = f"{finding.rule_id}: deprecated since Kubernetes {finding.deprecated_in}"
-    facts = []
-    if finding.deprecated_in:
-        facts.append(f"Deprecated in Kubernetes {finding.deprecated_in}.")
-    if finding.breaks_in:
-        facts.append(f"No longer served from Kubernetes {finding.breaks_in}.")
-    facts.append(f"Replacement: {finding.replacement}." if finding.replacement else "No replacement.")
-    if finding.note:
-        facts.append(finding.note)
-    full = " ".join(facts)
+        short = (f"{finding.rule_id}: not served from Kubernetes {finding.breaks_in}" if finding.breaks_in
+                 else f"{finding.rule_id}: deprecated since Kubernetes {finding.deprecated_in}")
+        full = " ".join(_rule_facts(finding))
     rule = {
         "id": finding.rule_id,
         "shortDescription": {"text": short},
@@ -81,12 +79,34 @@ def _rule(finding: Finding) -> dict:
     return rule
 
 
+def _rule_facts(finding: Finding) -> list[str]:
+    facts = []
+    if finding.deprecated_in:
+        facts.append(f"Deprecated in Kubernetes {finding.deprecated_in}.")
+    if finding.breaks_in:
+        facts.append(f"No longer served from Kubernetes {finding.breaks_in}.")
+    if finding.replacement:
+        facts.append(f"Replacement: {finding.replacement}.")
+    if finding.note:
+        facts.append(finding.note)
+    return facts
+
+
+def _message(finding: Finding) -> str:
+    lines = [f"{finding.object_ref}: {finding.message}"]
+    if finding.unscheduled and finding.note:
+        lines.append(f"Note: {finding.note}")
+    if finding.remediation:
+        lines += ["Fix:", *finding.remediation]
+    return "\n".join(lines)
+
+
 def _result(finding: Finding, rule_index: int, result: ScanResult) -> dict:
     sarif_result = {
         "ruleId": finding.rule_id,
         "ruleIndex": rule_index,
         "level": "error" if finding.severity == "error" else "warning",
-        "message": {"text": f"{finding.object_ref}: {finding.message}"},
+        "message": {"text": _message(finding)},
         "partialFingerprints": {"kubehopObject/v1": _fingerprint(finding)},
         "properties": {
             "hop": hop_label(finding, result),
