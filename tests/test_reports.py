@@ -197,13 +197,15 @@ def test_markdown_summary_table_counts_per_hop():
     assert "| deprecated, still served at 1.36 | 0 | 1 |" in out
 
 
-def test_markdown_lists_a_capped_number_of_rows(tmp_path):
-    from scanner.report.markdown import MAX_ROWS
-
-    (tmp_path / "many.yaml").write_text("---\n".join(BLOCKER.replace("web", f"web-{n}") for n in range(MAX_ROWS + 5)))
+def test_markdown_fits_a_pull_request_comment(tmp_path):
+    (tmp_path / "many.yaml").write_text("---\n".join(BLOCKER.replace("web", f"web-{n}") for n in range(2000)))
+    for n in range(80):
+        (tmp_path / f"broken-{n:02}.yaml").write_text("a: [\n")
     out = kubehop_ok("scan", "--format", "markdown", ".", cwd=tmp_path).stdout.decode()
-    assert out.count("| many.yaml:") == MAX_ROWS
-    assert "5 more findings" in out
+    assert len(out) < 65536
+    listed = out.count("| many.yaml:")
+    assert 50 < listed < 2000 and f"| … | {2000 - listed} more findings (see the SARIF or JSON report) | | |" in out
+    assert out.count("- error: broken-") == 50 and "- … 30 more input problems" in out
 
 
 # --- Same behaviour in every format ---------------------------------------------------------------

@@ -14,8 +14,10 @@ from scanner.model import Finding
 from scanner.report import count, counts, hop_label, repo_path, scan_span, verdict
 from scanner.scan import ScanResult
 
-# A pull-request comment holds 65,536 characters; past this many rows the rest is counted, not listed.
-MAX_ROWS = 150
+# A pull-request comment holds 65,536 characters: finding rows stop at this many characters and
+# input problems at this many lines; the rest is counted, not listed.
+DETAILS_BUDGET = 50_000
+MAX_LISTED_PROBLEMS = 50
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~@&$])")
 _MIGRATE = {"now": "migrate now (replacement already served)",
             "during-hop": "migrate during the hop (replacement served only later)"}
@@ -54,16 +56,19 @@ def _errors(group: list[Finding]) -> int:
 
 def _details(groups: list[tuple[str, list[Finding]]]) -> list[str]:
     lines: list[str] = []
-    budget = MAX_ROWS
+    budget = DETAILS_BUDGET
     for label, group in groups:
         lines += [f"### {escape(label[0].upper() + label[1:])}", "",
                   "| Where | Object | What breaks | Fix |", "|---|---|---|---|"]
-        shown = group[:max(budget, 0)]
-        lines += [_row(f) for f in shown]
-        budget -= len(shown)
-        if len(shown) < len(group):
-            lines.append(f"| … | {count(len(group) - len(shown), 'more finding')} "
-                         f"(see the SARIF or JSON report) | | |")
+        rows = [_row(f) for f in group]
+        shown = 0
+        while shown < len(rows) and len(rows[shown]) <= budget:
+            budget -= len(rows[shown])
+            shown += 1
+        lines += rows[:shown]
+        if shown < len(rows):
+            budget = 0  # findings stay in order: once one is left out, so are all after it
+            lines.append(f"| … | {count(len(rows) - shown, 'more finding')} (see the SARIF or JSON report) | | |")
         lines.append("")
     return lines
 
@@ -94,11 +99,16 @@ def _input_problems(result: ScanResult) -> list[str]:
     lines: list[str] = []
     if result.diagnostics:
         lines += [f"### Input problems: {len(result.diagnostics)}", ""]
-        lines += [f"- {d.level}: {_where(d.path, d.line)}: {escape(d.message)}" for d in result.diagnostics]
+        listed = result.diagnostics[:MAX_LISTED_PROBLEMS]
+        lines += [f"- {d.level}: {_where(d.path, d.line)}: {escape(d.message)}" for d in listed]
+        if len(listed) < len(result.diagnostics):
+            lines.append(f"- … {count(len(result.diagnostics) - len(listed), 'more input problem')}")
         lines.append("")
     if result.unrendered:
         lines += [f"### Not rendered: {count(len(result.unrendered), 'file')}", ""]
-        lines += [f"- {_where(d.path)}: {escape(d.message)}" for d in result.unrendered]
+        lines += [f"- {_where(d.path)}: {escape(d.message)}" for d in result.unrendered[:MAX_LISTED_PROBLEMS]]
+        if len(result.unrendered) > MAX_LISTED_PROBLEMS:
+            lines.append(f"- … {count(len(result.unrendered) - MAX_LISTED_PROBLEMS, 'more file')}")
         lines.append("")
     lines += [f"> notice: {escape(n)}" for n in result.notices]
     return lines
