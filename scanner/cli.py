@@ -145,6 +145,8 @@ def _check_outputs(paths: list[str | None]) -> None:
             raise click.UsageError(f"{path}: two reports would be written to the same file")
         seen.add(real)
         folder = os.path.dirname(real)
+        if os.path.isdir(real):
+            raise click.UsageError(f"{path} is a folder; give a file to write the report to")
         if not os.path.isdir(folder):
             raise click.UsageError(f"{path}: folder {folder} does not exist")
 

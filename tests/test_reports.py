@@ -113,6 +113,10 @@ def test_sarif_outside_the_working_directory_and_stdin_stay_valid(tmp_path):
     [notification] = run["invocations"][0]["toolExecutionNotifications"]
     assert notification["level"] == "error" and "UTF-8" in notification["message"]["text"]
     assert run["invocations"][0]["executionSuccessful"] is False
+    (tmp_path / "work").mkdir()
+    above = kubehop_ok("scan", "--format", "sarif", "../ing.yaml", cwd=tmp_path / "work")
+    [result] = assert_valid_sarif(above.stdout)["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"] == {"uri": (tmp_path / "ing.yaml").as_uri()}
     piped = kubehop_ok("scan", "--format", "sarif", "-", stdin=BLOCKER.encode())
     [result] = assert_valid_sarif(piped.stdout)["runs"][0]["results"]
     assert "locations" not in result and piped.returncode == 1
@@ -244,7 +248,8 @@ def test_several_reports_in_one_run_equal_single_runs(tmp_path):
 
 @pytest.mark.parametrize("spec, message", [
     ("sarif", "expected FORMAT=FILE"), ("xml=out.xml", "format must be one of"),
-    ("sarif=", "expected FORMAT=FILE"), ("sarif=no/such/folder/k.sarif", "does not exist")])
+    ("sarif=", "expected FORMAT=FILE"), ("sarif=no/such/folder/k.sarif", "does not exist"),
+    ("sarif=.", "is a folder")])
 def test_bad_report_option_is_a_usage_error(spec, message, tmp_path):
     proc = kubehop_ok("scan", "--report", spec, ".", cwd=tmp_path)
     assert proc.returncode == 2 and message in proc.stderr.decode()

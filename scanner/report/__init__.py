@@ -68,11 +68,7 @@ def repo_path(path: str) -> str:
     Code scanning and workflow annotations resolve files from the checkout root; a path
     outside the working directory is kept absolute.
     """
-    if os.path.isabs(path):
-        relative = os.path.relpath(path)
-        if not relative.startswith(os.pardir):
-            path = relative
-    else:
-        path = os.path.normpath(path)
-    return path.replace(os.sep, "/")
+    absolute = os.path.abspath(path)
+    relative = os.path.relpath(absolute)
+    return (absolute if relative.startswith(os.pardir) else relative).replace(os.sep, "/")
 
