@@ -71,4 +71,3 @@ def repo_path(path: str) -> str:
     absolute = os.path.abspath(path)
     relative = os.path.relpath(absolute)
     return (absolute if relative.startswith(os.pardir) else relative).replace(os.sep, "/")
-
