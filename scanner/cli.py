@@ -10,6 +10,8 @@ import click
 
 from scanner import __version__
 from scanner.config import CONFIG_FILE
+from scanner.model import FAIL_ON_LEVELS
+from scanner.report import FORMATS
 from scanner.versions import Minor, parse_minor
 
 EXIT_USAGE = 2
@@ -63,13 +65,25 @@ def cli() -> None:
     """
 
 
+def _parse_reports(ctx, param, values) -> list[tuple[str, str]]:
+    reports = []
+    for value in values:
+        fmt, sep, path = value.partition("=")
+        if not sep or not path:
+            raise click.BadParameter(f"{value!r}: expected FORMAT=FILE, e.g. sarif=kubehop.sarif", ctx, param)
+        if fmt not in FORMATS:
+            raise click.BadParameter(f"{value!r}: format must be one of {', '.join(FORMATS)}", ctx, param)
+        reports.append((fmt, path))
+    return reports
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path(allow_dash=True))
 @click.option("--target", "-t", type=MINOR, default=None,
               help="Minor to reach (default: the configuration's, else the newest the data knows).")
 @click.option("--from", "current", type=MINOR, default=None,
               help="Minor the cluster runs today: hops start there.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write the report to a file instead of standard output.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False, exists=True), default=None,
@@ -86,14 +100,31 @@ def cli() -> None:
               help="Fail only on findings not recorded in this baseline file.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False), default=None,
               help="Record today's findings in this baseline file (then they no longer fail the scan).")
+@click.option("--report", "reports", multiple=True, metavar="FORMAT=FILE", callback=_parse_reports,
+              help="Also write a report in FORMAT to FILE; repeatable (e.g. --report sarif=kubehop.sarif).")
+@click.option("--fail-on", type=click.Choice(FAIL_ON_LEVELS), default="error", show_default=True,
+              help="Findings that make the exit code 1: blockers only, any finding, or none.")
+@click.option("--values", "-f", "values_files", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="Helm values file for every chart found (repeatable; later files win).")
+@click.option("--helm-releases", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="Output of `kubectl get secrets -A -l owner=helm -o yaml`: scan what Helm has deployed.")
+@click.option("--allow-network", is_flag=True,
+              help="Let helm download the remote charts of Flux HelmReleases and kustomize fetch remote "
+                   "bases (nothing is downloaded without it).")
+@click.option("--no-render", is_flag=True,
+              help="Read Helm templates as text and do not build kustomizations.")
 @click.option("--cluster-state", "cluster_state", multiple=True, type=click.Path(exists=True),
               help="File or folder of kubectl dumps (get crd / get <resource> -A / get nodes -o yaml, "
                    "version -o json): checks stored versions, objects and node skew. Repeatable.")
-def scan(paths, target, current, fmt, output, cluster_state, config_file, no_config, exclude, ignore,
-         rule_folders, baseline, write_baseline) -> None:
+def scan(paths, target, current, fmt, output, config_file, no_config, exclude, ignore, rule_folders, baseline,
+         write_baseline, reports, fail_on, values_files, helm_releases, allow_network, no_render,
+         cluster_state) -> None:
     """Report what blocks each hop up to --target, with file and line.
 
-    PATHS are files or folders of YAML/JSON manifests; '-' reads standard input.
+    PATHS are files or folders of YAML/JSON manifests; '-' reads standard input
+    (they may be left out with --helm-releases).
+    Helm charts (folders with Chart.yaml) are rendered with helm for the target
+    minor; folders with a kustomization are built with kustomize (or kubectl).
     Without PATHS, the configuration's `paths` are scanned.
 
     \b
@@ -102,16 +133,24 @@ def scan(paths, target, current, fmt, output, cluster_state, config_file, no_con
       kubehop scan --from 1.31 --target 1.36 platform/ apps/
       helm template x ./chart | kubehop scan --target 1.36 -
       kubehop scan --format json platform/ > report.json
+      kubehop scan --target 1.33 --values prod.yaml charts/web
+      kubectl get secrets -A -l owner=helm -o yaml > releases.yaml
+      kubehop scan --target 1.33 --helm-releases releases.yaml platform/
       kubehop scan --write-baseline .kubehop-baseline.json platform/
       kubehop scan --cluster-state dump/ --target 1.36 platform/
+      kubehop scan --format github --report sarif=kubehop.sarif --report markdown=summary.md platform/
 
     \b
     Findings are silenced in the manifests themselves with a comment, on the
     finding's line or at the top of a document:
       # kubehop: ignore[extensions/v1beta1/Ingress] -- migrated by the platform team in Q3
 
+    Formats: text, json, sarif (GitHub code scanning), markdown (pull-request
+    comment, step summary), github (workflow annotations).
+
     \b
-    Exit codes: 0 nothing blocks the target; 1 blockers found;
+    Exit codes: 0 nothing blocks the target; 1 blockers found (with
+    --fail-on warning: any finding; with --fail-on never: never);
     2 usage error; 3 some input could not be read (the rest was scanned).
     """
     from scanner.baseline import BaselineError
@@ -120,16 +159,21 @@ def scan(paths, target, current, fmt, output, cluster_state, config_file, no_con
     from scanner.scan import scan as run_scan
 
     config = _config(config_file, no_config, paths)
-    paths, target, current = _settings(config, paths, target, current, "scan")
-    options = _scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline, cluster_state)
+    missing = None if helm_releases else f"give PATHS to scan, or --helm-releases, or `paths` in {CONFIG_FILE}"
+    paths, target, current = _settings(config, paths, target, current, missing)
+    _check_outputs([output] + [path for _, path in reports])
+    options = _scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline,
+                            allow_network=allow_network, values_files=values_files, helm_releases=helm_releases,
+                            render=not no_render, cluster_state=tuple(cluster_state), fail_on=fail_on)
     try:
         result = run_scan(paths, target=target, current=current, options=options)
     except (BaselineError, DataError) as err:
         raise click.UsageError(str(err)) from None
+    for report_fmt, path in reports:
+        _write(path, render(result, report_fmt))
     text = render(result, fmt, color=fmt == "text" and output is None and _use_color())
     if output:
-        with open(output, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        _write(output, text)
     else:
         click.echo(text, nl=False)
     sys.exit(result.exit_code)
@@ -147,13 +191,14 @@ def _config(config_file: str | None, no_config: bool, paths: tuple[str, ...]):
 
 
 def _settings(config, paths: tuple[str, ...], target: Minor | None, current: Minor | None,
-              verb: str) -> tuple[list[str], Minor, Minor | None]:
-    """Paths and minors: the command line's, else the configuration's, else the defaults."""
+              missing: str | None) -> tuple[list[str], Minor, Minor | None]:
+    """Paths and minors: the command line's, else the configuration's, else the defaults.
+    `missing` is the usage error when no path is given anywhere (None: none are needed)."""
     from scanner.rulebook import load_rulebook
 
     paths = list(paths) or list(config.paths)
-    if not paths:
-        raise click.UsageError(f"give PATHS to {verb}, or `paths` in {CONFIG_FILE}")
+    if not paths and missing:
+        raise click.UsageError(missing)
     target = target or _config_minor(config, "target", config.target) or load_rulebook().newest
     current = current or _config_minor(config, "from", config.current)
     if current is not None and current > target:
@@ -171,8 +216,9 @@ def _config_minor(config, key: str, value: str | None) -> Minor | None:
         raise click.UsageError(f"{config.path}: {key}: {err.message}") from None
 
 
-def _scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline, cluster_state):
-    """The configuration, with the command line's flags on top."""
+def _scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline, **flags):
+    """The configuration, with the command line's flags on top; `flags` are the options the
+    configuration does not cover."""
     from scanner.scan import ScanOptions
     from scanner.sources.exclude import Exclusions
 
@@ -183,7 +229,7 @@ def _scan_options(config, exclude, ignore, rule_folders, baseline, write_baselin
         rule_folders=config.rules + tuple(Path(f).resolve() for f in rule_folders),
         baseline=write_baseline or baseline or config.baseline,
         write_baseline=write_baseline is not None,
-        cluster_state=tuple(cluster_state),
+        **flags,
     )
 
 
@@ -226,7 +272,8 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
     if "-" in paths:
         raise click.UsageError("fix rewrites files; it cannot read standard input")
     config = _config(config_file, no_config, paths)
-    paths, target, current = _settings(config, paths, target, current, "fix")
+    paths, target, current = _settings(config, paths, target, current,
+                                       f"give PATHS to fix, or `paths` in {CONFIG_FILE}")
     try:
         result = fix(paths, Planner(target, current, load_rulebook(config.rules), config.ignore),
                      [Exclusions(str(config.folder), config.exclude)])
@@ -258,6 +305,30 @@ def _unified_diff(path: str, original: str, fixed: str) -> str:
 
     name = os.path.relpath(path)
     return "".join(difflib.unified_diff(lines(original), lines(fixed), f"a/{name}", f"b/{name}"))
+
+
+def _check_outputs(paths: list[str | None]) -> None:
+    """Fail before scanning, not after, when a report could not be written."""
+    given = [p for p in paths if p]
+    seen = set()
+    for path in given:
+        real = os.path.realpath(path)
+        if real in seen:
+            raise click.UsageError(f"{path}: two reports would be written to the same file")
+        seen.add(real)
+        folder = os.path.dirname(real)
+        if os.path.isdir(real):
+            raise click.UsageError(f"{path} is a folder; give a file to write the report to")
+        if not os.path.isdir(folder):
+            raise click.UsageError(f"{path}: folder {folder} does not exist")
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as err:
+        raise click.UsageError(f"cannot write {path}: {err.strerror or err}") from err
 
 
 @cli.command("rules")
@@ -304,3 +375,7 @@ def _use_color() -> bool:
 
 def main() -> None:
     cli(prog_name="kubehop")
+
+
+# The component and plan commands live in their own module; importing it registers them.
+import scanner.cli_plan  # noqa: E402,F401  (after `cli` and MINOR exist)

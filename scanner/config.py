@@ -62,8 +62,17 @@ def find_config(start: Path) -> Path | None:
 
 
 def load_config(path: Path) -> Config:
-    document = _read_pyproject(path) if path.name == PYPROJECT else _read_yaml(path)
-    _validate(document, path)
+    from scanner.data import DataError, load_validated
+
+    try:
+        raw = path.read_bytes()
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read: {err.strerror or err}") from None
+    parse = _parse_pyproject if path.name == PYPROJECT else _parse_yaml
+    try:
+        document = load_validated(raw, SCHEMA, str(path), lambda data: _numbers_refused(parse(data, path), path))
+    except DataError as err:
+        raise ConfigError(str(err)) from None
     folder = path.parent
     return Config(
         path=path,
@@ -86,7 +95,7 @@ def _has_kubehop_table(pyproject: Path) -> bool:
         return False
 
 
-def _read_pyproject(path: Path) -> Any:
+def _parse_pyproject(raw: bytes, path: Path) -> Any:
     try:
         import tomllib
     except ImportError:  # Python 3.10: the same parser, packaged as tomli
@@ -96,37 +105,26 @@ def _read_pyproject(path: Path) -> Any:
             raise ConfigError(f"{path}: reading [tool.kubehop] needs Python 3.11+ or the tomli package; "
                               f"or use {CONFIG_FILE}") from None
     try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle).get("tool", {}).get("kubehop", {})
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+        return tomllib.loads(raw.decode("utf-8")).get("tool", {}).get("kubehop", {})
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
         raise ConfigError(f"{path}: cannot read: {err}") from None
 
 
-def _read_yaml(path: Path) -> Any:
+def _parse_yaml(raw: bytes, path: Path) -> Any:
     import yaml
 
-    from scanner.data import read_yaml
-
     try:
-        document = read_yaml(path)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
+        document = yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as err:
         raise ConfigError(f"{path}: cannot read: {str(err).replace(chr(10), ' ')}") from None
     return {} if document is None else document
 
 
-def _validate(document: Any, path: Path) -> None:
-    import json
-
-    from scanner.data import DataError, validate_once
-
+def _numbers_refused(document: Any, path: Path) -> Any:
+    """A clearer message than the schema's for the commonest slip: `target: 1.30` is the number 1.3."""
     if isinstance(document, dict):
         for key in ("target", "from"):
             if isinstance(document.get(key), (int, float)):
                 raise ConfigError(f"{path}: {key}: write the minor as a string, e.g. {key}: \"1.30\" "
                                   f"(a number like 1.30 reads as 1.3)")
-    try:
-        # The parsed content is what is validated, so it keys the stamp (a pyproject.toml
-        # holds much else that may change).
-        validate_once(document, json.dumps(document, sort_keys=True, default=str).encode(), SCHEMA, str(path))
-    except DataError as err:
-        raise ConfigError(str(err)) from None
+    return document

@@ -9,9 +9,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import marshal
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import yaml
 
@@ -28,8 +29,13 @@ DATA_KINDS: dict[str, str] = {
     "rules/served-apis.yaml": "rules/schema/served-apis.schema.json",
     "rules/kubernetes.yaml": "rules/schema/kubernetes.schema.json",
     "rules/migrations": "rules/schema/migration.schema.json",
+    "rules/helm.yaml": "rules/schema/helm.schema.json",
     "rules/lifecycle/crd.yaml": "rules/schema/crd-lifecycle.schema.json",
     "rules/lifecycle/version-skew.yaml": "rules/schema/version-skew.schema.json",
+    "rules/crds": "rules/schema/crd-rule.schema.json",
+    "rules/hop-notes": "rules/schema/hop-notes.schema.json",
+    "compat-matrix": "compat-matrix/schema/component.schema.json",
+    "rules/cluster-version.yaml": "rules/schema/cluster-version.schema.json",
 }
 
 
@@ -78,37 +84,62 @@ def load(relative: str, root: Path | None = None) -> Any:
     """Read one data file and validate it against the schema its folder declares."""
     root = root or data_root()
     raw = (root / relative).read_bytes()
-    document = yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    validate_once(document, raw, schema_for(relative), relative)
+    return load_validated(raw, schema_for(relative), relative, _parse_yaml)
+
+
+def load_validated(raw: bytes, schema_path: str, where: str, parse: Callable[[bytes], Any]) -> Any:
+    """`parse(raw)`, validated against the schema; or what a run kept for the same bytes and schema."""
+    entry = _cache_entry(raw, schema_path)
+    document = _read_cached(entry)
+    if document is _MISSING:
+        document = parse(raw)
+        validate(document, schema_path, where)
+        _write_cached(entry, document)
     return document
 
 
-def validate_once(document: Any, raw: bytes, schema_path: str, where: str) -> None:
-    """`validate`, unless these exact bytes already passed this exact schema."""
-    stamp = _validation_stamp(raw, schema_path)
-    if stamp is None or not stamp.exists():
-        validate(document, schema_path, where)
-        _remember(stamp)
+def _parse_yaml(raw: bytes) -> Any:
+    return yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
-def _validation_stamp(raw: bytes, schema_path: str) -> Path | None:
-    """A cache entry proving these exact bytes passed this exact schema, so that a run on one
-    file (a pre-commit hook) does not pay for importing jsonschema and validating everything."""
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+# A run on one file (a pre-commit hook) must not pay for parsing every data file and importing
+# jsonschema to validate it. Data that passed its schema is kept, keyed by the hash of its bytes
+# and of the schema's, so any edit to either is parsed and validated again.
+_MISSING = object()
+
+
+def _cache_entry(raw: bytes, schema_path: str) -> Path | None:
     if os.environ.get("KUBEHOP_NO_CACHE"):
         return None
-    digest = hashlib.sha256(raw + b"\0" + json.dumps(schema(schema_path), sort_keys=True).encode()).hexdigest()
-    return Path(cache) / "kubehop" / "validated" / digest
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    digest = hashlib.sha256(_schema_digest(schema_path) + raw).hexdigest()
+    return Path(cache) / "kubehop" / "data" / digest
 
 
-def _remember(stamp: Path | None) -> None:
-    if stamp is None:
+@functools.cache
+def _schema_digest(schema_path: str) -> bytes:
+    return hashlib.sha256((data_root() / schema_path).read_bytes()).digest()
+
+
+def _read_cached(entry: Path | None) -> Any:
+    if entry is None:
+        return _MISSING
+    try:
+        return marshal.loads(entry.read_bytes())
+    except (OSError, ValueError, EOFError, TypeError):
+        return _MISSING
+
+
+def _write_cached(entry: Path | None, document: Any) -> None:
+    if entry is None:
         return
     try:
-        stamp.parent.mkdir(parents=True, exist_ok=True)
-        stamp.touch()
-    except OSError:
-        pass  # a read-only home only costs the next run a validation
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        temporary = entry.with_suffix(f".{os.getpid()}")
+        temporary.write_bytes(marshal.dumps(document))
+        temporary.replace(entry)
+    except (OSError, ValueError):
+        pass  # a read-only home, or data marshal cannot hold: the next run parses again
 
 
 def load_folder(relative: str, root: Path | None = None,

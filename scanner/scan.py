@@ -36,6 +36,7 @@ class ScanResult:
     objects: int
     data_checked: str
     notices: list[str] = field(default_factory=list)
+    fail_on: str = "error"
 
     @property
     def errors(self) -> list[Finding]:
@@ -51,17 +52,22 @@ class ScanResult:
 
     @property
     def exit_code(self) -> int:
-        # Unreadable input wins: the scan is incomplete, so "nothing blocks" can't be claimed.
+        # Unreadable input wins, whatever --fail-on: the scan is incomplete, so "nothing blocks" can't be claimed.
         if self.input_errors:
             return EXIT_INPUT
-        return EXIT_BLOCKED if self.errors else EXIT_OK
+        failing = {"error": self.errors, "warning": self.findings, "never": []}[self.fail_on]
+        return EXIT_BLOCKED if failing else EXIT_OK
 
 
 @dataclass(frozen=True)
 class ScanOptions:
     """Everything a scan can be asked beyond paths and minors; sources and checks read what they need."""
 
-    allow_network: bool = False
+    allow_network: bool = False  # remote Helm charts and kustomize bases may be downloaded
+    values_files: tuple[str, ...] = ()  # --values: applied to every chart rendered, after its values.yaml
+    helm_releases: tuple[str, ...] = ()  # --helm-releases: dumps of Helm's release Secrets
+    render: bool = True  # False (--no-render): charts are read as text, kustomizations not built
+    fail_on: str = "error"  # one of model.FAIL_ON_LEVELS
     exclude: tuple[Exclusions, ...] = ()
     ignore: tuple[str, ...] = ()  # rule ids (globs) whose findings are dropped
     severity: tuple[tuple[str, str], ...] = ()  # (rule id glob, severity); the last match wins
@@ -76,7 +82,7 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
          options: ScanOptions = ScanOptions()) -> ScanResult:
     rulebook = load_rulebook(options.rule_folders)
     with _cyclic_gc_paused():
-        scan_input: ScanInput = collect(paths, options.exclude)
+        scan_input: ScanInput = collect(paths, target, options)
         crds, cluster, notices = CrdIndex.from_manifests(scan_input.manifests), None, []
         if options.cluster_state:
             cluster, problems = load_cluster_state(list(options.cluster_state))
@@ -91,12 +97,13 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
         target=target,
         current=current,
         findings=findings,
-        notices=notices + policy_notices,
+        notices=scan_input.notices + notices + policy_notices,
         diagnostics=sorted(diagnostics, key=lambda d: (d.path, d.line or 0, d.message)),
         unrendered=sorted(scan_input.unrendered, key=lambda d: d.path),
         files_read=scan_input.files_read,
         objects=len(scan_input.manifests),
         data_checked=rulebook.checked,
+        fail_on=options.fail_on,
     )
 
 

@@ -1,24 +1,18 @@
 """CRDs a chart renders as templates are learnt like any other: `helm template ... | kubehop scan -`.
 
-helm is found through KUBEHOP_HELM or PATH; the test skips without it.
+helm is found as kubehop finds it (KUBEHOP_HELM, PATH, the tool cache); the test skips without it.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 
-import pytest
-
-from tests.conftest import FIXTURES, run_kubehop
+from tests.conftest import FIXTURES, run_kubehop, tool_or_skip
 
 
 def _render(*values: str) -> bytes:
-    helm = os.environ.get("KUBEHOP_HELM") or shutil.which("helm")
-    if not helm:
-        pytest.skip("helm not found: set KUBEHOP_HELM or put helm on PATH")
+    helm = tool_or_skip("helm")
     return subprocess.run([helm, "template", "hub", str(FIXTURES / "cellcast-chart"), "-n", "cellcast-system",
                            *values], check=True, capture_output=True, timeout=120).stdout
 

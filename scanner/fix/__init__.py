@@ -7,8 +7,9 @@ handles Helm chart templates, where only a plain apiVersion line may be rewritte
 
 from __future__ import annotations
 
+import os
 import re
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from scanner.fix.document import rewrite_document
 from scanner.fix.migrations import Migration, load_migrations
@@ -17,7 +18,7 @@ from scanner.fix.result import FileFix, FixResult, Left
 from scanner.fix.template import rewrite_template
 from scanner.model import Diagnostic, Manifest, object_ref
 from scanner.sources.exclude import Exclusions
-from scanner.sources.files import ManifestFile, read_file, walk
+from scanner.sources.files import SKIPPED_DIRS, ChartFolder, KustomizeFolder, ManifestFile, read_file, walk
 from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, read_text
 from scanner.suppress import MARKER, Suppression, read_suppressions, rule_matches
 
@@ -27,7 +28,7 @@ _SEPARATOR = re.compile(r"^---(?:[ \t].*)?\r?$")
 def fix(paths: Sequence[str], planner: Planner, exclusions: Sequence[Exclusions] = ()) -> FixResult:
     result = FixResult()
     interesting = {v for v, _ in load_migrations()} | {v for v, _ in planner.rulebook.api_rules}
-    for item in walk(list(paths)):
+    for item in _files(paths):
         if any(e.matches(item.path) for e in exclusions):
             continue
         if isinstance(item, Diagnostic):
@@ -42,6 +43,19 @@ def fix(paths: Sequence[str], planner: Planner, exclusions: Sequence[Exclusions]
             _fix_file(item, text, planner, result)
     result.left.sort(key=lambda left: (left.path, left.line))
     return result
+
+
+def _files(paths: Sequence[str]) -> Iterator[ManifestFile | Diagnostic]:
+    """The files to look at, a chart's templates (and its subcharts') included; a kustomization's
+    files are listed on their own."""
+    for item in walk(list(paths)):
+        if isinstance(item, ChartFolder):
+            for folder, subfolders, _ in os.walk(item.path):
+                subfolders[:] = sorted(d for d in subfolders if d not in SKIPPED_DIRS)
+                if os.path.basename(folder) == "templates" and os.path.isfile(os.path.join(folder, "..", "Chart.yaml")):
+                    yield from (f for f in walk([folder]) if not isinstance(f, (ChartFolder, KustomizeFolder)))
+        elif not isinstance(item, KustomizeFolder):
+            yield item
 
 
 def _mentions(text: str, api_versions: set[str]) -> bool:
