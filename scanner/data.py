@@ -26,6 +26,8 @@ DATA_KINDS: dict[str, str] = {
     "rules/core": "rules/schema/api-rule.schema.json",
     "rules/served-apis.yaml": "rules/schema/served-apis.schema.json",
     "rules/kubernetes.yaml": "rules/schema/kubernetes.schema.json",
+    "rules/fields": "rules/schema/field-rule.schema.json",
+    "rules/workloads.yaml": "rules/schema/workloads.schema.json",
 }
 
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
+from typing import Any
 
 from scanner import data
+from scanner.pathexpr import PathExpr, PathSyntaxError, compile_path, glob
 from scanner.versions import Minor, parse_minor
 
 
@@ -39,6 +42,106 @@ class ApiRule:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class FieldRule:
+    id: str
+    title: str
+    deprecated_in: Minor | None  # None: deprecated, but the source names no minor
+    removed_in: Minor | None
+    replacement: str | None
+    note: str
+    source: str
+
+    @classmethod
+    def from_data(cls, entry: dict) -> "FieldRule":
+        return cls(
+            id=entry["id"],
+            title=entry["title"],
+            deprecated_in=parse_minor(entry["deprecated_in"]) if entry["deprecated_in"] else None,
+            removed_in=parse_minor(entry["removed_in"]) if entry["removed_in"] else None,
+            replacement=entry["replacement"],
+            note=entry["note"],
+            source=entry["source"],
+        )
+
+    def applies_at(self, target: Minor) -> bool:
+        """Deprecated (or gone) by the target minor."""
+        first = self.deprecated_in or self.removed_in
+        return first is None or first <= target
+
+
+@dataclass(frozen=True, slots=True)
+class FieldCheck:
+    """One place one rule looks in one kind of object: the full path from the object's top."""
+
+    rule: FieldRule
+    path: PathExpr
+    values: tuple[re.Pattern, ...] = ()
+    unless: PathExpr | None = None  # the object already uses what replaces the field
+
+    def accepts(self, value: str | None) -> bool:
+        return not self.values or (value is not None and any(v.match(value) for v in self.values))
+
+    def excused(self, root: Any) -> bool:
+        return self.unless is not None and next(self.unless.find(root), None) is not None
+
+
+@dataclass(frozen=True)
+class FieldRules:
+    rules: tuple[FieldRule, ...]
+    # (API group, kind) -> what to look for in such an object; "" is the core group.
+    checks: dict[tuple[str, str], tuple[FieldCheck, ...]]
+
+    def for_object(self, group: str, kind: str) -> tuple[FieldCheck, ...]:
+        return self.checks.get((group, kind), ())
+
+
+def load_field_rules() -> FieldRules:
+    """rules/fields/*.yaml, with `object: pod` spread over every pod template of rules/workloads.yaml."""
+    pod_templates = _pod_templates()
+    rules: dict[str, FieldRule] = {}
+    checks: dict[tuple[str, str], list[FieldCheck]] = {}
+    for where, document in data.load_folder("rules/fields"):
+        for entry in document["rules"]:
+            rule = FieldRule.from_data(entry)
+            if rule.id in rules:
+                raise data.DataError(f"{where}: rule {rule.id} is defined twice")
+            rules[rule.id] = rule
+            for match in entry["match"]:
+                path = _compile(match["path"], f"{where}: {rule.id}")
+                unless = _compile(match["unless"], f"{where}: {rule.id}") if "unless" in match else None
+                values = tuple(glob(v) for v in match.get("values", ()))
+                for key, prefix in _objects(match["object"], pod_templates):
+                    checks.setdefault(key, []).append(FieldCheck(
+                        rule, prefix.then(path), values, prefix.then(unless) if unless else None))
+    return FieldRules(tuple(rules.values()), {key: tuple(found) for key, found in checks.items()})
+
+
+def _pod_templates() -> list[tuple[tuple[str, str], PathExpr]]:
+    document = data.load("rules/workloads.yaml")
+    return [((_group(group), workload["kind"]), _compile(workload["pod"], f"rules/workloads.yaml: {workload['kind']}"))
+            for workload in document["workloads"] for group in workload["groups"]]
+
+
+def _objects(object_: str, pod_templates: list[tuple[tuple[str, str], PathExpr]]) -> list[tuple[tuple[str, str], PathExpr]]:
+    """The (group, kind) objects a match applies to, each with the path to where the rule's path starts."""
+    if object_ == "pod":
+        return pod_templates
+    group, _, kind = object_.rpartition("/")
+    return [((_group(group), kind), compile_path(""))]
+
+
+def _group(name: str) -> str:
+    return "" if name == "core" else name
+
+
+def _compile(text: str, where: str) -> PathExpr:
+    try:
+        return compile_path(text)
+    except PathSyntaxError as err:
+        raise data.DataError(f"{where}: {err}") from None
+
+
 @dataclass(frozen=True)
 class ServedApis:
     """Which minors serve each built-in apiVersion/kind (from Kubernetes' own OpenAPI data)."""
@@ -65,6 +168,7 @@ class Rulebook:
     newest: Minor
     api_rules: dict[tuple[str, str], ApiRule]
     served: ServedApis
+    field_rules: FieldRules
 
     def known(self, minor: Minor) -> bool:
         return self.oldest <= minor <= self.newest
@@ -91,6 +195,7 @@ def load_rulebook() -> Rulebook:
         newest=parse_minor(meta["newest_minor"]),
         api_rules=api_rules,
         served=load_served_apis(),
+        field_rules=load_field_rules(),
     )
 
 

@@ -25,9 +25,9 @@ Check = Callable[[Sequence[Manifest], ScanContext], Iterable[Finding]]
 
 
 def all_checks() -> list[Check]:
-    from scanner.checks import api_removal
+    from scanner.checks import api_removal, field_rules
 
-    return [api_removal.check]
+    return [api_removal.check, field_rules.check]
 
 
 def run_checks(manifests: Sequence[Manifest], context: ScanContext) -> list[Finding]:
