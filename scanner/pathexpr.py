@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Generic, Iterator, TypeVar
 
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
@@ -32,8 +32,11 @@ def glob(pattern: str) -> re.Pattern:
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    key: re.Pattern | None  # None: every item of a list
-    literal: bool = True  # a plain key: the printed path shows it as name, not ["name"]
+    name: str | None = None  # a plain key
+    pattern: re.Pattern | None = None  # a quoted key; neither: every item of a list
+
+    def matches(self, key: str) -> bool:
+        return key == self.name if self.pattern is None else self.pattern.match(key) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,18 +80,18 @@ def compile_path(text: str) -> PathExpr:
         if token is None or (token.group(0).startswith("[") and not steps):
             raise PathSyntaxError(f"{text!r}: cannot read the path at character {position + 1}")
         if token.group("name"):
-            steps.append(Step(re.compile(re.escape(token.group("name")) + r"\Z")))
+            steps.append(Step(name=token.group("name")))
         elif token.group("quoted"):
-            steps.append(Step(glob(token.group("quoted")), literal=False))
+            steps.append(Step(pattern=glob(token.group("quoted"))))
         else:
-            steps.append(Step(None))
+            steps.append(Step())
         position = token.end()
     return PathExpr(text, tuple(steps))
 
 
 def _step(match: Match, step: Step) -> Iterator[Match]:
     node = match.node
-    if step.key is None:
+    if step.name is None and step.pattern is None:
         if isinstance(node, SequenceNode):
             for index, item in enumerate(node.value):
                 yield Match(item, match.key, f"{match.where}[{index}]")
@@ -97,8 +100,33 @@ def _step(match: Match, step: Step) -> Iterator[Match]:
         return
     last: dict[str, tuple[Any, Any]] = {}
     for key, value in node.value:
-        if isinstance(key, ScalarNode) and step.key.match(key.value):
+        if isinstance(key, ScalarNode) and step.matches(key.value):
             last[key.value] = (key, value)
     for name, (key, value) in last.items():
-        shown = f".{name}" if step.literal else f'["{name}"]'
+        shown = f".{name}" if step.pattern is None else f'["{name}"]'
         yield Match(value, key, (match.where + shown).lstrip("."))
+
+
+T = TypeVar("T")
+
+
+class PathTree(Generic[T]):
+    """Many paths walked together, each with a payload: a shared prefix is walked once."""
+
+    def __init__(self) -> None:
+        self.children: dict[Step, PathTree[T]] = {}
+        self.payloads: list[T] = []
+
+    def add(self, path: PathExpr, payload: T) -> None:
+        tree = self
+        for step in path.steps:
+            tree = tree.children.setdefault(step, PathTree())
+        tree.payloads.append(payload)
+
+    def find(self, root: Any) -> Iterator[tuple[T, Match]]:
+        stack: list[tuple[PathTree[T], Match]] = [(self, Match(root, None, ""))]
+        while stack:
+            tree, match = stack.pop()
+            yield from ((payload, match) for payload in tree.payloads)
+            for step, child in tree.children.items():
+                stack.extend((child, found) for found in _step(match, step))

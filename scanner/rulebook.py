@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scanner import data
-from scanner.pathexpr import PathExpr, PathSyntaxError, compile_path, glob
+from scanner.pathexpr import PathExpr, PathSyntaxError, PathTree, compile_path, glob
 from scanner.versions import Minor, parse_minor
 
 
@@ -72,10 +72,9 @@ class FieldRule:
 
 @dataclass(frozen=True, slots=True)
 class FieldCheck:
-    """One place one rule looks in one kind of object: the full path from the object's top."""
+    """What one rule asks of what its path reaches in one kind of object."""
 
     rule: FieldRule
-    path: PathExpr
     values: tuple[re.Pattern, ...] = ()
     unless: PathExpr | None = None  # the object already uses what replaces the field
 
@@ -89,18 +88,18 @@ class FieldCheck:
 @dataclass(frozen=True)
 class FieldRules:
     rules: tuple[FieldRule, ...]
-    # (API group, kind) -> what to look for in such an object; "" is the core group.
-    checks: dict[tuple[str, str], tuple[FieldCheck, ...]]
+    # (API group, kind) -> every path to look at in such an object; "" is the core group.
+    trees: dict[tuple[str, str], PathTree[FieldCheck]]
 
-    def for_object(self, group: str, kind: str) -> tuple[FieldCheck, ...]:
-        return self.checks.get((group, kind), ())
+    def for_object(self, group: str, kind: str) -> PathTree[FieldCheck] | None:
+        return self.trees.get((group, kind))
 
 
 def load_field_rules() -> FieldRules:
     """rules/fields/*.yaml, with `object: pod` spread over every pod template of rules/workloads.yaml."""
     pod_templates = _pod_templates()
     rules: dict[str, FieldRule] = {}
-    checks: dict[tuple[str, str], list[FieldCheck]] = {}
+    trees: dict[tuple[str, str], PathTree[FieldCheck]] = {}
     for where, document in data.load_folder("rules/fields"):
         for entry in document["rules"]:
             rule = FieldRule.from_data(entry)
@@ -112,9 +111,9 @@ def load_field_rules() -> FieldRules:
                 unless = _compile(match["unless"], f"{where}: {rule.id}") if "unless" in match else None
                 values = tuple(glob(v) for v in match.get("values", ()))
                 for key, prefix in _objects(match["object"], pod_templates):
-                    checks.setdefault(key, []).append(FieldCheck(
-                        rule, prefix.then(path), values, prefix.then(unless) if unless else None))
-    return FieldRules(tuple(rules.values()), {key: tuple(found) for key, found in checks.items()})
+                    check = FieldCheck(rule, values, prefix.then(unless) if unless else None)
+                    trees.setdefault(key, PathTree()).add(prefix.then(path), check)
+    return FieldRules(tuple(rules.values()), trees)
 
 
 def _pod_templates() -> list[tuple[tuple[str, str], PathExpr]]:

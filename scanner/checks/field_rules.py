@@ -14,12 +14,13 @@ from scanner.sources.yamldoc import scalar
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:
     field_rules = context.rulebook.field_rules
     for manifest in manifests:
-        for field_check in field_rules.for_object(manifest.group, manifest.kind):
-            if not field_check.rule.applies_at(context.target) or field_check.excused(manifest.node):
-                continue
-            for match in field_check.path.find(manifest.node):
-                if field_check.accepts(scalar(match.node)):
-                    yield _finding(manifest, field_check, match, context)
+        tree = field_rules.for_object(manifest.group, manifest.kind)
+        if tree is None:
+            continue
+        for field_check, match in tree.find(manifest.node):
+            if (field_check.rule.applies_at(context.target) and field_check.accepts(scalar(match.node))
+                    and not field_check.excused(manifest.node)):
+                yield _finding(manifest, field_check, match, context)
 
 
 def _finding(manifest: Manifest, field_check: FieldCheck, match: Match, context: ScanContext) -> Finding:
