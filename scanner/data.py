@@ -7,6 +7,7 @@ Facts about APIs and components live in those files, never in Python.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -75,9 +76,34 @@ def schema_for(relative_file: str) -> str:
 def load(relative: str, root: Path | None = None) -> Any:
     """Read one data file and validate it against the schema its folder declares."""
     root = root or data_root()
-    document = read_yaml(root / relative)
-    validate(document, schema_for(relative), relative)
+    raw = (root / relative).read_bytes()
+    document = yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    schema_path = schema_for(relative)
+    stamp = _validation_stamp(raw, schema_path)
+    if stamp is None or not stamp.exists():
+        validate(document, schema_path, relative)
+        _remember(stamp)
     return document
+
+
+def _validation_stamp(raw: bytes, schema_path: str) -> Path | None:
+    """A cache entry proving these exact bytes passed this exact schema, so that a run on one
+    file (a pre-commit hook) does not pay for importing jsonschema and validating everything."""
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    if os.environ.get("KUBEHOP_NO_CACHE"):
+        return None
+    digest = hashlib.sha256(raw + b"\0" + json.dumps(schema(schema_path), sort_keys=True).encode()).hexdigest()
+    return Path(cache) / "kubehop" / "validated" / digest
+
+
+def _remember(stamp: Path | None) -> None:
+    if stamp is None:
+        return
+    try:
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.touch()
+    except OSError:
+        pass  # a read-only home only costs the next run a validation
 
 
 def load_folder(relative: str, root: Path | None = None) -> list[tuple[str, Any]]:

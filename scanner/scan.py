@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from scanner.checks import ScanContext, run_checks
@@ -58,9 +60,10 @@ class ScanOptions:
 def scan(paths: list[str], target: Minor, current: Minor | None = None,
          options: ScanOptions = ScanOptions()) -> ScanResult:
     rulebook = load_rulebook()
-    scan_input: ScanInput = collect(paths)
-    context = ScanContext(target=target, current=current, rulebook=rulebook)
-    findings = run_checks(scan_input.manifests, context)
+    with _cyclic_gc_paused():
+        scan_input: ScanInput = collect(paths)
+        context = ScanContext(target=target, current=current, rulebook=rulebook)
+        findings = run_checks(scan_input.manifests, context)
     return ScanResult(
         target=target,
         current=current,
@@ -71,3 +74,16 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
         objects=len(scan_input.manifests),
         data_checked=rulebook.checked,
     )
+
+
+@contextmanager
+def _cyclic_gc_paused():
+    """Composed YAML nodes form no reference cycles, but a large tree keeps millions of them alive
+    and the cyclic collector would re-walk them all on every collection: 3-4x the parse time."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from scanner.model import Diagnostic, Manifest
 from scanner.sources.files import ManifestFile, read_file, walk
-from scanner.sources.yamldoc import DocumentProblem, read_text
+from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, read_text
 
 
 @dataclass
@@ -55,8 +55,7 @@ def read_manifest_file(item: ManifestFile, stdin_bytes: bytes | None = None) -> 
     except DocumentProblem as problem:
         result.diagnostics.append(Diagnostic(display, str(problem), problem.line))
         return result
-    if "{{" in text and any(d.message.startswith("invalid YAML") for d in diagnostics):
-        # Go template syntax, not broken YAML: it needs rendering first.
+    except TemplateSyntax:
         result.unrendered.append(Diagnostic(display, "holds Helm template syntax; not rendered", level="notice"))
         return result
     result.manifests = manifests

@@ -35,6 +35,10 @@ _PLACEHOLDER = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[:=-][^}]*)?\}")
 _scalar_constructor = yaml.constructor.SafeConstructor()
 
 
+class TemplateSyntax(Exception):
+    """The text is a Go/Helm template, not YAML: it must be rendered before it can be read."""
+
+
 class DocumentProblem(Exception):
     """A document that cannot be trusted; its message is the diagnostic."""
 
@@ -47,9 +51,12 @@ def read_text(text: str, path: str) -> tuple[list[Manifest], list[Diagnostic]]:
     """Every Kubernetes object in `text`, and what was wrong with the text."""
     diagnostics: list[Diagnostic] = []
     _check_flow_depth(text, path)
+    maybe_template = "{{" in text
     try:
         nodes = list(_compose_all(text))
     except yaml.YAMLError as err:
+        if maybe_template:
+            raise TemplateSyntax() from err
         # One broken document must not hide the others: parse them one by one.
         nodes = []
         for chunk_nodes, problem in _compose_by_document(text):
@@ -58,6 +65,8 @@ def read_text(text: str, path: str) -> tuple[list[Manifest], list[Diagnostic]]:
                 diagnostics.append(_yaml_error(path, problem))
         if not diagnostics:  # pragma: no cover - the splitter finds what the whole parse did
             diagnostics.append(_yaml_error(path, err))
+    if maybe_template and any(_templated(node) for node in nodes):
+        raise TemplateSyntax()
     manifests: list[Manifest] = []
     check_tags = "!" in text
     for node in nodes:
@@ -95,6 +104,26 @@ def _compose_by_document(text: str):
             yield nodes, err
             continue
         yield nodes, None
+
+
+def _templated(root: Any) -> bool:
+    """Template actions where YAML would not keep them as text: in a plain (unquoted) scalar, or
+    `{{ x }}` read as a flow mapping whose key is a mapping. Quoted and block strings holding
+    `{{ $labels.x }}` (alerting rules, for one) are ordinary YAML."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ScalarNode):
+            if node.style is None and "{{" in node.value:
+                return True
+        elif isinstance(node, MappingNode):
+            for key, value in node.value:
+                if isinstance(key, MappingNode) and node.flow_style:
+                    return True
+                stack.extend((key, value))
+        elif isinstance(node, SequenceNode):
+            stack.extend(node.value)
+    return False
 
 
 def _yaml_error(path: str, err: yaml.YAMLError) -> Diagnostic:

@@ -1,0 +1,204 @@
+"""Bad input never stops a scan: each problem is one clear line naming the file, the rest is scanned."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import run_kubehop
+
+# A real blocker beside every bad file: proves the rest of the scan went on.
+BLOCKER = """\
+apiVersion: extensions/v1beta1
+kind: Ingress
+metadata:
+  name: still-scanned
+spec: {}
+"""
+
+
+def scan_tree(tmp_path: Path, name: str, content: bytes | str) -> tuple[object, str]:
+    (tmp_path / "good.yaml").write_text(BLOCKER)
+    bad = tmp_path / name
+    bad.write_bytes(content.encode() if isinstance(content, str) else content)
+    proc = run_kubehop("scan", "--target", "1.36", "--format", "json", str(tmp_path))
+    assert "Traceback" not in proc.stderr.decode()
+    import json
+
+    report = json.loads(proc.stdout)
+    assert [f["object"]["name"] for f in report["findings"]] == ["still-scanned"] or name == "good.yaml"
+    return proc, report
+
+
+def diagnostics_for(report: dict, name: str) -> list[dict]:
+    return [d for d in report["diagnostics"] if d["file"].endswith(name)]
+
+
+def test_malformed_yaml_names_file_and_line(tmp_path):
+    proc, report = scan_tree(tmp_path, "broken.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x\n")
+    [diag] = diagnostics_for(report, "broken.yaml")
+    assert diag["message"].startswith("invalid YAML")
+    assert diag["line"] == 4
+    assert proc.returncode == 3
+
+
+def test_one_broken_document_does_not_hide_the_others(tmp_path):
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata: [oops\n---\n" + BLOCKER.replace("still-scanned", "second")
+    (tmp_path / "multi.yaml").write_text(text)
+    proc = run_kubehop("scan", "--format", "json", str(tmp_path / "multi.yaml"))
+    import json
+
+    report = json.loads(proc.stdout)
+    assert [f["object"]["name"] for f in report["findings"]] == ["second"]
+    assert report["findings"][0]["line"] == 5
+    assert proc.returncode == 3
+
+
+def test_duplicate_key_is_reported_and_object_still_checked(tmp_path):
+    text = BLOCKER.replace("still-scanned", "dup") + "metadata:\n  name: dup\n"
+    (tmp_path / "dup.yaml").write_text(text)
+    proc = run_kubehop("scan", "--format", "json", str(tmp_path))
+    import json
+
+    report = json.loads(proc.stdout)
+    [diag] = report["diagnostics"]
+    assert "duplicate key 'metadata'" in diag["message"] and diag["line"] == 6
+    assert [f["object"]["name"] for f in report["findings"]] == ["dup"]
+
+
+def test_unknown_tags_are_read_as_plain_values(tmp_path):
+    text = BLOCKER.replace("spec: {}", "spec:\n  backend: !Ref MyService\n  tls: !env_var [A, B]")
+    proc, report = scan_tree(tmp_path, "good.yaml", text)
+    messages = [d["message"] for d in report["diagnostics"]]
+    assert any("unknown YAML tag !Ref" in m for m in messages)
+    assert any("unknown YAML tag !env_var" in m for m in messages)
+
+
+def test_envsubst_placeholders(tmp_path):
+    text = "apiVersion: ${API_VERSION}\nkind: Deployment\nmetadata:\n  name: x\n"
+    proc, report = scan_tree(tmp_path, "subst.yaml", text)
+    [diag] = diagnostics_for(report, "subst.yaml")
+    assert "substitution placeholder" in diag["message"] and diag["level"] == "notice"
+    assert proc.returncode == 1  # a notice is not an unreadable input
+
+
+def test_placeholders_in_values_are_fine(tmp_path):
+    proc, report = scan_tree(tmp_path, "vals.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n"
+                                                   "  name: ${NAME}\ndata:\n  replicas: ${REPLICAS:=3}\n")
+    assert diagnostics_for(report, "vals.yaml") == []
+
+
+def test_binary_file(tmp_path):
+    proc, report = scan_tree(tmp_path, "blob.yaml", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR")
+    [diag] = diagnostics_for(report, "blob.yaml")
+    assert "binary" in diag["message"]
+    assert proc.returncode == 3
+
+
+def test_non_utf8_text(tmp_path):
+    proc, report = scan_tree(tmp_path, "latin1.yaml", "apiVersion: v1\nkind: ConfigMap\n# caf\xe9\n".encode("latin-1"))
+    [diag] = diagnostics_for(report, "latin1.yaml")
+    assert "not UTF-8" in diag["message"] and diag["line"] == 3
+
+
+def test_empty_file_is_a_notice(tmp_path):
+    proc, report = scan_tree(tmp_path, "empty.yaml", "")
+    [diag] = diagnostics_for(report, "empty.yaml")
+    assert diag["message"] == "empty file" and diag["level"] == "notice"
+    assert proc.returncode == 1
+
+
+def test_huge_file_is_skipped(tmp_path):
+    line = "# " + "x" * 1000 + "\n"
+    proc, report = scan_tree(tmp_path, "huge.yaml", line * 51_000)
+    [diag] = diagnostics_for(report, "huge.yaml")
+    assert "over the 20 MiB limit" in diag["message"]
+
+
+def test_billion_laughs(tmp_path):
+    lines = ["apiVersion: v1", "kind: ConfigMap", "metadata: {name: lol}", "data:", '  a0: &a0 ["lol"]']
+    for i in range(1, 12):
+        lines.append(f"  a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]")
+    proc, report = scan_tree(tmp_path, "bomb.yaml", "\n".join(lines) + "\n")
+    [diag] = diagnostics_for(report, "bomb.yaml")
+    assert "alias bomb" in diag["message"]
+
+
+def test_small_aliases_are_fine(tmp_path):
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata: &m {name: a}\ndata:\n  x: &v hello\n  y: *v\n"
+    proc, report = scan_tree(tmp_path, "alias.yaml", text)
+    assert diagnostics_for(report, "alias.yaml") == []
+
+
+@pytest.mark.parametrize("style", ["flow", "block"])
+def test_ten_thousand_deep_nesting(tmp_path, style):
+    depth = 10_000
+    if style == "flow":
+        body = "[" * depth + "]" * depth
+    else:
+        body = "\n  " + "- " * depth + "leaf\n"  # compact block sequences, one per "- "
+    proc, report = scan_tree(tmp_path, "deep.yaml", "apiVersion: v1\nkind: ConfigMap\ndata: " + body)
+    [diag] = diagnostics_for(report, "deep.yaml")
+    assert "nesting deeper than" in diag["message"]
+
+
+def test_flow_nesting_deep_enough_to_crash_libyaml(tmp_path):
+    depth = 200_000
+    proc, report = scan_tree(tmp_path, "deeper.yaml", "a: " + "[" * depth + "]" * depth)
+    [diag] = diagnostics_for(report, "deeper.yaml")
+    assert "nesting deeper than" in diag["message"]
+
+
+def test_unreadable_file(tmp_path):
+    import shutil
+
+    (tmp_path / "good.yaml").write_text(BLOCKER)
+    secret = tmp_path / "secret.yaml"
+    secret.write_text("apiVersion: v1\nkind: Secret\n")
+    secret.chmod(0)
+    # root reads everything: drop the capabilities that let it, as an unprivileged CI runner would be.
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        if not shutil.which("setpriv"):
+            pytest.skip("running as root without setpriv to drop file-permission capabilities")
+        prefix = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", "--"]
+    import subprocess
+
+    from conftest import REPO
+
+    proc = subprocess.run([*prefix, sys.executable, "-m", "scanner", "scan", str(tmp_path)], capture_output=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"})
+    out = proc.stdout.decode()
+    assert "Traceback" not in proc.stderr.decode(), proc.stderr.decode()
+    assert "secret.yaml: cannot read: Permission denied" in out
+    assert "still-scanned" in out
+    assert proc.returncode == 3
+
+
+def test_symlink_loop_and_escape(tmp_path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "good.yaml").write_text(BLOCKER)
+    (tree / "loop.yaml").symlink_to(tree / "loop.yaml")
+    outside = tmp_path / "outside.yaml"
+    outside.write_text(BLOCKER.replace("still-scanned", "outside"))
+    (tree / "escape.yaml").symlink_to(outside)
+    (tree / "dirloop").symlink_to(tree)
+    proc = run_kubehop("scan", "--format", "json", str(tree))
+    import json
+
+    report = json.loads(proc.stdout)
+    messages = {Path(d["file"]).name: d["message"] for d in report["diagnostics"]}
+    assert messages["loop.yaml"] == "symbolic link loop"
+    assert "outside the scanned tree" in messages["escape.yaml"]
+    assert [f["object"]["name"] for f in report["findings"]] == ["still-scanned"]
+    assert proc.returncode == 3
+
+
+def test_missing_path(tmp_path):
+    proc = run_kubehop("scan", str(tmp_path / "nope"))
+    assert "nope: no such file or directory" in proc.stdout.decode()
+    assert proc.returncode == 3
