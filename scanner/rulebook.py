@@ -77,6 +77,10 @@ class FieldCheck:
     rule: FieldRule
     values: tuple[re.Pattern, ...] = ()
     unless: PathExpr | None = None  # the object already uses what replaces the field
+    api_versions: frozenset[str] = frozenset()  # empty: every version of the kind
+
+    def concerns(self, api_version: str, target: Minor) -> bool:
+        return self.rule.applies_at(target) and (not self.api_versions or api_version in self.api_versions)
 
     def accepts(self, value: str | None) -> bool:
         return not self.values or (value is not None and any(v.match(value) for v in self.values))
@@ -111,7 +115,8 @@ def load_field_rules() -> FieldRules:
                 unless = _compile(match["unless"], f"{where}: {rule.id}") if "unless" in match else None
                 values = tuple(glob(v) for v in match.get("values", ()))
                 for key, prefix in _objects(match["object"], pod_templates):
-                    check = FieldCheck(rule, values, prefix.then(unless) if unless else None)
+                    check = FieldCheck(rule, values, prefix.then(unless) if unless else None,
+                                       frozenset(match.get("apiVersions", ())))
                     trees.setdefault(key, PathTree()).add(prefix.then(path), check)
     return FieldRules(tuple(rules.values()), trees)
 
