@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
-from scanner.model import Finding, Manifest
-from scanner.rulebook import Rulebook
+from scanner.model import Finding, Manifest, Origin
+from scanner.rulebook import ApiRule, FieldRule, Rulebook
 from scanner.versions import Minor
 
 
@@ -28,6 +28,27 @@ def all_checks() -> list[Check]:
     from scanner.checks import api_removal, field_rules
 
     return [api_removal.check, field_rules.check]
+
+
+def rule_finding(manifest: Manifest, rule: ApiRule | FieldRule, removed: bool, message: str,
+                 origin: Origin | None = None, **extra) -> Finding:
+    """A finding about `manifest` from a rule (API or field: both carry id, minors, replacement, note, source)."""
+    return Finding(
+        rule_id=rule.id,
+        severity="error" if removed else "warning",
+        message=message,
+        origin=origin or manifest.origin,
+        api_version=manifest.api_version,
+        kind=manifest.kind,
+        name=manifest.name,
+        namespace=manifest.namespace,
+        breaks_in=rule.removed_in,
+        deprecated_in=rule.deprecated_in,
+        replacement=rule.replacement,
+        note=rule.note,
+        source_url=rule.source,
+        **extra,
+    )
 
 
 def run_checks(manifests: Sequence[Manifest], context: ScanContext) -> list[Finding]:

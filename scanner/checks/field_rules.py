@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from scanner.checks import ScanContext
+from scanner.checks import ScanContext, rule_finding
 from scanner.model import Finding, Manifest, Origin
 from scanner.pathexpr import Match
 from scanner.rulebook import FieldCheck, FieldRule
@@ -27,21 +27,8 @@ def _finding(manifest: Manifest, field_check: FieldCheck, match: Match, context:
     rule = field_check.rule
     removed = rule.removed_in is not None and rule.removed_in <= context.target
     mark = match.key.start_mark
-    return Finding(
-        rule_id=rule.id,
-        severity="error" if removed else "warning",
-        message=f"{match.where}: {_verdict(rule, removed)}",
-        origin=Origin(manifest.origin.path, mark.line + 1, mark.column + 1, manifest.origin.via),
-        api_version=manifest.api_version,
-        kind=manifest.kind,
-        name=manifest.name,
-        namespace=manifest.namespace,
-        breaks_in=rule.removed_in,
-        deprecated_in=rule.deprecated_in,
-        replacement=rule.replacement,
-        note=rule.note,
-        source_url=rule.source,
-    )
+    origin = Origin(manifest.origin.path, mark.line + 1, mark.column + 1, manifest.origin.via)
+    return rule_finding(manifest, rule, removed, f"{match.where}: {_verdict(rule, removed)}", origin)
 
 
 def _verdict(rule: FieldRule, removed: bool) -> str:
