@@ -6,6 +6,8 @@ checks that the rule finds exactly those lines and nothing else fires.
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import json
 import os
 import re
@@ -203,3 +205,82 @@ def test_path_tree_walks_many_paths_at_once():
     found = sorted((payload, match.where) for payload, match in tree.find(root))
     assert found == [("spec.nodeSelector", "spec.nodeSelector"), ("spec.volumes[*].gitRepo", "spec.volumes[1].gitRepo"),
                      ("spec.volumes[*].rbd", "spec.volumes[0].rbd")]
+
+
+# --- the data against Kubernetes' own OpenAPI ---------------------------------------------------
+
+@functools.cache
+def openapi_dirs() -> list[Path]:
+    spec = importlib.util.find_spec("kubernetes_validate")
+    if spec is None:
+        pytest.skip("kubernetes-validate is not installed")
+    root = Path(spec.origin).parent / "kubernetes-json-schema"
+    return sorted(p for p in root.glob("v1.*-local") if p.is_dir())
+
+
+@functools.cache
+def schema_files(group: str, kind: str, api_versions: frozenset[str]) -> list[Path]:
+    """Every OpenAPI schema kubernetes-validate ships for this kind, optionally only some versions."""
+    short = group.split(".")[0] if group else ""
+    files = []
+    for folder in openapi_dirs():
+        for path in folder.glob(f"{kind.lower()}-{short + '-' if short else ''}v*.json"):
+            version = path.stem.rpartition("-")[2]
+            if not api_versions or f"{group}/{version}".lstrip("/") in api_versions:
+                files.append(path)
+    return files
+
+
+@functools.cache
+def read_json(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def resolves(schema_file: Path, steps) -> bool:
+    """Does the path name a field this schema declares (lists through items, map keys through values)?"""
+    definitions = read_json(schema_file.parent / "_definitions.json")["$defs"]
+    schema = read_json(schema_file)
+    for step in steps:
+        while "$ref" in schema:
+            schema = definitions[schema["$ref"].rpartition("/")[2]]
+        if step.name is None and step.pattern is None:
+            schema = schema.get("items")
+        elif step.pattern is not None:
+            schema = schema.get("additionalProperties")
+        else:
+            schema = schema.get("properties", {}).get(step.name)
+        if not isinstance(schema, dict):
+            return False
+    return True
+
+
+def rule_places():
+    """(rule id, group, kind, full path, apiVersions) for every place a field rule looks."""
+    pods = yaml.safe_load((Path("rules") / "workloads.yaml").read_text())["workloads"]
+    for data_file in sorted((Path("rules") / "fields").glob("*.yaml")):
+        for rule in yaml.safe_load(data_file.read_text())["rules"]:
+            for match in rule["match"]:
+                path = compile_path(match["path"])
+                versions = frozenset(match.get("apiVersions", ()))
+                if match["object"] == "pod":
+                    for workload in pods:
+                        for group in workload["groups"]:
+                            yield (rule["id"], "" if group == "core" else group, workload["kind"],
+                                   compile_path(workload["pod"]).then(path), versions)
+                else:
+                    group, _, kind = match["object"].rpartition("/")
+                    yield rule["id"], "" if group == "core" else group, kind, path, versions
+
+
+def test_every_rule_path_is_a_field_of_its_kind_in_the_openapi():
+    unchecked = set()
+    for rule_id, group, kind, path, versions in rule_places():
+        files = schema_files(group, kind, frozenset())
+        if not files:
+            unchecked.add(group)  # kinds served only before 1.25, the oldest schemas kubernetes-validate ships
+            continue
+        if versions:
+            # A renamed field: unknown in the versions the rule names, declared in an older one.
+            assert not any(resolves(f, path.steps) for f in schema_files(group, kind, versions)), (rule_id, kind)
+        assert any(resolves(f, path.steps) for f in files), (rule_id, group, kind, path.text)
+    assert unchecked == {"extensions"}
