@@ -3,7 +3,8 @@
     spec.volumes[*].gitRepo                                  a key, every item of a list, a key
     metadata.annotations["seccomp.security.alpha.kubernetes.io/*"]   a quoted key; `*` matches any text
 
-Keys are matched as Kubernetes reads them: when a key is repeated, the last one counts.
+Keys are matched as Kubernetes reads them: when a key is repeated, the last one counts, and
+keys merged in with `<<: *anchor` count unless the mapping sets them itself.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ _TOKEN = re.compile(r"""
   | \[\*\]                           # every item of a list
   | \["(?P<quoted>[^"\]]+)"\]        # quoted key, may hold dots, slashes and `*`
 """, re.VERBOSE)
+
+
+_MERGE = "tag:yaml.org,2002:merge"
 
 
 class PathSyntaxError(ValueError):
@@ -99,12 +103,24 @@ def _step(match: Match, step: Step) -> Iterator[Match]:
     if not isinstance(node, MappingNode):
         return
     last: dict[str, tuple[Any, Any]] = {}
-    for key, value in node.value:
-        if isinstance(key, ScalarNode) and step.matches(key.value):
+    for key, value in _pairs(node, set()):
+        if step.matches(key.value):
             last[key.value] = (key, value)
     for name, (key, value) in last.items():
         shown = f".{name}" if step.pattern is None else f'["{name}"]'
         yield Match(value, key, (match.where + shown).lstrip("."))
+
+
+def _pairs(node: MappingNode, seen: set[int]) -> Iterator[tuple[ScalarNode, Any]]:
+    """Scalar-keyed pairs in the order that makes the last one win: merged (`<<`) mappings first."""
+    seen.add(id(node))
+    for key, value in node.value:
+        if key.tag == _MERGE:
+            sources = value.value if isinstance(value, SequenceNode) else [value]
+            for source in reversed(sources):  # the first mapping listed has the highest precedence
+                if isinstance(source, MappingNode) and id(source) not in seen:
+                    yield from _pairs(source, seen)
+    yield from ((key, value) for key, value in node.value if isinstance(key, ScalarNode) and key.tag != _MERGE)
 
 
 T = TypeVar("T")

@@ -17,11 +17,16 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import FIXTURES, run_kubehop, shared_or_skip
+from scanner.checks import ScanContext, field_rules
 from scanner.pathexpr import PathSyntaxError, PathTree, compile_path
 from scanner.rulebook import load_rulebook
 from scanner.scan import scan
+from scanner.sources import read_manifest_file
+from scanner.sources.files import ManifestFile
 from scanner.versions import parse_minor
 
 FIELD_FIXTURES = FIXTURES / "rules" / "fields"
@@ -284,3 +289,48 @@ def test_every_rule_path_is_a_field_of_its_kind_in_the_openapi():
             assert not any(resolves(f, path.steps) for f in schema_files(group, kind, versions)), (rule_id, kind)
         assert any(resolves(f, path.steps) for f in files), (rule_id, group, kind, path.text)
     assert unchecked == {"extensions"}
+
+
+def test_path_sees_merged_keys_and_own_keys_win():
+    root = nodes("base: &base\n  serviceAccount: merged\n  gitRepo: {}\n"
+                 "spec:\n  <<: *base\n  serviceAccount: own\n")
+    [account] = compile_path("spec.serviceAccount").find(root)
+    [repo] = compile_path("spec.gitRepo").find(root)
+    assert (account.node.value, repo.key.start_mark.line) == ("own", 2)
+
+
+def test_merging_the_same_mapping_twice_reads_it_once():
+    root = nodes("a: &a {x: 1}\nb:\n  <<: [*a, *a]\n")
+    assert [m.node.value for m in compile_path("b.x").find(root)] == ["1"]
+
+
+# --- never a traceback ------------------------------------------------------------------------
+
+RULE_KEYS = sorted({step.name for _, _, _, path, _ in rule_places() for step in path.steps if step.name}
+                   | {"seccomp.security.alpha.kubernetes.io/pod", "beta.kubernetes.io/os", "<<"})
+SCALARS = st.none() | st.booleans() | st.integers() | st.sampled_from(
+    ["", "linux", "PreferClose", "beta.kubernetes.io/os", "node-role.kubernetes.io/master", "~", "*a"])
+SHAPES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3)
+                      | st.dictionaries(st.sampled_from(RULE_KEYS), inner, max_size=4), max_leaves=25)
+PLACES = sorted({(group, kind, path.text) for _, group, kind, path, _ in rule_places() if group != "extensions"})
+
+
+def nest(path: str, leaf):
+    """The smallest document that reaches `path` (`*` in a quoted key becomes x), with `leaf` at its end."""
+    steps = re.findall(r'\["([^"]+)"\]|(\[\*\])|([A-Za-z0-9_-]+)', path)
+    for quoted, items, name in reversed(steps):
+        leaf = [leaf] if items else {(quoted or name).replace("*", "x"): leaf}
+    return leaf
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(PLACES), SHAPES, st.dictionaries(st.sampled_from(RULE_KEYS), SHAPES, max_size=3))
+def test_kubernetes_shaped_documents_never_raise(place, leaf, noise):
+    group, kind, path = place
+    document = {**noise, **nest(path, leaf)}
+    text = yaml.safe_dump({"apiVersion": f"{group}/v1".lstrip("/"), "kind": kind, **document})
+    result = read_manifest_file(ManifestFile("-"), stdin_bytes=text.encode())
+    findings = list(field_rules.check(result.manifests, ScanContext(parse_minor("1.37"), load_rulebook())))
+    lines = text.splitlines()
+    for finding in findings:
+        assert lines[finding.origin.line - 1][finding.origin.column - 1:].strip("'\"- ")[:1].isalnum()
