@@ -20,7 +20,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES, run_kubehop, shared_or_skip
+from conftest import FIXTURES, REPO, run_kubehop, shared_or_skip
 from scanner.checks import ScanContext, field_rules
 from scanner.pathexpr import PathSyntaxError, PathTree, compile_path
 from scanner.rulebook import load_rulebook
@@ -83,7 +83,7 @@ def test_finding_points_at_the_key_and_names_the_concrete_path():
 
 
 def test_fixtures_cover_every_workload_kind():
-    workloads = {w["kind"] for w in yaml.safe_load((Path("rules") / "workloads.yaml").read_text())["workloads"]}
+    workloads = {w["kind"] for w in yaml.safe_load((REPO / "rules" / "workloads.yaml").read_text())["workloads"]}
     found = {f.kind for f in field_findings([str(FIELD_FIXTURES)])}
     assert workloads <= found
 
@@ -261,8 +261,8 @@ def resolves(schema_file: Path, steps) -> bool:
 
 def rule_places():
     """(rule id, group, kind, full path, apiVersions) for every place a field rule looks."""
-    pods = yaml.safe_load((Path("rules") / "workloads.yaml").read_text())["workloads"]
-    for data_file in sorted((Path("rules") / "fields").glob("*.yaml")):
+    pods = yaml.safe_load((REPO / "rules" / "workloads.yaml").read_text())["workloads"]
+    for data_file in sorted((REPO / "rules" / "fields").glob("*.yaml")):
         for rule in yaml.safe_load(data_file.read_text())["rules"]:
             for match in rule["match"]:
                 path = compile_path(match["path"])
