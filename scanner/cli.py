@@ -70,7 +70,10 @@ def cli() -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write the report to a file instead of standard output.")
-def scan(paths, target, current, fmt, output) -> None:
+@click.option("--cluster-state", "cluster_state", multiple=True, type=click.Path(exists=True),
+              help="File or folder of kubectl dumps (get crd / get <resource> -A / get nodes -o yaml, "
+                   "version -o json): checks stored versions, objects and node skew. Repeatable.")
+def scan(paths, target, current, fmt, output, cluster_state) -> None:
     """Report what blocks each hop up to --target, with file and line.
 
     PATHS are files or folders of YAML/JSON manifests; '-' reads standard input.
@@ -81,6 +84,7 @@ def scan(paths, target, current, fmt, output) -> None:
       kubehop scan --from 1.31 --target 1.36 platform/ apps/
       helm template x ./chart | kubehop scan --target 1.36 -
       kubehop scan --format json platform/ > report.json
+      kubehop scan --cluster-state dump/ --target 1.36 platform/
 
     \b
     Exit codes: 0 nothing blocks the target; 1 blockers found;
@@ -88,12 +92,14 @@ def scan(paths, target, current, fmt, output) -> None:
     """
     from scanner.report import render
     from scanner.rulebook import load_rulebook
+    from scanner.scan import ScanOptions
     from scanner.scan import scan as run_scan
 
     target = target or load_rulebook().newest
     if current is not None and current > target:
         raise click.UsageError(f"--from {current} is newer than --target {target}")
-    result = run_scan(list(paths), target=target, current=current)
+    result = run_scan(list(paths), target=target, current=current,
+                      options=ScanOptions(cluster_state=tuple(cluster_state)))
     text = render(result, fmt, color=fmt == "text" and output is None and _use_color())
     if output:
         with open(output, "w", encoding="utf-8") as handle:

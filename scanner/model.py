@@ -65,6 +65,13 @@ class Finding:
     source_url: str | None = None
     # With --from: "now" when the replacement is already served at --from, "during-hop" otherwise.
     migrate: str | None = None
+    # Ordered steps that clear the finding, one line each; a step's commands follow it, indented.
+    remediation: tuple[str, ...] = ()
+
+    @property
+    def unscheduled(self) -> bool:
+        """Tied to no Kubernetes minor: it breaks whatever the version (CRDs, cluster state)."""
+        return self.breaks_in is None and self.deprecated_in is None
 
     @property
     def object_ref(self) -> str:

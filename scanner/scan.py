@@ -7,6 +7,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from scanner.checks import ScanContext, run_checks
+from scanner.cluster_state import ClusterState, load_cluster_state
+from scanner.crds import CrdIndex
 from scanner.model import Diagnostic, Finding
 from scanner.rulebook import load_rulebook
 from scanner.sources import ScanInput, collect
@@ -55,6 +57,8 @@ class ScanOptions:
     """Everything a scan can be asked beyond paths and minors; sources and checks read what they need."""
 
     allow_network: bool = False
+    # Files or folders dumped with kubectl (--cluster-state): CRDs, custom resources, nodes, version.
+    cluster_state: tuple[str, ...] = ()
 
 
 def scan(paths: list[str], target: Minor, current: Minor | None = None,
@@ -62,18 +66,38 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
     rulebook = load_rulebook()
     with _cyclic_gc_paused():
         scan_input: ScanInput = collect(paths)
-        context = ScanContext(target=target, current=current, rulebook=rulebook)
+        crds, cluster, notices = CrdIndex.from_manifests(scan_input.manifests), None, []
+        if options.cluster_state:
+            cluster, problems = load_cluster_state(list(options.cluster_state))
+            scan_input.diagnostics.extend(problems)
+            current, notices = _current_minor(current, cluster, target)
+            crds = crds.then(cluster.crds)  # a custom resource whose CRD is not in the tree
+        context = ScanContext(target=target, current=current, rulebook=rulebook, crds=crds, cluster=cluster)
         findings = run_checks(scan_input.manifests, context)
     return ScanResult(
         target=target,
         current=current,
         findings=findings,
+        notices=notices,
         diagnostics=sorted(scan_input.diagnostics, key=lambda d: (d.path, d.line or 0, d.message)),
         unrendered=sorted(scan_input.unrendered, key=lambda d: d.path),
         files_read=scan_input.files_read,
         objects=len(scan_input.manifests),
         data_checked=rulebook.checked,
     )
+
+
+def _current_minor(given: Minor | None, cluster: ClusterState, target: Minor) -> tuple[Minor | None, list[str]]:
+    """--from, else the API server version of the cluster dump; a notice when they disagree."""
+    dumped = cluster.server
+    if dumped is None or dumped == given:
+        return given, []
+    if given is not None:
+        return given, [f"--from {given} differs from the API server in the cluster dump ({dumped}); "
+                       f"node skew is checked from the dump"]
+    if dumped > target:
+        return None, [f"the cluster dump's API server ({dumped}) is newer than --target {target}"]
+    return dumped, [f"--from {dumped} taken from the cluster dump (API server {cluster.server_version})"]
 
 
 @contextmanager

@@ -6,12 +6,16 @@ listed in CHECKS. Checks never read files: sources did that.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
+from scanner.crds import CrdIndex
 from scanner.model import Finding, Manifest, Origin
 from scanner.rulebook import ApiRule, FieldRule, Rulebook
 from scanner.versions import Minor
+
+if TYPE_CHECKING:
+    from scanner.cluster_state import ClusterState
 
 
 @dataclass(frozen=True)
@@ -19,15 +23,19 @@ class ScanContext:
     target: Minor
     rulebook: Rulebook
     current: Minor | None = None  # --from: the minor the cluster runs today
+    crds: CrdIndex = field(default_factory=CrdIndex)  # the CRDs among the scanned manifests
+    cluster: ClusterState | None = None  # --cluster-state: what the cluster holds today
 
 
 Check = Callable[[Sequence[Manifest], ScanContext], Iterable[Finding]]
 
 
 def all_checks() -> list[Check]:
-    from scanner.checks import api_removal, field_rules
+    from scanner.checks import (api_removal, cluster_objects, crd_schema, crd_served, field_rules,
+                                node_skew, stored_versions)
 
-    return [api_removal.check, field_rules.check]
+    return [api_removal.check, field_rules.check, crd_served.check, crd_schema.check, stored_versions.check,
+            cluster_objects.check, node_skew.check]
 
 
 def rule_finding(manifest: Manifest, rule: ApiRule | FieldRule, removed: bool, message: str,
@@ -60,5 +68,6 @@ def run_checks(manifests: Sequence[Manifest], context: ScanContext) -> list[Find
 
 def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
     far = Minor(99, 0)
+    # Findings tied to no minor (CRDs, cluster state) come first: they block whatever the hop.
     return sorted(findings, key=lambda f: (
-        f.breaks_in or far, f.origin.path, f.origin.line, f.origin.column, f.rule_id))
+        not f.unscheduled, f.breaks_in or far, f.origin.path, f.origin.line, f.origin.column, f.rule_id))

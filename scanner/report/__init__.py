@@ -23,6 +23,8 @@ FORMATS = ("text", "json")
 
 def hop_label(finding: Finding, result: ScanResult) -> str:
     """The group a finding belongs to in a report: the hop where it breaks."""
+    if finding.unscheduled:
+        return "at any Kubernetes version"
     if finding.severity == "warning":
         return f"deprecated, still served at {result.target}"
     if result.current is not None and finding.breaks_in <= result.current:

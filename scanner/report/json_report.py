@@ -37,6 +37,7 @@ def finding_dict(finding: Finding, result: ScanResult) -> dict:
         "replacement": finding.replacement,
         "note": finding.note,
         "migrate": finding.migrate,
+        "remediation": list(finding.remediation),
         "source": finding.source_url,
     }
 

@@ -29,6 +29,9 @@ def render(result: ScanResult, color: bool = False) -> str:
             lines.append(f"      {f.message}")
             if f.note:
                 lines.append(f"      {paint('note:', 'dim')} {f.note}")
+            if f.remediation:
+                lines.append(f"      {paint('fix:', 'dim')}")
+                lines.extend(f"        {step}" for step in f.remediation)
             when = {"now": " (replacement already served: migrate now)",
                     "during-hop": " (replacement served only later: migrate during the hop)"}.get(f.migrate, "")
             lines.append(f"      {paint('rule:', 'dim')} {f.rule_id}{when}")

@@ -10,7 +10,7 @@ not trust: duplicate keys, unknown tags, alias bombs and absurd nesting.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
@@ -236,6 +236,22 @@ def key_node(node: Any, key: str) -> Any:
             if isinstance(k, ScalarNode) and k.value == key:
                 return k
     return None
+
+
+def locate(node: Any, path: Iterable[str | int]) -> Any:
+    """The node a person looks at for `path`: the key of a mapping entry, or a sequence item.
+
+    Stops at the deepest node found when the path leaves the tree (a merged or aliased key).
+    """
+    found = node
+    for step in path:
+        if isinstance(node, SequenceNode) and isinstance(step, int) and 0 <= step < len(node.value):
+            node = found = node.value[step]
+        elif isinstance(node, MappingNode) and key_node(node, str(step)) is not None:
+            found, node = key_node(node, str(step)), mapping_get(node, str(step))
+        else:
+            break
+    return found
 
 
 def scalar(node: Any) -> str | None:

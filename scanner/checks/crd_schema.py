@@ -1,0 +1,87 @@
+"""Custom resources whose fields break their CRD version's openAPIV3Schema.
+
+A resource at a version its CRD no longer serves is checked against the version to move to
+(the storage version): that shows the fields to drop with the apiVersion change.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from scanner.checks import ScanContext
+from scanner.crds import Crd, CrdVersion, object_finding
+from scanner.model import Finding, Manifest, Origin
+from scanner.openapi import CrdSchema, SchemaProblem, UnusableSchema
+from scanner.sources.yamldoc import locate
+
+
+def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:
+    if not len(context.crds):
+        return
+    schemas = _Schemas()
+    for manifest in manifests:
+        crd = context.crds.for_object(manifest.api_version, manifest.kind)
+        version = _version_to_check(crd, manifest.api_version) if crd else None
+        if version is None or version.schema is None:
+            continue
+        validator = schemas.get(crd, version)
+        if validator is not None:
+            yield from (_finding(manifest, crd, version, p) for p in validator.problems(manifest.body))
+    yield from schemas.unusable_findings()
+
+
+def _version_to_check(crd: Crd, api_version: str) -> CrdVersion | None:
+    version = crd.version(api_version.rpartition("/")[2])
+    if version is not None and version.served:
+        return version
+    storage = crd.storage_version
+    return crd.version(storage) if storage and crd.serves(storage) else None
+
+
+class _Schemas:
+    """One validator per CRD version, built on first use; the versions whose schema is unusable."""
+
+    def __init__(self) -> None:
+        self._built: dict[tuple[str, str], CrdSchema] = {}
+        self._broken: dict[tuple[str, str], str] = {}
+        self._crds: dict[str, Crd] = {}
+
+    def get(self, crd: Crd, version: CrdVersion) -> CrdSchema | None:
+        key = (crd.name, version.name)
+        if key not in self._built and key not in self._broken:
+            self._crds[crd.name] = crd
+            try:
+                self._built[key] = CrdSchema(version.schema, version.status_subresource)
+            except UnusableSchema as err:
+                self._broken[key] = str(err)
+        return None if key in self._broken else self._built[key]
+
+    def unusable_findings(self) -> Iterable[Finding]:
+        for (name, version), reason in sorted(self._broken.items()):
+            yield object_finding(self._crds[name].manifest, "crd/schema-unusable", "warning",
+                                 f"the openAPIV3Schema of version {version} cannot be applied ({reason}); "
+                                 f"its custom resources were not validated")
+
+
+def _finding(manifest: Manifest, crd: Crd, version: CrdVersion, problem: SchemaProblem) -> Finding:
+    field = _dotted(problem.path)
+    checked = f"{crd.group}/{version.name}"
+    if checked == manifest.api_version:
+        schema_of = f"the schema of {checked} {crd.kind} (CRD {crd.name})"
+    else:
+        schema_of = f"the schema of {checked} {crd.kind}, the version to move to (CRD {crd.name})"
+    if problem.unknown_field:
+        message = f"{field}: unknown field; {schema_of} has no such field: remove it"
+    else:
+        message = f"{field or '(object)'}: {problem.message} in {schema_of}"
+    mark = locate(manifest.node, problem.path).start_mark
+    rule_id = "crd/unknown-field" if problem.unknown_field else "crd/invalid-value"
+    origin = Origin(manifest.origin.path, mark.line + 1, mark.column + 1, manifest.origin.via)
+    return object_finding(manifest, rule_id, "error", message, origin)
+
+
+def _dotted(path: tuple[str | int, ...]) -> str:
+    text = ""
+    for step in path:
+        text += f"[{step}]" if isinstance(step, int) else f".{step}" if text else str(step)
+    return text

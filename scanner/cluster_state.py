@@ -1,0 +1,144 @@
+"""What a cluster holds today, read offline from files dumped with kubectl.
+
+`--cluster-state PATH` takes files or folders of:
+  kubectl get crd -o yaml                 CRDs with status.storedVersions
+  kubectl get <resource> -A -o yaml       custom resources, with metadata.managedFields
+  kubectl get nodes -o yaml               nodes with status.nodeInfo.kubeletVersion
+  kubectl version [-o json]               the API server's version
+A file that is none of these, or holds objects without the fields only a live cluster
+fills in, is a Diagnostic: the check it feeds would otherwise be silently wrong.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import yaml
+
+from scanner.crds import Crd, CrdIndex, as_dict, is_crd, parse_crd
+from scanner.model import Diagnostic, Manifest, Origin
+from scanner.sources.files import read_file, walk
+from scanner.sources.yamldoc import DocumentProblem, key_node, mapping_get, read_text
+from scanner.versions import Minor, parse_minor
+
+
+# What kubectl version prints, as JSON/YAML keys or as plain text.
+_VERSION_KEYS = ("clientVersion", "serverVersion", "Client Version", "Server Version")
+
+
+@dataclass(frozen=True)
+class ClusterNode:
+    name: str
+    kubelet: Minor
+    kubelet_version: str  # as the node reports it, e.g. v1.33.4+k3s1
+    labels: dict[str, str]
+    origin: Origin
+
+
+@dataclass
+class ClusterState:
+    crds: CrdIndex = field(default_factory=CrdIndex)
+    objects: list[Manifest] = field(default_factory=list)  # everything that is neither a CRD nor a Node
+    nodes: list[ClusterNode] = field(default_factory=list)
+    server: Minor | None = None  # the API server's minor (kubectl version)
+    server_version: str | None = None
+
+    def objects_of(self, crd: Crd) -> list[Manifest]:
+        """The dumped objects of a CRD's group and kind, at any version."""
+        return [m for m in self.objects if m.group == crd.group and m.kind == crd.kind]
+
+
+def load_cluster_state(paths: list[str]) -> tuple[ClusterState, list[Diagnostic]]:
+    state = ClusterState()
+    diagnostics: list[Diagnostic] = []
+    crds: list[Crd] = []
+    for item in walk(paths):
+        if isinstance(item, Diagnostic):
+            diagnostics.append(item)
+            continue
+        text, problem = read_file(item.path)
+        if problem is not None:
+            diagnostics.append(problem)
+            continue
+        diagnostics.extend(_read_dump(item.path, text, state, crds))
+    state.crds = CrdIndex(crds)
+    if state.nodes and state.server is None:
+        diagnostics.append(Diagnostic(
+            paths[0], "nodes were dumped but not the API server's version (kubectl version -o json): "
+                      "node skew is checked from --from, if given", level="notice"))
+    return state, diagnostics
+
+
+def _read_dump(path: str, text: str, state: ClusterState, crds: list[Crd]) -> list[Diagnostic]:
+    if "apiVersion" not in text and any(key in text for key in _VERSION_KEYS):
+        return _read_version(path, text, state)
+    try:
+        manifests, diagnostics = read_text(text, path)
+    except DocumentProblem as problem:
+        return [Diagnostic(path, str(problem), problem.line)]
+    if not manifests and not any(d.level == "error" for d in diagnostics):
+        diagnostics.append(Diagnostic(path, "no Kubernetes objects: not a kubectl get -o yaml/json dump"))
+    for manifest in manifests:
+        problem = _classify(manifest, state, crds)
+        if problem:
+            diagnostics.append(Diagnostic(path, problem, manifest.origin.line))
+    return diagnostics
+
+
+def _classify(manifest: Manifest, state: ClusterState, crds: list[Crd]) -> str | None:
+    """File the object where it belongs; the reason it cannot be trusted as cluster state, if any."""
+    if is_crd(manifest):
+        crd = parse_crd(manifest)
+        if crd is None:
+            return f"CustomResourceDefinition {manifest.name}: no spec.group, names.kind or names.plural"
+        if not crd.stored_versions:
+            return (f"CustomResourceDefinition {crd.name} has no status.storedVersions: a manifest, "
+                    f"not the output of kubectl get crd -o yaml")
+        crds.append(crd)
+        return None
+    if manifest.kind == "Node" and manifest.api_version == "v1":
+        node = _node(manifest)
+        if node is None:
+            return (f"Node {manifest.name} has no valid status.nodeInfo.kubeletVersion: "
+                    f"not the output of kubectl get nodes -o yaml")
+        state.nodes.append(node)
+        return None
+    if mapping_get(mapping_get(manifest.node, "metadata"), "uid") is None:
+        return (f"{manifest.kind} {manifest.name} has no metadata.uid: a manifest, "
+                f"not an object read from a cluster (kubectl get -o yaml)")
+    state.objects.append(manifest)
+    return None
+
+
+def _node(manifest: Manifest) -> ClusterNode | None:
+    body = manifest.body
+    info = as_dict(as_dict(body.get("status")).get("nodeInfo"))
+    version = info.get("kubeletVersion")
+    try:
+        minor = parse_minor(version)
+    except ValueError:
+        return None
+    labels = as_dict(as_dict(body.get("metadata")).get("labels"))
+    name_key = key_node(mapping_get(manifest.node, "metadata"), "name")
+    origin = manifest.origin
+    if name_key is not None:
+        origin = Origin(origin.path, name_key.start_mark.line + 1, name_key.start_mark.column + 1)
+    return ClusterNode(manifest.name or "<unnamed>", minor, str(version),
+                       {str(k): str(v) for k, v in labels.items()}, origin)
+
+
+def _read_version(path: str, text: str, state: ClusterState) -> list[Diagnostic]:
+    """kubectl version -o json, -o yaml or plain (also YAML): only the server's version matters."""
+    try:
+        document = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as err:
+        return [Diagnostic(path, f"kubectl version output that does not parse: {str(err).splitlines()[0]}")]
+    document = as_dict(document)
+    version = as_dict(document.get("serverVersion")).get("gitVersion") or document.get("Server Version")
+    try:
+        state.server = parse_minor(version)
+    except ValueError:
+        return [Diagnostic(path, "kubectl version output without serverVersion.gitVersion: "
+                                 "was kubectl connected to the cluster?")]
+    state.server_version = str(version)
+    return []

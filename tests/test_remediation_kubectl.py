@@ -1,0 +1,68 @@
+"""The remediation commands are commands the real kubectl accepts, and shell that bash parses.
+
+kubectl is found through KUBEHOP_KUBECTL or PATH. It is pointed at a closed local port: a command
+whose flags and arguments parse gets as far as connecting, one that does not stops at a usage error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import socket
+import subprocess
+
+import pytest
+
+from tests.conftest import run_kubehop
+
+SCAN = ("scan", "--target", "1.36", "--format", "json", "--cluster-state", "tests/fixtures/homelab/cluster",
+        "tests/fixtures/homelab/tree")
+
+
+def _kubectl() -> str:
+    found = os.environ.get("KUBEHOP_KUBECTL") or shutil.which("kubectl")
+    if not found:
+        pytest.skip("kubectl not found: set KUBEHOP_KUBECTL or put kubectl on PATH")
+    return found
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def commands() -> list[str]:
+    report = json.loads(run_kubehop(*SCAN).stdout)
+    lines = [line.strip() for f in report["findings"] for line in f["remediation"]]
+    found = [line for line in lines if line.startswith("kubectl ")]
+    assert len(found) >= 10
+    return found
+
+
+def test_every_command_is_valid_shell(commands):
+    for command in commands:
+        assert subprocess.run(["bash", "-n", "-c", command]).returncode == 0, command
+
+
+def _invocations(command: str):
+    """The kubectl argument lists in a command line, loop and xargs placeholders filled in."""
+    for stage in command.split(" | "):
+        stage = re.sub(r"^(while read -r ns name; do |xargs -I\{\} )", "", stage.strip()).removesuffix("; done")
+        stage = stage.replace('"$ns"', "default").replace('"$name"', "x").replace("patch {} ", "patch crd/x ")
+        if stage.startswith("kubectl "):
+            yield shlex.split(stage)[1:]
+
+
+def test_every_kubectl_invocation_parses(commands):
+    kubectl, server = _kubectl(), f"--server=http://127.0.0.1:{_closed_port()}"
+    invocations = [args for command in commands for args in _invocations(command)]
+    assert len(invocations) > len(commands)  # the pipelines' stages are in
+    for args in invocations:
+        proc = subprocess.run([kubectl, server, "--request-timeout=2s", *args], capture_output=True, text=True,
+                              timeout=60)
+        assert "refused" in proc.stderr, f"{args}\n{proc.stderr[-400:]}"
