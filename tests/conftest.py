@@ -4,6 +4,7 @@ or as a subprocess exactly as a user would (`python -m scanner ...`)."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -34,3 +35,12 @@ def shared_or_skip(relative: str) -> Path:
     if not path.exists():
         pytest.skip(f"../shared/{relative} is not present (a user's clone)")
     return path
+
+
+def helm_or_skip() -> str:
+    """The helm binary (KUBEHOP_HELM, PATH, or scripts/get-tools.sh's cache); skips the test without one."""
+    for candidate in (os.environ.get("KUBEHOP_HELM"), shutil.which("helm"),
+                      str(Path.home() / ".cache/kubehop/tools/helm")):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    pytest.skip("helm not found: set KUBEHOP_HELM or put helm on PATH")

@@ -6,20 +6,13 @@ helm is found through KUBEHOP_HELM or PATH; the test skips without it.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 
-import pytest
-
-from tests.conftest import FIXTURES, run_kubehop
+from tests.conftest import FIXTURES, helm_or_skip, run_kubehop
 
 
 def _render(*values: str) -> bytes:
-    helm = os.environ.get("KUBEHOP_HELM") or shutil.which("helm")
-    if not helm:
-        pytest.skip("helm not found: set KUBEHOP_HELM or put helm on PATH")
-    return subprocess.run([helm, "template", "hub", str(FIXTURES / "cellcast-chart"), "-n", "cellcast-system",
+    return subprocess.run([helm_or_skip(), "template", "hub", str(FIXTURES / "cellcast-chart"), "-n", "cellcast-system",
                            *values], check=True, capture_output=True, timeout=120).stdout
 
 

@@ -9,10 +9,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
-import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -20,7 +17,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES, REPO, run_kubehop, shared_or_skip
+from bench.make_corpus import render
+from conftest import FIXTURES, REPO, helm_or_skip, run_kubehop, shared_or_skip
 from scanner.checks import ScanContext, field_rules
 from scanner.pathexpr import PathSyntaxError, PathTree, compile_path
 from scanner.rulebook import load_rulebook
@@ -172,27 +170,10 @@ REVIEWED_IN_2019_CHARTS = {
 }
 
 
-def find_helm() -> str:
-    helm = os.environ.get("KUBEHOP_HELM") or shutil.which("helm")
-    if not helm:
-        pytest.skip("helm not found (set KUBEHOP_HELM or put helm on PATH)")
-    return helm
-
-
-def render_charts(helm: str, charts: Path, out: Path) -> int:
-    rendered = 0
-    for chart in sorted(p.parent for p in charts.glob("*/Chart.yaml")):
-        run = subprocess.run([helm, "template", "release", str(chart)], capture_output=True, timeout=120)
-        if run.returncode == 0 and run.stdout.strip():
-            (out / f"{chart.name}.yaml").write_bytes(run.stdout)
-            rendered += 1
-    return rendered
-
-
 def test_real_charts_give_only_reviewed_findings_at_the_right_keys(tmp_path):
     charts = shared_or_skip("corpora/helm-charts-2019/stable")
-    helm = find_helm()
-    assert render_charts(helm, charts, tmp_path) > 150
+    helm = helm_or_skip()
+    assert sum(render(helm, chart, tmp_path) for chart in sorted(p.parent for p in charts.glob("*/Chart.yaml"))) > 150
     run = run_kubehop("scan", "--target", "1.37", "--format", "json", str(tmp_path))
     report = json.loads(run.stdout)
     findings = [f for f in report["findings"] if f["rule"].startswith("field/")]
