@@ -41,6 +41,6 @@ def helm_or_skip() -> str:
     """The helm binary (KUBEHOP_HELM, PATH, or scripts/get-tools.sh's cache); skips the test without one."""
     for candidate in (os.environ.get("KUBEHOP_HELM"), shutil.which("helm"),
                       str(Path.home() / ".cache/kubehop/tools/helm")):
-        if candidate and os.access(candidate, os.X_OK):
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
     pytest.skip("helm not found: set KUBEHOP_HELM or put helm on PATH")
