@@ -315,3 +315,15 @@ def test_kubernetes_shaped_documents_never_raise(place, leaf, noise):
     lines = text.splitlines()
     for finding in findings:
         assert lines[finding.origin.line - 1][finding.origin.column - 1:].strip("'\"- ")[:1].isalnum()
+
+
+def test_rules_command_lists_the_field_rules():
+    listing = run_kubehop("rules", "--fields").stdout.decode().splitlines()
+    assert listing[-1] == f"{len(RULES)} field rules"
+    assert {line.split()[0] for line in listing[:-1]} == set(RULES)
+    assert run_kubehop("rules", "--fields", "--removed-in", "1.33").stdout.decode().splitlines() == [
+        "field/volume/gitRepo                             stops working in 1.33; "
+        "use an emptyDir volume that an init container fills with git clone", "1 field rule"]
+    entries = json.loads(run_kubehop("rules", "--fields", "--format", "json", "--removed-in", "1.31").stdout)
+    assert sorted(e["id"] for e in entries) == ["field/volume/cephfs", "field/volume/rbd"]
+    assert {e["source"][:8] for e in entries} == {"https://"}
