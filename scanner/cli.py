@@ -156,12 +156,14 @@ def _echo_field_rules(rules, fmt: str) -> None:
         import json
 
         click.echo(json.dumps([{
-            "id": r.id, "title": r.title, "deprecated_in": minor(r.deprecated_in), "removed_in": minor(r.removed_in),
+            "id": r.id, "title": r.title,
+            "deprecated_in": minor(r.deprecated_in), "removed_in": minor(r.removed_in),
             "replacement": r.replacement, "note": r.note, "source": r.source,
         } for r in rules], indent=2))
         return
     for r in rules:
-        when = f"stops working in {r.removed_in}" if r.removed_in else f"deprecated {r.deprecated_in or ''}".rstrip()
+        deprecated = f"deprecated {r.deprecated_in}" if r.deprecated_in else "deprecated"
+        when = f"stops working in {r.removed_in}" if r.removed_in else deprecated
         click.echo(f"{r.id:<48} {when}; use {r.replacement or '(nothing)'}")
     click.echo(f"{len(rules)} field rule{'' if len(rules) == 1 else 's'}")
 

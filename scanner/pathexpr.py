@@ -36,6 +36,8 @@ def glob(pattern: str) -> re.Pattern:
 
 @dataclass(frozen=True, slots=True)
 class Step:
+    """One step of a path."""
+
     name: str | None = None  # a plain key
     pattern: re.Pattern | None = None  # a quoted key; neither: every item of a list
 

@@ -121,13 +121,17 @@ def load_field_rules() -> FieldRules:
     return FieldRules(tuple(rules.values()), trees)
 
 
-def _pod_templates() -> list[tuple[tuple[str, str], PathExpr]]:
+ObjectPaths = list[tuple[tuple[str, str], PathExpr]]  # (API group, kind) and a path into such an object
+
+
+def _pod_templates() -> ObjectPaths:
     document = data.load("rules/workloads.yaml")
-    return [((_group(group), workload["kind"]), _compile(workload["pod"], f"rules/workloads.yaml: {workload['kind']}"))
+    return [((_group(group), workload["kind"]),
+             _compile(workload["pod"], f"rules/workloads.yaml: {workload['kind']}"))
             for workload in document["workloads"] for group in workload["groups"]]
 
 
-def _objects(object_: str, pod_templates: list[tuple[tuple[str, str], PathExpr]]) -> list[tuple[tuple[str, str], PathExpr]]:
+def _objects(object_: str, pod_templates: ObjectPaths) -> ObjectPaths:
     """The (group, kind) objects a match applies to, each with the path to where the rule's path starts."""
     if object_ == "pod":
         return pod_templates

@@ -95,7 +95,8 @@ def test_severity_follows_the_target(target, severity):
 
 def test_nothing_before_the_deprecation():
     assert field_findings([str(fixture_for("field/service/externalIPs"))], "1.35") == []
-    assert [f.severity for f in field_findings([str(fixture_for("field/service/externalIPs"))], "1.36")] == ["warning"]
+    at_136 = field_findings([str(fixture_for("field/service/externalIPs"))], "1.36")
+    assert [f.severity for f in at_136] == ["warning"]
 
 
 @pytest.mark.parametrize("name", ["crd-schema.yaml", "configmap-text.yaml", "modern.yaml"])
@@ -173,7 +174,8 @@ REVIEWED_IN_2019_CHARTS = {
 def test_real_charts_give_only_reviewed_findings_at_the_right_keys(tmp_path):
     charts = shared_or_skip("corpora/helm-charts-2019/stable")
     helm = helm_or_skip()
-    assert sum(render(helm, chart, tmp_path) for chart in sorted(p.parent for p in charts.glob("*/Chart.yaml"))) > 150
+    chart_dirs = sorted(p.parent for p in charts.glob("*/Chart.yaml"))
+    assert sum(render(helm, chart, tmp_path) for chart in chart_dirs) > 150
     run = run_kubehop("scan", "--target", "1.37", "--format", "json", str(tmp_path))
     report = json.loads(run.stdout)
     findings = [f for f in report["findings"] if f["rule"].startswith("field/")]
@@ -187,9 +189,11 @@ def test_path_tree_walks_many_paths_at_once():
     tree = PathTree()
     for text in ("spec.volumes[*].gitRepo", "spec.volumes[*].rbd", "spec.nodeSelector", 'metadata.labels["a/*"]'):
         tree.add(compile_path(text), text)
-    root = nodes("spec:\n  volumes:\n  - rbd: {}\n  - gitRepo: {}\n  nodeSelector: {}\nmetadata:\n  labels: {b: c}\n")
+    root = nodes("spec:\n  volumes:\n  - rbd: {}\n  - gitRepo: {}\n  nodeSelector: {}\n"
+                 "metadata:\n  labels: {b: c}\n")
     found = sorted((payload, match.where) for payload, match in tree.find(root))
-    assert found == [("spec.nodeSelector", "spec.nodeSelector"), ("spec.volumes[*].gitRepo", "spec.volumes[1].gitRepo"),
+    assert found == [("spec.nodeSelector", "spec.nodeSelector"),
+                     ("spec.volumes[*].gitRepo", "spec.volumes[1].gitRepo"),
                      ("spec.volumes[*].rbd", "spec.volumes[0].rbd")]
 
 
