@@ -76,7 +76,7 @@ class FieldCheck:
 
     rule: FieldRule
     values: tuple[re.Pattern, ...] = ()
-    unless: PathExpr | None = None  # the object already uses what replaces the field
+    unless: tuple[PathExpr, ...] = ()  # any of these present: the object already uses the replacement
     api_versions: frozenset[str] = frozenset()  # empty: every version of the kind
 
     def concerns(self, api_version: str, target: Minor) -> bool:
@@ -86,7 +86,7 @@ class FieldCheck:
         return not self.values or (value is not None and any(v.match(value) for v in self.values))
 
     def excused(self, root: Any) -> bool:
-        return self.unless is not None and next(self.unless.find(root), None) is not None
+        return any(next(path.find(root), None) is not None for path in self.unless)
 
 
 @dataclass(frozen=True)
@@ -112,10 +112,10 @@ def load_field_rules() -> FieldRules:
             rules[rule.id] = rule
             for match in entry["match"]:
                 path = _compile(match["path"], f"{where}: {rule.id}")
-                unless = _compile(match["unless"], f"{where}: {rule.id}") if "unless" in match else None
+                unless = [_compile(text, f"{where}: {rule.id}") for text in match.get("unless", ())]
                 values = tuple(glob(v) for v in match.get("values", ()))
                 for key, prefix in _objects(match["object"], pod_templates):
-                    check = FieldCheck(rule, values, prefix.then(unless) if unless else None,
+                    check = FieldCheck(rule, values, tuple(prefix.then(u) for u in unless),
                                        frozenset(match.get("apiVersions", ())))
                     trees.setdefault(key, PathTree()).add(prefix.then(path), check)
     return FieldRules(tuple(rules.values()), trees)

@@ -245,21 +245,22 @@ def resolves(schema_file: Path, steps) -> bool:
 
 
 def rule_places():
-    """(rule id, group, kind, full path, apiVersions) for every place a field rule looks."""
+    """(rule id, group, kind, full path, apiVersions) for every place a field rule looks (`unless` too)."""
     pods = yaml.safe_load((REPO / "rules" / "workloads.yaml").read_text())["workloads"]
     for data_file in sorted((REPO / "rules" / "fields").glob("*.yaml")):
         for rule in yaml.safe_load(data_file.read_text())["rules"]:
             for match in rule["match"]:
-                path = compile_path(match["path"])
                 versions = frozenset(match.get("apiVersions", ()))
-                if match["object"] == "pod":
-                    for workload in pods:
-                        for group in workload["groups"]:
-                            yield (rule["id"], "" if group == "core" else group, workload["kind"],
-                                   compile_path(workload["pod"]).then(path), versions)
-                else:
-                    group, _, kind = match["object"].rpartition("/")
-                    yield rule["id"], "" if group == "core" else group, kind, path, versions
+                for text in [match["path"], *match.get("unless", ())]:
+                    path = compile_path(text)
+                    if match["object"] == "pod":
+                        for workload in pods:
+                            for group in workload["groups"]:
+                                yield (rule["id"], "" if group == "core" else group, workload["kind"],
+                                       compile_path(workload["pod"]).then(path), versions)
+                    else:
+                        group, _, kind = match["object"].rpartition("/")
+                        yield rule["id"], "" if group == "core" else group, kind, path, versions
 
 
 def test_every_rule_path_is_a_field_of_its_kind_in_the_openapi():
