@@ -62,7 +62,7 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
+@click.argument("paths", nargs=-1, type=click.Path(allow_dash=True))
 @click.option("--target", "-t", type=MINOR, default=None,
               help="Minor to reach (default: the newest the data knows).")
 @click.option("--from", "current", type=MINOR, default=None,
@@ -70,13 +70,26 @@ def cli() -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write the report to a file instead of standard output.")
+@click.option("--values", "-f", "values_files", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="Helm values file for every chart found (repeatable; later files win).")
+@click.option("--helm-releases", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="Output of `kubectl get secrets -A -l owner=helm -o yaml`: scan what Helm has deployed.")
+@click.option("--allow-network", is_flag=True,
+              help="Let helm download the remote charts of Flux HelmReleases and kustomize fetch remote "
+                   "bases (nothing is downloaded without it).")
+@click.option("--no-render", is_flag=True,
+              help="Read Helm templates as text and do not build kustomizations.")
 @click.option("--cluster-state", "cluster_state", multiple=True, type=click.Path(exists=True),
               help="File or folder of kubectl dumps (get crd / get <resource> -A / get nodes -o yaml, "
                    "version -o json): checks stored versions, objects and node skew. Repeatable.")
-def scan(paths, target, current, fmt, output, cluster_state) -> None:
+def scan(paths, target, current, fmt, output, values_files, helm_releases, allow_network, no_render,
+         cluster_state) -> None:
     """Report what blocks each hop up to --target, with file and line.
 
-    PATHS are files or folders of YAML/JSON manifests; '-' reads standard input.
+    PATHS are files or folders of YAML/JSON manifests; '-' reads standard input
+    (they may be left out with --helm-releases).
+    Helm charts (folders with Chart.yaml) are rendered with helm for the target
+    minor; folders with a kustomization are built with kustomize (or kubectl).
 
     \b
     Examples:
@@ -84,6 +97,9 @@ def scan(paths, target, current, fmt, output, cluster_state) -> None:
       kubehop scan --from 1.31 --target 1.36 platform/ apps/
       helm template x ./chart | kubehop scan --target 1.36 -
       kubehop scan --format json platform/ > report.json
+      kubehop scan --target 1.33 --values prod.yaml charts/web
+      kubectl get secrets -A -l owner=helm -o yaml > releases.yaml
+      kubehop scan --target 1.33 --helm-releases releases.yaml platform/
       kubehop scan --cluster-state dump/ --target 1.36 platform/
 
     \b
@@ -95,11 +111,14 @@ def scan(paths, target, current, fmt, output, cluster_state) -> None:
     from scanner.scan import ScanOptions
     from scanner.scan import scan as run_scan
 
+    if not paths and not helm_releases:
+        raise click.UsageError("give PATHS to scan, or --helm-releases")
     target = target or load_rulebook().newest
     if current is not None and current > target:
         raise click.UsageError(f"--from {current} is newer than --target {target}")
-    result = run_scan(list(paths), target=target, current=current,
-                      options=ScanOptions(cluster_state=tuple(cluster_state)))
+    options = ScanOptions(allow_network=allow_network, values_files=values_files, helm_releases=helm_releases,
+                          render=not no_render, cluster_state=tuple(cluster_state))
+    result = run_scan(list(paths), target=target, current=current, options=options)
     text = render(result, fmt, color=fmt == "text" and output is None and _use_color())
     if output:
         with open(output, "w", encoding="utf-8") as handle:
@@ -174,3 +193,7 @@ def _use_color() -> bool:
 
 def main() -> None:
     cli(prog_name="kubehop")
+
+
+# The component and plan commands live in their own module; importing it registers them.
+import scanner.cli_plan  # noqa: E402,F401  (after `cli` and MINOR exist)

@@ -29,8 +29,13 @@ DATA_KINDS: dict[str, str] = {
     "rules/kubernetes.yaml": "rules/schema/kubernetes.schema.json",
     "rules/fields": "rules/schema/field-rule.schema.json",
     "rules/workloads.yaml": "rules/schema/workloads.schema.json",
+    "rules/helm.yaml": "rules/schema/helm.schema.json",
     "rules/lifecycle/crd.yaml": "rules/schema/crd-lifecycle.schema.json",
     "rules/lifecycle/version-skew.yaml": "rules/schema/version-skew.schema.json",
+    "rules/crds": "rules/schema/crd-rule.schema.json",
+    "rules/hop-notes": "rules/schema/hop-notes.schema.json",
+    "compat-matrix": "compat-matrix/schema/component.schema.json",
+    "rules/cluster-version.yaml": "rules/schema/cluster-version.schema.json",
 }
 
 

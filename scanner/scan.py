@@ -56,7 +56,10 @@ class ScanResult:
 class ScanOptions:
     """Everything a scan can be asked beyond paths and minors; sources and checks read what they need."""
 
-    allow_network: bool = False
+    allow_network: bool = False  # remote Helm charts and kustomize bases may be downloaded
+    values_files: tuple[str, ...] = ()  # --values: applied to every chart rendered, after its values.yaml
+    helm_releases: tuple[str, ...] = ()  # --helm-releases: dumps of Helm's release Secrets
+    render: bool = True  # False (--no-render): charts are read as text, kustomizations not built
     # Files or folders dumped with kubectl (--cluster-state): CRDs, custom resources, nodes, version.
     cluster_state: tuple[str, ...] = ()
 
@@ -65,7 +68,7 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
          options: ScanOptions = ScanOptions()) -> ScanResult:
     rulebook = load_rulebook()
     with _cyclic_gc_paused():
-        scan_input: ScanInput = collect(paths)
+        scan_input: ScanInput = collect(paths, target, options)
         crds, cluster, notices = CrdIndex.from_manifests(scan_input.manifests), None, []
         if options.cluster_state:
             cluster, problems = load_cluster_state(list(options.cluster_state))
@@ -78,7 +81,7 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
         target=target,
         current=current,
         findings=findings,
-        notices=notices,
+        notices=scan_input.notices + notices,
         diagnostics=sorted(scan_input.diagnostics, key=lambda d: (d.path, d.line or 0, d.message)),
         unrendered=sorted(scan_input.unrendered, key=lambda d: d.path),
         files_read=scan_input.files_read,

@@ -4,7 +4,6 @@ or as a subprocess exactly as a user would (`python -m scanner ...`)."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -37,10 +36,20 @@ def shared_or_skip(relative: str) -> Path:
     return path
 
 
-def helm_or_skip() -> str:
-    """The helm binary (KUBEHOP_HELM, PATH, or scripts/get-tools.sh's cache); skips the test without one."""
-    for candidate in (os.environ.get("KUBEHOP_HELM"), shutil.which("helm"),
-                      str(Path.home() / ".cache/kubehop/tools/helm")):
-        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
-    pytest.skip("helm not found: set KUBEHOP_HELM or put helm on PATH")
+def tool_or_skip(name: str) -> str:
+    """helm, kubectl or kustomize as kubehop finds it (KUBEHOP_<NAME>, PATH, tool cache), else skip."""
+    from scanner.sources.tools import find_tool
+
+    path = find_tool(name)
+    if path is None:
+        pytest.skip(f"{name} not found: set KUBEHOP_{name.upper()}, put it on PATH or run scripts/get-tools.sh")
+    return path
+
+
+def kustomize_or_skip() -> list[str]:
+    from scanner.sources.tools import kustomize_command
+
+    command = kustomize_command()
+    if command is None:
+        pytest.skip("neither kustomize nor kubectl found: run scripts/get-tools.sh")
+    return command

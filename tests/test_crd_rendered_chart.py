@@ -1,6 +1,6 @@
 """CRDs a chart renders as templates are learnt like any other: `helm template ... | kubehop scan -`.
 
-helm is found through KUBEHOP_HELM or PATH; the test skips without it.
+helm is found as kubehop finds it (KUBEHOP_HELM, PATH, the tool cache); the test skips without it.
 """
 
 from __future__ import annotations
@@ -8,11 +8,12 @@ from __future__ import annotations
 import json
 import subprocess
 
-from tests.conftest import FIXTURES, helm_or_skip, run_kubehop
+from tests.conftest import FIXTURES, run_kubehop, tool_or_skip
 
 
 def _render(*values: str) -> bytes:
-    return subprocess.run([helm_or_skip(), "template", "hub", str(FIXTURES / "cellcast-chart"), "-n", "cellcast-system",
+    helm = tool_or_skip("helm")
+    return subprocess.run([helm, "template", "hub", str(FIXTURES / "cellcast-chart"), "-n", "cellcast-system",
                            *values], check=True, capture_output=True, timeout=120).stdout
 
 

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench.make_corpus import render
-from conftest import FIXTURES, REPO, helm_or_skip, run_kubehop, shared_or_skip
+from conftest import FIXTURES, REPO, run_kubehop, shared_or_skip, tool_or_skip
 from scanner.checks import ScanContext, field_rules
 from scanner.pathexpr import PathSyntaxError, PathTree, compile_path
 from scanner.rulebook import load_rulebook
@@ -173,7 +173,7 @@ REVIEWED_IN_2019_CHARTS = {
 
 def test_real_charts_give_only_reviewed_findings_at_the_right_keys(tmp_path):
     charts = shared_or_skip("corpora/helm-charts-2019/stable")
-    helm = helm_or_skip()
+    helm = tool_or_skip("helm")
     chart_dirs = sorted(p.parent for p in charts.glob("*/Chart.yaml"))
     assert sum(render(helm, chart, tmp_path) for chart in chart_dirs) > 150
     run = run_kubehop("scan", "--target", "1.37", "--format", "json", str(tmp_path))

@@ -31,11 +31,11 @@ Check = Callable[[Sequence[Manifest], ScanContext], Iterable[Finding]]
 
 
 def all_checks() -> list[Check]:
-    from scanner.checks import (api_removal, cluster_objects, crd_schema, crd_served, field_rules,
-                                node_skew, stored_versions)
+    from scanner.checks import (api_removal, cluster_objects, crd_component_removal, crd_schema, crd_served,
+                                field_rules, node_skew, stored_versions)
 
     return [api_removal.check, field_rules.check, crd_served.check, crd_schema.check, stored_versions.check,
-            cluster_objects.check, node_skew.check]
+            cluster_objects.check, node_skew.check, crd_component_removal.check]
 
 
 def rule_finding(manifest: Manifest, rule: ApiRule | FieldRule, removed: bool, message: str,

@@ -1,43 +1,177 @@
 """Sources: everything that turns what the user points at into Manifests.
 
-`collect` is the one entry point. Plain files are read here; richer sources
-(Helm charts, Kustomize builds, cluster dumps) plug in beside it.
+`collect` is the one entry point. Plain files are read here; Helm charts are rendered
+(`helm.py`, values from Flux HelmReleases in `flux.py`), kustomizations built (`kustomize.py`)
+and Helm's release Secrets decoded (`helm_releases.py`) by the modules beside it, imported only
+when a scan has such input.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from scanner.model import Diagnostic, Manifest
-from scanner.sources.files import ManifestFile, read_file, walk
+from scanner.sources.files import ChartFolder, KustomizeFolder, ManifestFile, read_file, walk
 from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, read_text
+from scanner.versions import Minor
+
+if TYPE_CHECKING:
+    from scanner.scan import ScanOptions
 
 
 @dataclass
 class ScanInput:
     manifests: list[Manifest] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    # Files holding Helm template syntax that were not rendered, with the reason.
+    # Charts, kustomizations and files holding template syntax that were not rendered, with the reason.
     unrendered: list[Diagnostic] = field(default_factory=list)
     files_read: int = 0
+    notices: list[str] = field(default_factory=list)
 
     def extend(self, other: "ScanInput") -> None:
         self.manifests.extend(other.manifests)
         self.diagnostics.extend(other.diagnostics)
         self.unrendered.extend(other.unrendered)
         self.files_read += other.files_read
+        self.notices.extend(other.notices)
 
 
-def collect(paths: list[str]) -> ScanInput:
+def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions | None" = None) -> ScanInput:
+    """Everything under `paths`, charts rendered for `target` (default: the newest minor known)."""
+    from scanner.scan import ScanOptions
+
+    options = options or ScanOptions()
     result = ScanInput()
+    charts: list[str] = []
+    kustomizations: list[str] = []
     stdin_bytes = sys.stdin.buffer.read() if "-" in paths else None
     for item in walk(paths):
         if isinstance(item, Diagnostic):
             result.diagnostics.append(item)
+        elif isinstance(item, ChartFolder):
+            charts.append(item.path)
+        elif isinstance(item, KustomizeFolder):
+            kustomizations.append(item.path)
         else:
             result.extend(read_manifest_file(item, stdin_bytes))
+    if charts or any(m.kind == "HelmRelease" for m in result.manifests):
+        result.extend(_charts(charts, result.manifests, target, options))
+    if kustomizations:
+        result.extend(_kustomizations(kustomizations, result.manifests, options))
+    for dump in options.helm_releases:
+        result.extend(_helm_releases(dump))
     return result
+
+
+def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
+            options: "ScanOptions") -> ScanInput:
+    from scanner.rulebook import load_rulebook
+    from scanner.sources import flux, helm
+    from scanner.sources.helm_output import manifests_of
+    from scanner.sources.tools import find_tool
+
+    helm_path = find_tool("helm") if options.render else None
+    why_not = _why_not_rendered(helm_path, options.render)
+    if why_not:
+        return _charts_as_text(charts, why_not)
+    result = ScanInput()
+    book = load_rulebook()
+    target = target or book.newest
+    deployed = flux.flux_releases(manifests, charts, options.allow_network)
+    result.unrendered.extend(deployed.not_rendered)
+    result.diagnostics.extend(deployed.notes)
+    releases = deployed.releases + helm.releases_for(c for c in charts if c not in deployed.charts_used)
+    served = frozenset(book.served.served_at(target)) | _custom_apis(manifests)
+    settings = helm.HelmSettings(helm_path, target, served, tuple(options.values_files))
+    for outcome in helm.render_all(releases, settings, helm.progress_printer()):
+        if outcome.error is not None:
+            chart = outcome.release.where
+            result.diagnostics.append(Diagnostic(chart, f"helm could not render it: {outcome.error}"))
+            result.unrendered.append(Diagnostic(chart, "helm failed (see input problems)", level="notice"))
+            continue
+        found, problems, templates = manifests_of(outcome)
+        result.manifests.extend(found)
+        result.diagnostics.extend(problems)
+        result.files_read += templates
+    return result
+
+
+def _custom_apis(manifests: list[Manifest]) -> set[tuple[str, str]]:
+    """What the CRDs in the tree serve: a cluster running them lists these in its discovery too."""
+    from scanner.crds import CrdIndex
+
+    return {(f"{crd.group}/{version}", crd.kind) for crd in CrdIndex.from_manifests(manifests)
+            for version in crd.served}
+
+
+def _why_not_rendered(helm_path: str | None, render: bool) -> str | None:
+    from scanner.sources.helm import unsupported
+
+    if not render:
+        return "--no-render was given"
+    if helm_path is None:
+        return "helm was not found (set KUBEHOP_HELM, put helm on PATH, or run scripts/get-tools.sh)"
+    return unsupported(helm_path)
+
+
+def _charts_as_text(charts: list[str], why: str) -> ScanInput:
+    from scanner.sources.chart_templates import text_fallback
+    from scanner.sources.helm import describe_chart
+
+    result = ScanInput()
+    for chart_dir in charts:
+        result.manifests.extend(text_fallback(chart_dir, f"{describe_chart(chart_dir)}, template read as text "
+                                                         "(not rendered)"))
+        result.unrendered.append(Diagnostic(chart_dir, "Helm chart read as text: every branch of its "
+                                                       "templates, nothing rendered", level="notice"))
+    if charts:
+        plural = "s were" if len(charts) != 1 else " was"
+        result.notices.append(f"{why}: {len(charts)} Helm chart{plural} read as text, not rendered; findings "
+                              "from them cover every branch of an {{ if }}, including ones the cluster never gets")
+    return result
+
+
+def _kustomizations(folders: list[str], manifests: list[Manifest], options: "ScanOptions") -> ScanInput:
+    from scanner.sources import kustomize
+    from scanner.sources.tools import kustomize_command
+
+    result = ScanInput()
+    command = kustomize_command() if options.render else None
+    if command is None:
+        why = "not built: --no-render" if not options.render else "not built: neither kustomize nor kubectl found"
+        result.unrendered.extend(Diagnostic(folder, why, level="notice") for folder in folders)
+        result.notices.append(f"{len(folders)} kustomization(s) {why}; their files were scanned as they are")
+        return result
+    # An object already read from its own file (or from another build) is not reported again.
+    seen = {_identity(m) for m in manifests}
+    for outcome in kustomize.build_all(folders, command, options.allow_network, workers=os.cpu_count() or 1):
+        if outcome.not_built:
+            result.unrendered.append(Diagnostic(outcome.folder, outcome.not_built, level="notice"))
+        result.diagnostics.extend(outcome.diagnostics)
+        for manifest in outcome.manifests:
+            if _identity(manifest) not in seen:
+                seen.add(_identity(manifest))
+                result.manifests.append(manifest)
+    return result
+
+
+def _identity(manifest: Manifest) -> tuple:
+    """The same object at the same place in the same file (a line of 0 places nothing)."""
+    origin = manifest.origin
+    if origin.line == 0:
+        return (id(manifest),)
+    return (os.path.normpath(origin.path), origin.line, origin.column, manifest.api_version, manifest.kind)
+
+
+def _helm_releases(dump: str) -> ScanInput:
+    from scanner.sources.helm_releases import read_helm_releases
+
+    manifests, diagnostics, releases = read_helm_releases(dump)
+    return ScanInput(manifests=manifests, diagnostics=diagnostics, files_read=1,
+                     notices=[f"{dump}: {releases} deployed Helm release(s) scanned"])
 
 
 def read_manifest_file(item: ManifestFile, stdin_bytes: bytes | None = None) -> ScanInput:

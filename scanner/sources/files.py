@@ -15,6 +15,7 @@ SKIPPED_DIRS = frozenset({
     "node_modules", "vendor", "bower_components", ".terraform", ".venv", "venv",
     "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".idea", ".vscode",
 })
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 MAX_FILE_BYTES = 20 * 1024 * 1024
 _BINARY_PROBE = 8192
 
@@ -25,8 +26,25 @@ class ManifestFile:
     chart_template: bool = False  # under a Helm chart's templates/ (rendered by the Helm source)
 
 
-def walk(paths: list[str]) -> Iterator[ManifestFile | Diagnostic]:
-    """Every manifest file under `paths`, in a stable order; problems as Diagnostics."""
+@dataclass(frozen=True, slots=True)
+class ChartFolder:
+    """A Helm chart (a folder with Chart.yaml, not inside another chart): the Helm source renders it."""
+
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class KustomizeFolder:
+    """A folder holding a kustomization: the Kustomize source builds it."""
+
+    path: str
+
+
+def walk(paths: list[str]) -> Iterator[ManifestFile | ChartFolder | KustomizeFolder | Diagnostic]:
+    """Every manifest file, chart and kustomization under `paths`, in a stable order; problems as
+    Diagnostics.
+
+    A chart's templates are not listed: they are the chart's, read when it is rendered."""
     for given in paths:
         if given == "-":
             yield ManifestFile("-")
@@ -41,12 +59,12 @@ def walk(paths: list[str]) -> Iterator[ManifestFile | Diagnostic]:
             yield Diagnostic(given, "no such file or directory")
 
 
-def _walk_dir(top: str) -> Iterator[ManifestFile | Diagnostic]:
+def _walk_dir(top: str) -> Iterator[ManifestFile | ChartFolder | KustomizeFolder | Diagnostic]:
     root_real = os.path.realpath(top)
-    # Stack of (directory, inside a chart's templates/?); sorted for a deterministic order.
-    stack = [(top, _in_chart_templates(os.path.join(top, "x")))]
+    # Stack of (directory, inside a chart's templates/?, inside a chart?); sorted for a stable order.
+    stack = [(top, _in_chart_templates(os.path.join(top, "x")), False)]
     while stack:
-        directory, in_templates = stack.pop()
+        directory, in_templates, in_chart = stack.pop()
         try:
             with os.scandir(directory) as it:
                 entries = sorted(it, key=lambda e: e.name)
@@ -54,6 +72,11 @@ def _walk_dir(top: str) -> Iterator[ManifestFile | Diagnostic]:
             yield Diagnostic(directory, f"cannot list directory: {err.strerror or err}")
             continue
         is_chart = any(e.name == "Chart.yaml" for e in entries)
+        if is_chart and not in_chart and not in_templates:
+            yield ChartFolder(directory)
+            in_chart = True
+        if not in_chart and any(e.name in KUSTOMIZATION_FILES for e in entries):
+            yield KustomizeFolder(directory)
         subdirs = []
         for entry in entries:
             path = os.path.join(directory, entry.name)
@@ -65,8 +88,9 @@ def _walk_dir(top: str) -> Iterator[ManifestFile | Diagnostic]:
                 if entry.is_dir():
                     continue  # its target is inside the tree and is walked there
             if entry.is_dir(follow_symlinks=False):
-                if entry.name not in SKIPPED_DIRS:
-                    subdirs.append((path, in_templates or (is_chart and entry.name == "templates")))
+                templates = is_chart and entry.name == "templates"
+                if entry.name not in SKIPPED_DIRS and not (templates and in_chart and not in_templates):
+                    subdirs.append((path, in_templates or templates, in_chart))
             elif entry.name.endswith(MANIFEST_SUFFIXES):
                 yield ManifestFile(path, in_templates)
         stack.extend(reversed(subdirs))

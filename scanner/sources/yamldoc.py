@@ -49,6 +49,15 @@ class DocumentProblem(Exception):
 
 def read_text(text: str, path: str) -> tuple[list[Manifest], list[Diagnostic]]:
     """Every Kubernetes object in `text`, and what was wrong with the text."""
+    nodes, diagnostics = compose_documents(text, path)
+    manifests: list[Manifest] = []
+    for node in nodes:
+        manifests.extend(_manifests_of(node, path, diagnostics))
+    return manifests, diagnostics
+
+
+def compose_documents(text: str, path: str) -> tuple[list[Any], list[Diagnostic]]:
+    """The root node of every document that can be trusted, Kubernetes object or not."""
     diagnostics: list[Diagnostic] = []
     _check_flow_depth(text, path)
     maybe_template = "{{" in text
@@ -67,7 +76,7 @@ def read_text(text: str, path: str) -> tuple[list[Manifest], list[Diagnostic]]:
             diagnostics.append(_yaml_error(path, err))
     if maybe_template and any(_templated(node) for node in nodes):
         raise TemplateSyntax()
-    manifests: list[Manifest] = []
+    trusted: list[Any] = []
     check_tags = "!" in text
     for node in nodes:
         try:
@@ -75,8 +84,8 @@ def read_text(text: str, path: str) -> tuple[list[Manifest], list[Diagnostic]]:
         except DocumentProblem as problem:
             diagnostics.append(Diagnostic(path, str(problem), problem.line))
             continue
-        manifests.extend(_manifests_of(node, path, diagnostics))
-    return manifests, diagnostics
+        trusted.append(node)
+    return trusted, diagnostics
 
 
 def _compose_all(text: str) -> Iterator[Any]:

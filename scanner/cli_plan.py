@@ -1,0 +1,124 @@
+"""Commands about components and the hop plan: `kubehop components`, `plan`, `inventory`.
+
+Registered on the `kubehop` group by scanner.cli; heavy modules are imported inside commands.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from scanner.cli import MINOR, EXIT_USAGE, cli
+
+EXIT_INPUT = 3
+
+
+def _paths_argument(function):
+    return click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))(function)
+
+
+def _emit(text: str, output: str | None) -> None:
+    if output:
+        with open(output, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    else:
+        click.echo(text, nl=False)
+
+
+def _report_input_problems(diagnostics) -> bool:
+    errors = [d for d in diagnostics if d.level == "error"]
+    for problem in errors:
+        click.echo(f"kubehop: {problem}", err=True)
+    return bool(errors)
+
+
+@cli.command()
+@_paths_argument
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def components(paths, fmt) -> None:
+    """List the components a tree pins: version or range, release, supported Kubernetes, file:line.
+
+    \b
+    Examples:
+      kubehop components platform/
+      kubehop components --format json platform/ infra/
+    """
+    from scanner.components.catalog import load_catalog
+    from scanner.components.detect import detect
+    from scanner.report import components as report
+
+    catalog = load_catalog()
+    tree = detect(list(paths), catalog)
+    click.echo(report.render_json(tree) if fmt == "json" else report.render_text(tree, catalog), nl=False)
+    sys.exit(EXIT_INPUT if _report_input_problems(tree.diagnostics) else 0)
+
+
+@cli.command("plan")
+@_paths_argument
+@click.option("--target", "-t", type=MINOR, default=None, help="Minor to reach (default: the newest the data knows).")
+@click.option("--from", "current", type=MINOR, default=None,
+              help="Minor the cluster runs today (default: read from the tree or --cluster-version-file).")
+@click.option("--distro", default=None, help="kubernetes, k3s or rke2 (default: read from the cluster's version).")
+@click.option("--cluster-version-file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Output of `kubectl version -o json`: the cluster's current version.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write the plan to a file instead of standard output.")
+def plan_command(paths, target, current, distro, cluster_version_file, fmt, output) -> None:
+    """One window per hop: what moves before it, what it breaks, what may move after.
+
+    \b
+    Examples:
+      kubehop plan --from 1.31 --target 1.36 platform/ infra/
+      kubehop plan --target 1.36 .            (the cluster version is read from the tree)
+      kubehop plan --from 1.31 --format markdown . >> "$GITHUB_STEP_SUMMARY"
+
+    \b
+    Exit codes: 0 nothing known blocks the target; 1 blockers found;
+    2 usage error; 3 some input could not be read.
+    """
+    from scanner.components.catalog import load_catalog
+    from scanner.components.detect import cluster_distros
+    from scanner.plan import PlanInputError, PlanRequest, plan_paths
+    from scanner.report import plan_json, plan_markdown, plan_text
+    from scanner.rulebook import load_rulebook
+
+    target = target or load_rulebook().newest
+    distros = sorted({"kubernetes", *cluster_distros(), *load_catalog().distros})
+    if distro is not None and distro not in distros:
+        raise click.BadParameter(f"{distro!r}: known distributions are {', '.join(distros)}", param_hint="--distro")
+    try:
+        plan, tree = plan_paths(PlanRequest(list(paths), target, current, distro, cluster_version_file))
+    except PlanInputError as problem:
+        click.echo(f"Error: {problem}", err=True)
+        sys.exit(EXIT_USAGE)
+    renderer = {"text": plan_text.render, "json": plan_json.render, "markdown": plan_markdown.render}[fmt]
+    _emit(renderer(plan), output)
+    if _report_input_problems(tree.diagnostics):
+        sys.exit(EXIT_INPUT)
+    sys.exit(1 if plan.blocked else 0)
+
+
+@cli.command()
+@_paths_argument
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def inventory(paths, fmt) -> None:
+    """The API surface a tree uses: apiVersion/kind counts and the minors that serve each.
+
+    \b
+    Examples:
+      kubehop inventory platform/ apps/
+      kubehop inventory --format json . | jq '.[] | select(.served == "CRD")'
+    """
+    from scanner import inventory as api_inventory
+    from scanner.components.catalog import load_catalog
+    from scanner.rulebook import load_rulebook
+    from scanner.sources import collect
+
+    scan_input = collect(list(paths))
+    served = load_rulebook().served
+    uses = api_inventory.inventory(scan_input.manifests, served, load_catalog())
+    click.echo(api_inventory.render_json(uses) if fmt == "json"
+               else api_inventory.render_text(uses, served.minors), nl=False)
+    sys.exit(EXIT_INPUT if _report_input_problems(scan_input.diagnostics) else 0)

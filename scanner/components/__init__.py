@@ -1,0 +1,1 @@
+"""Third-party components: what the data knows about them (catalog) and what a tree pins (detect)."""

@@ -1,0 +1,247 @@
+"""What kubehop knows about third-party components: compat-matrix/, rules/crds/, rules/hop-notes/.
+
+Read once and validated by their schemas (`scanner.data`). Every fact here comes from a data
+file with its source; unknowns stay None and are reported as unknown, never guessed.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scanner import data
+from scanner.components.semver import admits_line, parse_pin, parse_version
+from scanner.versions import Minor, parse_minor
+
+
+def release_key(version: str) -> tuple[int, int]:
+    """(major, minor) of a component version: "v1.2.1" and "1.2" are both (1, 2)."""
+    parsed = parse_version(version)
+    if parsed is None:
+        raise data.DataError(f"not a component version: {version!r}")
+    major, minor, _ = parsed.floor
+    return major, minor
+
+
+@dataclass(frozen=True)
+class Release:
+    version: str
+    released: str | None
+    min: Minor | None  # None: the project states no bound (unknown, not "any")
+    max: Minor | None
+    source: str
+    open_ended: bool = False  # the project states every minor from `min` on ("1.34+")
+    source_kind: str = "primary"
+    requires: tuple[tuple[str, str], ...] = ()
+    note: str | None = None
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return release_key(self.version)
+
+    def supports(self, minor: Minor) -> bool | None:
+        """True or False when the data says so; None when it does not know."""
+        if self.min is not None and minor < self.min:
+            return False
+        if self.max is not None and minor > self.max:
+            return False
+        if self.min is None or (self.max is None and not self.open_ended):
+            return None
+        return True
+
+    @property
+    def support_text(self) -> str:
+        if self.min is None and self.max is None:
+            return "unknown"
+        low = str(self.min) if self.min else "?"
+        if self.open_ended:
+            return f"{low} and later"
+        high = str(self.max) if self.max else "? (no stated maximum)"
+        return f"{low}–{high}"
+
+
+@dataclass(frozen=True)
+class Chart:
+    name: str
+    repositories: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str
+    title: str
+    one_minor_at_a_time: bool | None  # None: unknown
+    releases: tuple[Release, ...]  # oldest first
+    charts: tuple[Chart, ...] = ()
+    # None: chart version == app version; else (chart line, app minor) pairs.
+    chart_lines: tuple[tuple[str, str], ...] | None = None
+    images: tuple[str, ...] = ()
+    crd_groups: tuple[str, ...] = ()
+    kustomize_urls: tuple[str, ...] = ()
+
+    def release(self, version: str) -> Release | None:
+        try:
+            key = release_key(version)
+        except data.DataError:
+            return None
+        return next((r for r in self.releases if r.key == key), None)
+
+    def index(self, release: Release) -> int:
+        return self.releases.index(release)
+
+    def releases_admitted(self, pin: str, chart_version: bool) -> tuple[Release, ...] | None:
+        """The known releases a version pin can install, oldest first; None if the pin is unreadable.
+
+        `chart_version`: the pin is a Helm chart version, mapped through `chart_lines` when the
+        chart has its own numbering.
+        """
+        intervals = parse_pin(pin)
+        if intervals is None:
+            return None
+        if chart_version and self.chart_lines is not None:
+            apps = {release_key(app) for line, app in self.chart_lines if admits_line(intervals, line)}
+            return tuple(r for r in self.releases if r.key in apps)
+        return tuple(r for r in self.releases if admits_line(intervals, r.version))
+
+    def has_chart(self, name: str) -> bool:
+        return any(chart.name == name for chart in self.charts)
+
+
+@dataclass(frozen=True)
+class CrdRule:
+    component: str
+    id: str
+    api_version: str
+    kind: str
+    deprecated_in: str | None
+    removed_in: str | None
+    replacement: str | None
+    note: str | None
+    source: str
+
+
+@dataclass(frozen=True)
+class HopNote:
+    distro: str
+    minor: Minor
+    title: str
+    detail: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Catalog:
+    components: dict[str, Component]
+    crd_rules: tuple[CrdRule, ...] = ()
+    hop_notes: dict[str, tuple[HopNote, ...]] = field(default_factory=dict)
+
+    def rules_for(self, component: str) -> list[CrdRule]:
+        return [r for r in self.crd_rules if r.component == component]
+
+    def crd_owner(self, api_version: str) -> Component | None:
+        group = api_version.rpartition("/")[0]
+        return next((c for c in self.components.values() if group in c.crd_groups), None)
+
+    @property
+    def distros(self) -> tuple[str, ...]:
+        return tuple(sorted(self.hop_notes))
+
+    def notes_for(self, distro: str, minor: Minor) -> list[HopNote]:
+        return [n for n in self.hop_notes.get(distro, ()) if n.minor == minor]
+
+
+def _minor_or_none(value) -> Minor | None:
+    return parse_minor(value) if value else None
+
+
+def component_from_data(document: dict) -> Component:
+    detect = document.get("detect") or {}
+    mapping = detect.get("chart_versions", "same")
+    releases = tuple(sorted((_release(entry) for entry in document["releases"]), key=lambda r: r.key))
+    one_minor = document.get("one_minor_at_a_time")
+    return Component(
+        name=document["name"],
+        title=document.get("title", document["name"]),
+        one_minor_at_a_time=one_minor if isinstance(one_minor, bool) else None,
+        releases=releases,
+        charts=tuple(Chart(c["name"], tuple(c.get("repositories", ()))) for c in detect.get("charts", ())),
+        chart_lines=None if mapping == "same" else tuple((str(m["chart"]), str(m["app"])) for m in mapping),
+        images=tuple(detect.get("images", ())),
+        crd_groups=tuple(detect.get("crd_groups", ())),
+        kustomize_urls=tuple(detect.get("kustomize_urls", ())),
+    )
+
+
+def _release(entry: dict) -> Release:
+    support = entry.get("kubernetes") or {}
+    return Release(
+        version=str(entry["version"]),
+        released=entry.get("released"),
+        min=_minor_or_none(support.get("min")),
+        max=_minor_or_none(support.get("max")),
+        source=entry["source"],
+        open_ended=support.get("open_ended", False),
+        source_kind=entry.get("source_kind", "primary"),
+        requires=tuple((r["component"], str(r["version"])) for r in entry.get("requires", ())),
+        note=entry.get("note"),
+    )
+
+
+def crd_rules_from_data(document: dict) -> list[CrdRule]:
+    return [CrdRule(
+        component=document["component"],
+        id=rule["id"],
+        api_version=rule["apiVersion"],
+        kind=rule["kind"],
+        deprecated_in=_text_or_none(rule.get("deprecated_in")),
+        removed_in=_text_or_none(rule.get("removed_in")),
+        replacement=rule.get("replacement"),
+        note=rule.get("note"),
+        source=rule["source"],
+    ) for rule in document["rules"]]
+
+
+def hop_notes_from_data(document: dict) -> tuple[HopNote, ...]:
+    return tuple(HopNote(document["distro"], parse_minor(n["minor"]), n["title"], n.get("detail", ""), n["source"])
+                 for n in document["notes"])
+
+
+def _text_or_none(value) -> str | None:
+    return None if value is None else str(value)
+
+
+def catalog_from_documents(components: list[dict], crd_rules: list[dict], hop_notes: list[dict]) -> Catalog:
+    return Catalog(
+        components={c.name: c for c in map(component_from_data, components)},
+        crd_rules=tuple(rule for document in crd_rules for rule in crd_rules_from_data(document)),
+        hop_notes={document["distro"]: hop_notes_from_data(document) for document in hop_notes},
+    )
+
+
+def _folder(relative: str, root: Path | None = None) -> list[dict]:
+    return [document for _, document in data.load_folder(relative, root)]
+
+
+def load_catalog_from(root: Path | None = None) -> Catalog:
+    return catalog_from_documents(_folder("compat-matrix", root), _folder("rules/crds", root),
+                                  _folder("rules/hop-notes", root))
+
+
+@functools.cache
+def load_catalog() -> Catalog:
+    return load_catalog_from()
+
+
+def load_components(names: frozenset[str]) -> Catalog:
+    """A catalog of a few components only (and every CRD rule): what a scan's check needs."""
+    found = [data.load(f"compat-matrix/{name}.yaml") for name in sorted(names)
+             if (data.data_root() / "compat-matrix" / f"{name}.yaml").is_file()]
+    return Catalog({c.name: c for c in map(component_from_data, found)}, load_crd_rules())
+
+
+@functools.cache
+def load_crd_rules() -> tuple[CrdRule, ...]:
+    """Only the CRD rules: a scan reads the whole catalog only when the tree uses one of their APIs."""
+    return tuple(rule for document in _folder("rules/crds") for rule in crd_rules_from_data(document))
+

@@ -1,0 +1,442 @@
+"""What a GitOps tree pins: component versions and the cluster's own Kubernetes version.
+
+Pins are read from Flux HelmReleases (chart version or chartRef), Argo CD Applications and
+ApplicationSets, Chart.yaml (and Helm 2 requirements.yaml) dependencies, vendored charts, remote
+Kustomize resources, `<component>_version` variables, `app.kubernetes.io/*` labels and images. Each detection keeps the line
+where a person edits the pin, read from the composed YAML nodes.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, Sequence
+
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+from scanner import data
+from scanner.components.catalog import Catalog, Component, Release
+from scanner.components.semver import floats, parse_version
+from scanner.model import Diagnostic, Manifest, Origin
+from scanner.sources import collect
+from scanner.sources.files import ManifestFile, read_file, walk
+from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents, mapping_get, scalar
+from scanner.versions import Minor, parse_minor
+
+# How much a kind of pin is trusted to say which release runs: the chart or manifest a tree
+# installs from wins over a variable, which wins over labels and images (often sidecars).
+PIN_RANK = {"chart": 0, "kustomize": 0, "variable": 1, "label": 2, "image": 3}
+
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+# Helm charts list their dependencies in Chart.yaml (Helm 3) or requirements.yaml (Helm 2).
+_CHART_FILES = ("Chart.yaml", "requirements.yaml", "requirements.yml")
+_REF_PARAM = re.compile(r"[?&](?:ref|version)=([^&#]+)")
+_RELEASE_PATH = re.compile(r"/releases/download/([^/]+)/")
+_VARIABLE = re.compile(r"^([A-Za-z0-9_-]+?)_version$")
+_PART_OF = ("app.kubernetes.io/part-of", "app.kubernetes.io/name")
+_VERSION_LABEL = "app.kubernetes.io/version"
+
+
+@dataclass(frozen=True)
+class Detection:
+    component: str
+    pin: str  # as written: "1.16.5", ">=1.7.0 <1.8.0", "3.3.x"
+    # The known releases the pin can install, oldest first; empty when none is known.
+    releases: tuple[Release, ...]
+    origin: Origin  # the line to edit
+    source: str  # what kind of pin (a PIN_RANK key)
+    what: str  # "HelmRelease flux-system/cilium (chart cilium)"
+
+    @property
+    def rank(self) -> int:
+        return PIN_RANK[self.source]
+
+    @property
+    def floating(self) -> bool:
+        return floats(self.pin)
+
+
+@dataclass(frozen=True)
+class ClusterPin:
+    version: str
+    minor: Minor
+    distro: str | None
+    origin: Origin
+    what: str
+
+
+@dataclass
+class TreeComponents:
+    detections: list[Detection] = field(default_factory=list)
+    cluster: list[ClusterPin] = field(default_factory=list)
+    manifests: list[Manifest] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def by_component(detections: Iterable[Detection]) -> dict[str, list[Detection]]:
+    grouped: dict[str, list[Detection]] = {}
+    for detection in detections:
+        grouped.setdefault(detection.component, []).append(detection)
+    return grouped
+
+
+def detect(paths: list[str], catalog: Catalog) -> TreeComponents:
+    scan_input = collect(paths)
+    result = TreeComponents(manifests=scan_input.manifests, diagnostics=scan_input.diagnostics)
+    result.detections.extend(detect_in_manifests(scan_input.manifests, catalog))
+    result.cluster.extend(_cluster_pins_in_manifests(scan_input.manifests))
+    for item in walk([p for p in paths if p != "-"]):
+        if isinstance(item, ManifestFile) and not item.chart_template:
+            _detect_in_file(item.path, catalog, result)
+    result.detections = _unique(result.detections)
+    return result
+
+
+def detect_in_manifests(manifests: Sequence[Manifest], catalog: Catalog) -> list[Detection]:
+    """Pins held by Kubernetes objects (the part a scan's checks can use)."""
+    finder = _Finder(catalog, manifests)
+    found: list[Detection] = []
+    for manifest in manifests:
+        found.extend(finder.in_manifest(manifest))
+    # A label or image tag that names no known release is some other version (a sidecar, a
+    # controller of its own numbering): it says nothing about the component's release.
+    return _unique(d for d in found if d.releases or d.source not in ("label", "image"))
+
+
+def _unique(detections: Iterable[Detection]) -> list[Detection]:
+    """One detection per component, pin and file: a chart's 20 objects with one label are one pin."""
+    seen: dict[tuple[str, str, str, str], Detection] = {}
+    for d in sorted(detections, key=lambda d: (d.origin.path, d.origin.line, d.origin.column)):
+        seen.setdefault((d.component, d.pin, d.origin.path, d.source), d)
+    return sorted(seen.values(), key=lambda d: (d.component, d.rank, d.origin.path, d.origin.line))
+
+
+def _origin(path: str, node: Any) -> Origin:
+    return Origin(path, node.start_mark.line + 1, node.start_mark.column + 1)
+
+
+def _at(node: Any, *keys: str) -> Any:
+    for key in keys:
+        node = mapping_get(node, key)
+    return node
+
+
+def _items(node: Any) -> list[Any]:
+    return list(node.value) if isinstance(node, SequenceNode) else []
+
+
+class _Finder:
+    """Detections in Kubernetes objects; knows the tree's objects to follow a chartRef."""
+
+    def __init__(self, catalog: Catalog, manifests: Sequence[Manifest]):
+        self.catalog = catalog
+        self.objects = {(m.kind, m.namespace, m.name): m for m in manifests}
+
+    def in_manifest(self, manifest: Manifest) -> Iterator[Detection]:
+        group = manifest.group
+        if manifest.kind == "HelmRelease" and group == "helm.toolkit.fluxcd.io":
+            yield from self._helm_release(manifest)
+        elif manifest.kind in ("Application", "ApplicationSet") and group == "argoproj.io":
+            yield from self._argo(manifest)
+        elif manifest.kind == "HelmChart" and group == "helm.cattle.io":
+            yield from self._k3s_helm_chart(manifest)
+        yield from self._labels(manifest)
+        yield from self._images(manifest)
+
+    def _helm_release(self, manifest: Manifest) -> Iterator[Detection]:
+        spec = _at(manifest.node, "spec")
+        what = f"HelmRelease {object_name(manifest)}"
+        chart_spec = _at(spec, "chart", "spec")
+        if chart_spec is not None:
+            chart = scalar(_at(chart_spec, "chart"))
+            repo = self._repository_url(_at(chart_spec, "sourceRef"), manifest.namespace)
+            yield from self._chart_pin(chart, repo, _at(chart_spec, "version"), _at(chart_spec, "chart"),
+                                       manifest.origin.path, f"{what} (chart {chart})")
+            return
+        ref = _at(spec, "chartRef")
+        target = self.objects.get((scalar(_at(ref, "kind")), scalar(_at(ref, "namespace")) or manifest.namespace,
+                                   scalar(_at(ref, "name"))))
+        if target is not None:
+            yield from self._chart_ref(target, what)
+
+    def _chart_ref(self, target: Manifest, what: str) -> Iterator[Detection]:
+        spec = _at(target.node, "spec")
+        via = f"{what} via {target.kind} {object_name(target)}"
+        if target.kind == "OCIRepository":
+            url = scalar(_at(spec, "url")) or ""
+            chart = url.rstrip("/").rpartition("/")[2]
+            version = _at(spec, "ref", "tag") or _at(spec, "ref", "semver")
+            yield from self._chart_pin(chart, url.rpartition("/")[0], version, _at(spec, "url"),
+                                       target.origin.path, f"{via} (chart {chart})")
+        elif target.kind == "HelmChart":
+            chart = scalar(_at(spec, "chart"))
+            repo = self._repository_url(_at(spec, "sourceRef"), target.namespace)
+            yield from self._chart_pin(chart, repo, _at(spec, "version"), _at(spec, "chart"),
+                                       target.origin.path, f"{via} (chart {chart})")
+
+    def _repository_url(self, source_ref: Any, namespace: str | None) -> str | None:
+        kind, name = scalar(_at(source_ref, "kind")), scalar(_at(source_ref, "name"))
+        source = self.objects.get((kind, scalar(_at(source_ref, "namespace")) or namespace, name))
+        return scalar(_at(source.node, "spec", "url")) if source is not None else None
+
+    def _argo(self, manifest: Manifest) -> Iterator[Detection]:
+        spec = _at(manifest.node, "spec")
+        if manifest.kind == "ApplicationSet":
+            spec = _at(spec, "template", "spec")
+        sources = [_at(spec, "source"), *_items(_at(spec, "sources"))]
+        for source in sources:
+            chart = scalar(_at(source, "chart"))
+            if chart:
+                yield from self._chart_pin(chart, scalar(_at(source, "repoURL")), _at(source, "targetRevision"),
+                                           _at(source, "chart"), manifest.origin.path,
+                                           f"{manifest.kind} {object_name(manifest)} (chart {chart})")
+
+    def _k3s_helm_chart(self, manifest: Manifest) -> Iterator[Detection]:
+        """The Helm controller K3s and RKE2 bundle: spec.chart, spec.version, spec.repo."""
+        spec = _at(manifest.node, "spec")
+        chart = scalar(_at(spec, "chart"))
+        yield from self._chart_pin(chart, scalar(_at(spec, "repo")), _at(spec, "version"), _at(spec, "chart"),
+                                   manifest.origin.path, f"HelmChart {object_name(manifest)} (chart {chart})")
+
+    def _chart_pin(self, chart: str | None, repo: str | None, version_node: Any, fallback_node: Any,
+                   path: str, what: str) -> Iterator[Detection]:
+        component = component_for_chart(self.catalog, chart, repo)
+        if component is None:
+            return
+        pin = scalar(version_node) or "*"  # no version: the newest chart, whichever it is
+        node = version_node if version_node is not None else fallback_node
+        yield _detection(component, pin, True, _origin(path, node), "chart", what)
+
+    def _labels(self, manifest: Manifest) -> Iterator[Detection]:
+        labels = _at(manifest.node, "metadata", "labels")
+        version = mapping_get(labels, _VERSION_LABEL)
+        if scalar(version) is None:
+            return
+        for key in _PART_OF:
+            component = self.catalog.components.get(scalar(mapping_get(labels, key)) or "")
+            if component is not None:
+                yield _detection(component, scalar(version), False, _origin(manifest.origin.path, version),
+                                 "label", f"label {key}={component.name} on {manifest.kind} {object_name(manifest)}")
+                return
+
+    def _images(self, manifest: Manifest) -> Iterator[Detection]:
+        for node in _image_nodes(manifest.node):
+            name, _, tag = split_image(node.value)
+            component = self._component_for_image(name)
+            if component is not None and tag and parse_version(tag) is not None:
+                yield _detection(component, tag, False, _origin(manifest.origin.path, node), "image",
+                                 f"image {name} in {manifest.kind} {object_name(manifest)}")
+
+    def _component_for_image(self, name: str) -> Component | None:
+        name = normalize_image(name)
+        return next((c for c in self.catalog.components.values()
+                     if any(normalize_image(i) == name for i in c.images)), None)
+
+
+def object_name(manifest: Manifest) -> str:
+    name = manifest.name or "<unnamed>"
+    return f"{manifest.namespace}/{name}" if manifest.namespace else name
+
+
+def _detection(component: Component, pin: str, chart_version: bool, origin: Origin, source: str,
+               what: str) -> Detection:
+    releases = component.releases_admitted(pin, chart_version)
+    return Detection(component.name, pin, releases or (), origin, source, what)
+
+
+def component_for_chart(catalog: Catalog, chart: str | None, repo: str | None) -> Component | None:
+    """The component a chart installs; the repository decides when two share a chart name."""
+    if not chart:
+        return None
+    candidates = [c for c in catalog.components.values() if c.has_chart(chart)]
+    if len(candidates) > 1 and repo:
+        wanted = repo.rstrip("/")
+        by_repo = [c for c in candidates
+                   if any(r.rstrip("/") == wanted for chart_ in c.charts if chart_.name == chart
+                          for r in chart_.repositories)]
+        candidates = by_repo or candidates
+    return candidates[0] if len(candidates) == 1 else None
+
+
+def _image_nodes(root: Any) -> Iterator[ScalarNode]:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, MappingNode):
+            for key, value in node.value:
+                if isinstance(key, ScalarNode) and key.value == "image" and scalar(value):
+                    yield value
+                else:
+                    stack.append(value)
+        elif isinstance(node, SequenceNode):
+            stack.extend(node.value)
+
+
+def split_image(reference: str) -> tuple[str, str | None, str | None]:
+    """'quay.io/cilium/cilium:v1.16.5@sha256:...' -> (name, digest, tag)."""
+    reference, _, digest = reference.partition("@")
+    name, tag = reference, None
+    slash = reference.rfind("/")
+    colon = reference.rfind(":")
+    if colon > slash:
+        name, tag = reference[:colon], reference[colon + 1:]
+    return name, digest or None, tag
+
+
+def normalize_image(name: str) -> str:
+    """Docker Hub names are written with or without their registry."""
+    for prefix in ("docker.io/", "index.docker.io/", "registry-1.docker.io/"):
+        if name.startswith(prefix):
+            name = name[len(prefix):]
+    return name.removeprefix("library/")
+
+
+# --- files that hold no Kubernetes object ---------------------------------------------------------
+
+def _detect_in_file(path: str, catalog: Catalog, result: TreeComponents) -> None:
+    name = os.path.basename(path)
+    for node in _documents(path):
+        if not isinstance(node, MappingNode):
+            continue
+        result.detections.extend(_pins_in_document(node, name, path, catalog))
+        if name not in _CHART_FILES + KUSTOMIZATION_FILES and scalar(mapping_get(node, "kind")) is None:
+            result.cluster.extend(_cluster_variables(node, path))
+
+
+def _pins_in_document(node: MappingNode, name: str, path: str, catalog: Catalog) -> Iterator[Detection]:
+    if name == "Chart.yaml":
+        yield from _vendored_chart(node, path, catalog)
+    if name in _CHART_FILES:
+        yield from _chart_entries(_items(mapping_get(node, "dependencies")), "repository", path, catalog,
+                                  f"{name} dependency")
+    elif name in KUSTOMIZATION_FILES:
+        yield from _kustomize_remotes(node, path, catalog)
+        yield from _chart_entries(_items(mapping_get(node, "helmCharts")), "repo", path, catalog,
+                                  "kustomization helmCharts")
+    elif scalar(mapping_get(node, "kind")) is None:
+        yield from _version_variables(node, path, catalog)
+
+
+def _documents(path: str) -> list[Any]:
+    """The trusted documents of a file; problems were reported by the manifest pass already."""
+    text, problem = read_file(path)
+    if problem is not None:
+        return []
+    try:
+        return compose_documents(text, path)[0]
+    except (DocumentProblem, TemplateSyntax):
+        return []
+
+
+def _chart_entries(entries: list[Any], repo_key: str, path: str, catalog: Catalog,
+                   what: str) -> Iterator[Detection]:
+    """Chart lists with name, version and repository: Chart.yaml dependencies, kustomize helmCharts."""
+    for entry in entries:
+        chart = scalar(mapping_get(entry, "name"))
+        component = component_for_chart(catalog, chart, scalar(mapping_get(entry, repo_key)))
+        version = mapping_get(entry, "version")
+        if component is not None:
+            yield _detection(component, scalar(version) or "*", True,
+                             _origin(path, version if version is not None else entry), "chart", f"{what} {chart}")
+
+
+def _vendored_chart(node: Any, path: str, catalog: Catalog) -> Iterator[Detection]:
+    """A copy of a component's own chart kept in the tree: its Chart.yaml name and version."""
+    chart, version = scalar(mapping_get(node, "name")), mapping_get(node, "version")
+    component = component_for_chart(catalog, chart, None)
+    if component is not None and scalar(version):
+        yield _detection(component, scalar(version), True, _origin(path, version), "chart", f"vendored chart {chart}")
+
+
+def _kustomize_remotes(node: Any, path: str, catalog: Catalog) -> Iterator[Detection]:
+    for key in ("resources", "bases", "components"):
+        for item in _items(mapping_get(node, key)):
+            url = scalar(item) or ""
+            component = next((c for c in catalog.components.values()
+                              if any(fragment in url for fragment in c.kustomize_urls)), None)
+            version = remote_version(url)
+            if component is not None and version:
+                yield _detection(component, version, False, _origin(path, item), "kustomize",
+                                 f"remote resource {url}")
+
+
+def remote_version(url: str) -> str | None:
+    """The release a remote Kustomize resource names: ?ref=v8.2.0 or /releases/download/v1.9.0/."""
+    for pattern in (_REF_PARAM, _RELEASE_PATH):
+        m = pattern.search(url)
+        if m and parse_version(m.group(1)) is not None:
+            return m.group(1)
+    return None
+
+
+def _version_variables(node: Any, path: str, catalog: Catalog) -> Iterator[Detection]:
+    """`gateway_api_version: v1.2.1` in Ansible defaults or values files."""
+    for key, value in node.value:
+        m = _VARIABLE.match(scalar(key) or "")
+        version = scalar(value)
+        if not m or version is None or parse_version(version) is None:
+            continue
+        stem = m.group(1).replace("_", "-").lower()
+        component = catalog.components.get(stem) or component_for_chart(catalog, stem, None)
+        if component is not None:
+            yield _detection(component, version, False, _origin(path, value), "variable",
+                             f"variable {key.value}")
+
+
+# --- the cluster's own version ---------------------------------------------------------------------
+
+@functools.cache
+def _cluster_version_rules() -> dict:
+    return data.load("rules/cluster-version.yaml")
+
+
+def cluster_distros() -> tuple[str, ...]:
+    """The distributions a cluster version string can name (k3s, rke2...)."""
+    return tuple(d["name"] for d in _cluster_version_rules()["distros"])
+
+
+def distro_of(version: str) -> str | None:
+    """k3s for v1.31.5+k3s1, rke2 for v1.31.5+rke2r1, None for a plain Kubernetes version."""
+    return next((d["name"] for d in _cluster_version_rules()["distros"] if d["version_marker"] in version), None)
+
+
+def _cluster_pin(version: str, origin: Origin, what: str) -> ClusterPin | None:
+    try:
+        minor = parse_minor(version)
+    except ValueError:
+        return None
+    return ClusterPin(version, minor, distro_of(version), origin, what)
+
+
+def _cluster_pins_in_manifests(manifests: Sequence[Manifest]) -> Iterator[ClusterPin]:
+    rules = _cluster_version_rules()["objects"]
+    for manifest in manifests:
+        for rule in rules:
+            if (manifest.api_version, manifest.kind) != (rule["apiVersion"], rule["kind"]):
+                continue
+            node = _at(manifest.node, *rule["field"])
+            pin = scalar(node) and _cluster_pin(scalar(node), _origin(manifest.origin.path, node),
+                                                f"{manifest.kind} {object_name(manifest)} {'.'.join(rule['field'])}")
+            if pin:
+                yield pin
+
+
+def _cluster_variables(node: Any, path: str) -> Iterator[ClusterPin]:
+    names = {v["name"] for v in _cluster_version_rules()["variables"]}
+    for key, value in node.value:
+        if scalar(key) in names and scalar(value):
+            pin = _cluster_pin(scalar(value), _origin(path, value), f"variable {key.value}")
+            if pin:
+                yield pin
+
+
+def cluster_pin_from_version_json(path: str) -> ClusterPin | None:
+    """`kubectl version -o json` saved to a file: its serverVersion.gitVersion."""
+    for node in _documents(path):
+        version = _at(node, "serverVersion", "gitVersion")
+        if scalar(version):
+            return _cluster_pin(scalar(version), _origin(path, version), "kubectl version serverVersion.gitVersion")
+    return None
+

@@ -1,0 +1,69 @@
+"""The plan as JSON: one object per window, every step with the file and line to edit."""
+
+from __future__ import annotations
+
+import json
+
+from scanner import __version__
+from scanner.components.detect import object_name
+from scanner.model import Origin
+from scanner.plan import Migration, Plan, Step, Window
+
+SCHEMA_VERSION = 1
+
+
+def location(origin: Origin) -> dict:
+    return {"file": origin.path, "line": origin.line, "column": origin.column}
+
+
+def _step(step: Step) -> dict:
+    return {"component": step.component.name, "from": step.source.version, "to": step.target.version,
+            "why": step.why, "source": step.target.source, "source_kind": step.target.source_kind,
+            "edit": [location(o) for o in step.pins]}
+
+
+def _migration(migration: Migration) -> dict:
+    rule = migration.rule
+    return {"rule": rule.id, "apiVersion": rule.api_version, "kind": rule.kind,
+            "replacement": rule.replacement, "removed_in": migration.before, "already": migration.already,
+            "note": rule.note, "source": rule.source,
+            "objects": [{**location(m.origin), "name": object_name(m)} for m in migration.objects]}
+
+
+def _window(window: Window) -> dict:
+    return {
+        "window": window.number,
+        "from": str(window.source),
+        "to": str(window.target),
+        "before": [_step(s) for s in window.before],
+        "migrations": [_migration(m) for m in window.migrations],
+        "api_blockers": [{**location(f.origin), "rule": f.rule_id, "object": f.object_ref, "message": f.message}
+                         for f in window.api_blockers],
+        "after": [_step(s) for s in window.after],
+        "notes": [{"distro": n.distro, "title": n.title, "detail": n.detail, "source": n.source}
+                  for n in window.notes],
+        "problems": [{"severity": p.severity, "component": p.component, "message": p.message}
+                     for p in window.problems],
+    }
+
+
+def render(plan: Plan) -> str:
+    pin = plan.current_from
+    document = {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "kubehop", "version": __version__},
+        "from": str(plan.current),
+        "from_source": None if pin is None else {**location(pin.origin), "version": pin.version, "what": pin.what},
+        "target": str(plan.target),
+        "distro": plan.distro,
+        "distro_source": plan.distro_from,
+        "blockers": plan.blocker_count,
+        "components": [{
+            "name": s.component.name,
+            "start": s.start.version if s.start else None,
+            "end": s.final.version if s.final else None,
+            "pins": [{**location(d.origin), "pin": d.pin, "what": d.what} for d in s.detections],
+        } for s in plan.components],
+        "windows": [_window(w) for w in plan.windows],
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,160 @@
+"""The plan for a terminal: a summary table of the windows (as seed plans draw them), then each window."""
+
+from __future__ import annotations
+
+import textwrap
+from itertools import groupby
+
+from scanner import __version__
+from scanner.components.detect import object_name
+from scanner.model import Origin
+from scanner.plan import BLOCKER, UNKNOWN, WARNING, Migration, Plan, Step, Window
+
+_COLUMNS = (("Window", 6), ("Hop", 11), ("Move before the hop", 36), ("Migrate before", 34),
+            ("Blockers", 16), ("May move after", 36))
+
+
+def where(origin: Origin) -> str:
+    return f"{origin.path}:{origin.line}:{origin.column}"
+
+
+def chains(steps: list[Step]) -> list[str]:
+    """Consecutive steps of one component as one chain: 'longhorn 1.7 → 1.8 → 1.9'."""
+    result = []
+    for name, group in groupby(steps, key=lambda s: s.component.name):
+        group = list(group)
+        result.append(" → ".join([f"{name} {group[0].source.version}"] + [s.target.version for s in group]))
+    return result
+
+
+def migration_labels(migrations: list[Migration]) -> list[str]:
+    """One entry per API version: 'image.toolkit.fluxcd.io/v1beta2 (3 objects)'."""
+    counts: dict[str, int] = {}
+    for migration in migrations:
+        counts[migration.rule.api_version] = counts.get(migration.rule.api_version, 0) + len(migration.objects)
+    return [f"{api} ({n} object{'s' if n != 1 else ''})" for api, n in counts.items()]
+
+
+def blocker_labels(window: Window) -> list[str]:
+    labels = [p.component or "?" for p in window.problems if p.severity == BLOCKER]
+    if window.api_blockers:
+        labels.append(f"{len(window.api_blockers)} API")
+    return labels
+
+
+def problems(window: Window, severity: str) -> list[str]:
+    return [p.message for p in window.problems if p.severity == severity]
+
+
+def unknown_components(window: Window) -> list[str]:
+    return sorted({p.component or "?" for p in window.problems if p.severity == UNKNOWN})
+
+
+def header(plan: Plan) -> list[str]:
+    lines = [f"kubehop {__version__} plan: Kubernetes {plan.current} → {plan.target} ({plan.distro})"]
+    if plan.current_from is not None:
+        pin = plan.current_from
+        lines.append(f"  from {plan.current}: {pin.version}, {pin.what} at {where(pin.origin)}")
+    if plan.distro_from != "--distro":
+        lines.append(f"  distribution {plan.distro}: {plan.distro_from}")
+    return lines
+
+
+def journeys(plan: Plan) -> list[tuple[str, str, str, str]]:
+    """Per component: name, 'start → end', the first pin to edit, and what stops the plan for it."""
+    rows = []
+    for state in plan.components:
+        name = state.component.name
+        if state.start is None:
+            journey = "release unknown"
+        elif state.final is state.start:
+            journey = f"{state.start.version} (no move planned)"
+        else:
+            journey = f"{state.start.version} → {state.final.version}"
+        rows.append((name, journey, where(state.pins[0]), _stop(plan, name)))
+    return rows
+
+
+def _stop(plan: Plan, name: str) -> str:
+    for severity, text in ((BLOCKER, "blocked at the hop to {}"), (UNKNOWN, "support unknown from {}")):
+        window = next((w for w in plan.windows for p in w.problems if p.component == name and p.severity == severity),
+                      None)
+        if window is not None:
+            return text.format(window.target)
+    return ""
+
+
+def render(plan: Plan) -> str:
+    lines = header(plan) + [""] + _table(plan) + ["", "Components"]
+    rows = journeys(plan)
+    width = max([len(row[0]) for row in rows] + [0])
+    lines.extend(f"  {name:<{width}}  {journey:<22}  {stop:<27}  {pin}".rstrip() for name, journey, pin, stop in rows)
+    lines.append("")
+    for window in plan.windows:
+        lines.extend(_window(window, plan.distro))
+        lines.append("")
+    lines.append(_verdict(plan))
+    return "\n".join(lines) + "\n"
+
+
+def _table(plan: Plan) -> list[str]:
+    rows = [[f"W{w.number}", f"{w.source} → {w.target}", "; ".join(chains(w.before)) or "—",
+             "; ".join(migration_labels(w.migrations)) or "—",
+             ", ".join(blocker_labels(w)) or "—", "; ".join(chains(w.after)) or "—"] for w in plan.windows]
+    lines = ["  ".join(title.ljust(width) for title, width in _COLUMNS).rstrip()]
+    for row in rows:
+        cells = [textwrap.wrap(text, width) or [""] for text, (_, width) in zip(row, _COLUMNS)]
+        for i in range(max(len(c) for c in cells)):
+            lines.append("  ".join((c[i] if i < len(c) else "").ljust(width)
+                                   for c, (_, width) in zip(cells, _COLUMNS)).rstrip())
+    return lines
+
+
+def _window(window: Window, distro: str) -> list[str]:
+    lines = [f"W{window.number}  {window.source} → {window.target}"]
+    lines.append("  1. Move before the hop" + ("" if window.before or window.migrations else ": nothing"))
+    for migration in window.migrations_before(None):
+        lines.extend(_migration_lines(migration))
+    for step in window.before:
+        for migration in window.migrations_before(step):
+            lines.extend(_migration_lines(migration))
+        lines.extend(_step_lines([step]))
+    lines.append(f"  2. API blockers: {len(window.api_blockers) or 'none'}")
+    for finding in window.api_blockers:
+        lines.append(f"     {where(finding.origin)}  {finding.object_ref}: {finding.message}")
+    lines.append(f"  3. Hop: upgrade the cluster from {window.source} to {window.target}")
+    lines.append("  4. May move after the hop" + ("" if window.after else ": nothing"))
+    lines.extend(_step_lines(window.after))
+    lines.append(f"  5. Hop notes ({distro})" + ("" if window.notes else ": none in the data"))
+    for note in window.notes:
+        lines.append(f"     {note.title} [{note.distro}]: {note.detail} ({note.source})")
+    lines.extend(f"  blocker: {message}" for message in problems(window, BLOCKER))
+    lines.extend(f"  warning: {message}" for message in problems(window, WARNING))
+    unknown = unknown_components(window)
+    if unknown:
+        lines.append(f"  support for {window.target} unknown: {', '.join(unknown)}")
+    return lines
+
+
+def _step_lines(steps: list[Step]) -> list[str]:
+    lines = []
+    for step in steps:
+        lines.append(f"     {step.label}: {step.why}")
+        lines.extend(f"       edit {where(origin)}" for origin in step.pins)
+    return lines
+
+
+def _migration_lines(migration: Migration) -> list[str]:
+    rule = migration.rule
+    when = (f"already not served by the pinned release ({migration.before} removed it)" if migration.already
+            else f"before {migration.before}, which removes it")
+    lines = [f"     migrate {rule.api_version} → {rule.replacement or '(no successor)'} {rule.kind}: {when}"]
+    lines.extend(f"       {where(m.origin)}  {m.kind} {object_name(m)}" for m in migration.objects)
+    return lines
+
+
+def _verdict(plan: Plan) -> str:
+    if plan.blocked:
+        count = plan.blocker_count
+        return f"blocked: {count} blocker{'s' if count != 1 else ''} on the way to {plan.target}"
+    return f"nothing known blocks {plan.target}"

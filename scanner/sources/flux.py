@@ -1,0 +1,165 @@
+"""Flux HelmReleases in the tree: which chart each one deploys, with which values.
+
+A HelmRelease whose chart is a path in a GitRepository is matched to a chart folder of the scan and
+rendered as that release, with its `valuesFrom` ConfigMaps/Secrets (when they are in the tree) and
+then its `spec.values`, the order Flux merges them in. A chart from a HelmRepository or an
+OCIRepository (found in the tree) is downloaded by helm only with --allow-network; without it the
+release is listed as not rendered.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from scanner.model import Diagnostic, Manifest
+from scanner.sources.helm import ChartRelease, RemoteChart, describe_chart
+
+_GROUP = "helm.toolkit.fluxcd.io"
+_SOURCE_GROUP = "source.toolkit.fluxcd.io"
+_LOCAL_SOURCES = ("GitRepository", "Bucket")
+_DEFAULT_VALUES_KEY = "values.yaml"
+
+
+@dataclass
+class FluxCharts:
+    releases: list[ChartRelease] = field(default_factory=list)
+    charts_used: set[str] = field(default_factory=set)  # chart folders a HelmRelease deploys
+    not_rendered: list[Diagnostic] = field(default_factory=list)
+    notes: list[Diagnostic] = field(default_factory=list)
+
+
+def is_helm_release(manifest: Manifest) -> bool:
+    return manifest.group == _GROUP and manifest.kind == "HelmRelease"
+
+
+def flux_releases(manifests: list[Manifest], chart_dirs: list[str], allow_network: bool = False) -> FluxCharts:
+    found = FluxCharts()
+    objects = {(m.kind, m.namespace, m.name): m for m in manifests
+               if m.kind in ("ConfigMap", "Secret") or m.group == _SOURCE_GROUP}
+    for manifest in manifests:
+        if is_helm_release(manifest):
+            _add(manifest, chart_dirs, objects, found, allow_network)
+    return found
+
+
+def _add(release: Manifest, chart_dirs: list[str], objects: dict, found: FluxCharts, allow_network: bool) -> None:
+    spec = _dict(release.body.get("spec"))
+    chart = _dict(_dict(spec.get("chart")).get("spec"))
+    namespace = release.namespace or "default"
+    label = f"Flux HelmRelease {namespace}/{release.name}"
+    where = release.origin.path
+    values = [_values_from(ref, namespace, objects, label, where, found) for ref in spec.get("valuesFrom") or []]
+    values = [v for v in values if v is not None]
+    if isinstance(spec.get("values"), dict):
+        values.append(yaml.safe_dump(spec["values"]))
+    as_release = {"release": str(spec.get("releaseName") or release.name),
+                  "namespace": str(spec.get("targetNamespace") or namespace), "values": tuple(values)}
+    if _dict(chart.get("sourceRef")).get("kind") in _LOCAL_SOURCES and chart.get("chart"):
+        chart_dir = _matching_chart(str(chart["chart"]), chart_dirs) or _in_repository(str(chart["chart"]), where)
+        if chart_dir is None:
+            found.not_rendered.append(Diagnostic(
+                where, f"{label}: chart path {chart['chart']} is neither among the scanned charts nor in the "
+                       f"repository holding {where}", level="notice"))
+            return
+        found.charts_used.add(chart_dir)
+        found.releases.append(ChartRelease(chart_dir, via=f"{label} ({describe_chart(chart_dir)})", **as_release))
+        return
+    remote, problem = _remote_chart(release, spec, chart, objects)
+    if remote is not None and not allow_network:
+        problem = f"chart {remote} is remote; not downloaded without --allow-network"
+    if problem:
+        found.not_rendered.append(Diagnostic(where, f"{label}: {problem}", level="notice"))
+        return
+    found.releases.append(ChartRelease("", via=f"{label} (chart {remote})", remote=remote, **as_release))
+
+
+def _remote_chart(release: Manifest, spec: dict, chart: dict, objects: dict) -> tuple[RemoteChart | None, str | None]:
+    """The chart to download, from the HelmRepository/OCIRepository the release names (in the tree)."""
+    chart_ref = _dict(spec.get("chartRef"))
+    source_ref = _dict(chart.get("sourceRef")) or chart_ref
+    kind, name = source_ref.get("kind"), source_ref.get("name")
+    namespace = source_ref.get("namespace") or release.namespace
+    source = objects.get((kind, namespace, name)) or objects.get((kind, None, name))
+    if kind not in ("HelmRepository", "OCIRepository"):
+        return None, f"chart source kind {kind} is not supported"
+    if source is None:
+        return None, f"chart source {kind} {namespace}/{name} is not in the scanned tree"
+    source_spec = _dict(source.body.get("spec"))
+    url = str(source_spec.get("url") or "")
+    if kind == "OCIRepository":
+        reference = _dict(source_spec.get("ref"))
+        version = reference.get("tag") or reference.get("semver")
+        return RemoteChart(url, None, str(version) if version else None, release.origin), None
+    version = str(chart["version"]) if chart.get("version") else None
+    if url.startswith("oci://"):
+        return RemoteChart(f"{url.rstrip('/')}/{chart.get('chart')}", None, version, release.origin), None
+    return RemoteChart(str(chart.get("chart")), url, version, release.origin), None
+
+
+def _matching_chart(chart_path: str, chart_dirs: list[str]) -> str | None:
+    """The scanned chart folder a repository-relative path like ./charts/web names."""
+    wanted = os.path.normpath(chart_path).split(os.sep)
+    for chart_dir in chart_dirs:
+        parts = os.path.normpath(os.path.abspath(chart_dir)).split(os.sep)
+        if parts[-len(wanted):] == wanted:
+            return chart_dir
+    return None
+
+
+def _in_repository(chart_path: str, release_file: str) -> str | None:
+    """The chart at `chart_path` from the top of the Git work tree holding the HelmRelease, when the
+    scan was pointed at the releases only (a Flux GitRepository path starts at the repository top)."""
+    folder = os.path.dirname(os.path.abspath(release_file))
+    while not os.path.exists(os.path.join(folder, ".git")):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+    chart_dir = os.path.normpath(os.path.join(folder, chart_path))
+    if not os.path.isfile(os.path.join(chart_dir, "Chart.yaml")):
+        return None
+    relative = os.path.relpath(chart_dir)
+    return chart_dir if relative.startswith("..") else relative
+
+
+def _values_from(ref: Any, namespace: str, objects: dict, label: str, where: str, found: FluxCharts) -> str | None:
+    ref = _dict(ref)
+    kind, name = ref.get("kind"), ref.get("name")
+    key = ref.get("valuesKey") or _DEFAULT_VALUES_KEY
+    source = objects.get((kind, namespace, name)) or objects.get((kind, None, name))
+    text = _data_value(source, key) if source else None
+    if text is None:
+        if not ref.get("optional"):
+            found.notes.append(Diagnostic(where, f"{label}: valuesFrom {kind} {name} key {key} is not in the "
+                                                 f"scanned tree; rendered without it", level="notice"))
+        return None
+    target_path = ref.get("targetPath")
+    if target_path:
+        value: Any = text
+        for part in reversed(str(target_path).split(".")):
+            value = {part: value}
+        return yaml.safe_dump(value)
+    return text
+
+
+def _data_value(source: Manifest, key: str) -> str | None:
+    body = source.body
+    value = _dict(body.get("stringData")).get(key)
+    if value is None:
+        value = _dict(body.get("data")).get(key)
+        if value is not None and source.kind == "Secret":
+            try:
+                value = base64.b64decode(str(value)).decode("utf-8")
+            except (binascii.Error, UnicodeDecodeError):
+                return None
+    return str(value) if value is not None else None
+
+
+def _dict(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,249 @@
+"""Helm charts rendered by the real helm as a cluster of the target minor would get them.
+
+Exact Capabilities: helm is pointed (through a generated kubeconfig) at a loopback discovery
+endpoint that serves what the target minor serves (`discovery.py`), and runs in server dry-run
+mode, so `.Capabilities.APIVersions` and `.Capabilities.KubeVersion` are the target's. In that
+mode helm afterwards tries to map every object to a served resource and fails on an API the target
+no longer serves -- exactly the objects kubehop must report. So the rendered stream is taken
+before that step, by a post-renderer plugin that copies it aside (helm's post-renderer input
+names each object's template in an annotation; `helm_output.py` reads it). A render is cached
+(`render_cache.py`) and many run at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Iterable
+
+import yaml
+
+from scanner.model import Origin
+from scanner.sources import render_cache
+from scanner.sources.discovery import FakeDiscovery
+from scanner.sources.tools import tool_version
+from scanner.versions import Minor
+
+FILENAME_ANNOTATION = "postrenderer.helm.sh/postrender-filename"
+_PLUGIN = "kubehop-capture"
+_CAPTURE_ENV = "KUBEHOP_HELM_CAPTURE"
+_TIMEOUT_SECONDS = 300
+# Reads the stream helm hands its post-renderer, keeps a copy, gives it back unchanged.
+_CAPTURE_SCRIPT = ("import os, sys; data = sys.stdin.buffer.read(); "
+                   f"open(os.environ['{_CAPTURE_ENV}'], 'wb').write(data); sys.stdout.buffer.write(data)")
+
+
+@dataclass(frozen=True)
+class RemoteChart:
+    """A chart helm downloads (only with --allow-network): from a repository or an OCI registry."""
+
+    chart: str  # a chart name in `repo`, or an oci:// reference
+    repo: str | None
+    version: str | None
+    requested_at: Origin  # the object asking for it (a Flux HelmRelease): findings point there
+
+    def helm_args(self) -> list[str]:
+        return [self.chart, *(["--repo", self.repo] if self.repo else []),
+                *(["--version", self.version] if self.version else [])]
+
+    def __str__(self) -> str:
+        where = f" from {self.repo}" if self.repo else ""
+        return f"{self.chart} {self.version or '(latest)'}{where}"
+
+
+@dataclass(frozen=True)
+class ChartRelease:
+    """One chart to render, and as which release."""
+
+    chart_dir: str  # as displayed: the scanned path joined with the chart's folder ("" for a remote chart)
+    release: str
+    namespace: str = "default"
+    values: tuple[str, ...] = ()  # YAML texts applied last, in order (a Flux HelmRelease's values)
+    via: str = ""  # how reports name it; defaults to the chart and release
+    remote: RemoteChart | None = None
+
+    @property
+    def where(self) -> str:
+        """The path reports name for the release as a whole (its problems, not its objects)."""
+        return self.remote.requested_at.path if self.remote else self.chart_dir
+
+
+@dataclass
+class RenderOutcome:
+    release: ChartRelease
+    text: str | None = None  # the rendered stream, annotated with template file names
+    error: str | None = None
+    cached: bool = False
+
+
+@dataclass
+class HelmSettings:
+    helm: str
+    target: Minor
+    served: frozenset[tuple[str, str]]
+    values_files: tuple[str, ...] = ()
+    # A render mostly waits (helm's start, discovery round trips, the capture plugin): 2 per CPU.
+    workers: int = field(default_factory=lambda: min(16, 2 * (os.cpu_count() or 1)))
+
+
+def unsupported(helm: str) -> str | None:
+    """Why this helm cannot render for kubehop (post-renderer plugins need helm 4), or None."""
+    version = tool_version(helm)
+    major = re.match(r"v?(\d+)\.", version)
+    if major and int(major.group(1)) < 4:
+        return f"{helm} is helm {version}; kubehop renders with helm 4 or later (scripts/get-tools.sh fetches one)"
+    return None
+
+
+def chart_metadata(chart_dir: str) -> tuple[str, str]:
+    """(name, version) from Chart.yaml; the folder name when it cannot be read."""
+    try:
+        with open(os.path.join(chart_dir, "Chart.yaml"), encoding="utf-8") as handle:
+            meta = yaml.safe_load(handle) or {}
+    except (OSError, yaml.YAMLError):
+        meta = {}
+    meta = meta if isinstance(meta, dict) else {}
+    return str(meta.get("name") or os.path.basename(os.path.abspath(chart_dir))), str(meta.get("version") or "")
+
+
+def render_all(releases: list[ChartRelease], settings: HelmSettings, progress=None) -> list[RenderOutcome]:
+    """Render every release, several at once; `progress(done, total)` after each."""
+    if not releases:
+        return []
+    with FakeDiscovery(settings.target, settings.served) as kubeconfig, \
+            tempfile.TemporaryDirectory(prefix="kubehop-helm-") as work:
+        plugins = _write_capture_plugin(work)
+        outcomes: list[RenderOutcome] = []
+        with ThreadPoolExecutor(max_workers=settings.workers) as pool:
+            jobs = pool.map(lambda r: _render(r, settings, kubeconfig, plugins, work), releases)
+            for outcome in jobs:
+                outcomes.append(outcome)
+                if progress:
+                    progress(len(outcomes), len(releases))
+    return outcomes
+
+
+def _render(release: ChartRelease, settings: HelmSettings, kubeconfig: str, plugins: str,
+            work: str) -> RenderOutcome:
+    # A remote chart's version range may resolve to a newer chart tomorrow: never cached.
+    key = _cache_key(release, settings) if release.remote is None else None
+    cached = render_cache.load(key) if key else None
+    if cached is not None:
+        return RenderOutcome(release, text=cached, cached=True)
+    with tempfile.TemporaryDirectory(dir=work) as scratch:
+        capture = os.path.join(scratch, "rendered.yaml")
+        env = {**_clean_env(), "KUBECONFIG": kubeconfig, "KUBECACHEDIR": os.path.join(scratch, "kube-cache"),
+               "HELM_PLUGINS": plugins, _CAPTURE_ENV: capture}
+        try:
+            done = subprocess.run(_helm_command(release, settings, kubeconfig, scratch), capture_output=True,
+                                  text=True, env=env, timeout=_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            return RenderOutcome(release, error=f"helm did not finish within {_TIMEOUT_SECONDS} s")
+        except OSError as err:
+            return RenderOutcome(release, error=f"cannot run helm: {err}")
+        if not os.path.exists(capture):
+            if done.returncode == 0:  # a chart whose templates emit nothing
+                return RenderOutcome(release, text="")
+            return RenderOutcome(release, error=_helm_message(done.stderr))
+        # helm failing after the capture is its server dry-run not finding a served resource for an
+        # object: the objects kubehop reports, not a rendering problem.
+        with open(capture, encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+    if key:
+        render_cache.store(key, text)
+    return RenderOutcome(release, text=text)
+
+
+def _helm_command(release: ChartRelease, settings: HelmSettings, kubeconfig: str, scratch: str) -> list[str]:
+    chart = release.remote.helm_args() if release.remote else [release.chart_dir]
+    command = [settings.helm, "template", release.release, *chart, "--namespace", release.namespace,
+               "--kubeconfig", kubeconfig, "--dry-run=server", "--disable-openapi-validation",
+               "--post-renderer", _PLUGIN]
+    for values_file in settings.values_files:
+        command += ["--values", values_file]
+    for number, values in enumerate(release.values):
+        inline = os.path.join(scratch, f"values-{number}.yaml")
+        with open(inline, "w", encoding="utf-8") as handle:
+            handle.write(values)
+        command += ["--values", inline]
+    return command
+
+
+def _cache_key(release: ChartRelease, settings: HelmSettings) -> str:
+    values = [_file_text(path) for path in settings.values_files]
+    return render_cache.cache_key(
+        "helm-render-1", tool_version(settings.helm), render_cache.folder_digest(release.chart_dir),
+        release.release, release.namespace, *release.values, *values,
+        str(settings.target), json.dumps(sorted(settings.served)))
+
+
+def _file_text(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except OSError as err:
+        return f"unreadable: {err}"
+
+
+def _clean_env() -> dict[str, str]:
+    """The user's environment without what could point helm at a real cluster."""
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith(("HELM_KUBE", "KUBECONFIG")) and k not in ("HELM_NAMESPACE", "HELM_DRIVER")}
+
+
+def _helm_message(stderr: str) -> str:
+    """helm's error on one line: from its `Error:` line on, without the hint about --debug."""
+    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
+    start = next((i for i, line in enumerate(lines) if line.startswith("Error:")), max(len(lines) - 1, 0))
+    kept = [line for line in lines[start:] if not line.startswith("Use --debug")]
+    return " ".join(kept).removeprefix("Error:").strip() or "helm failed without a message"
+
+
+def _write_capture_plugin(work: str) -> str:
+    folder = os.path.join(work, "plugins", _PLUGIN)
+    os.makedirs(folder)
+    plugin = {"apiVersion": "v1", "name": _PLUGIN, "version": "1.0.0", "type": "postrenderer/v1",
+              "runtime": "subprocess",
+              "runtimeConfig": {"platformCommand": [{"command": sys.executable, "args": ["-c", _CAPTURE_SCRIPT]}]}}
+    with open(os.path.join(folder, "plugin.yaml"), "w", encoding="utf-8") as handle:
+        json.dump(plugin, handle)  # JSON is YAML
+    return os.path.dirname(folder)
+
+
+def describe(release: ChartRelease) -> str:
+    return f"helm release {release.release} of {describe_chart(release.chart_dir)}"
+
+
+def describe_chart(chart_dir: str) -> str:
+    name, version = chart_metadata(chart_dir)
+    return f"chart {name} {version}".rstrip()
+
+
+def progress_printer(stream=sys.stderr):
+    """Progress on a terminal only: nothing when stderr is a pipe or a CI log."""
+    if not stream.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        end = "\n" if done == total else ""
+        stream.write(f"\rkubehop: rendered {done}/{total} charts{end}")
+        stream.flush()
+
+    return show
+
+
+def releases_for(chart_dirs: Iterable[str]) -> list[ChartRelease]:
+    """Each chart folder rendered once with its own values, as a release named after the chart."""
+    return [ChartRelease(chart_dir, release=_release_name(chart_metadata(chart_dir)[0]))
+            for chart_dir in chart_dirs]
+
+
+def _release_name(chart_name: str) -> str:
+    name = "".join(c if c.isalnum() or c == "-" else "-" for c in chart_name.lower()).strip("-")
+    return (name or "release")[:53]

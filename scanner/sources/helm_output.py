@@ -1,0 +1,135 @@
+"""Rendered Helm output back to the files a person edits.
+
+helm's post-renderer input names each object's template (an annotation, removed here); the line is
+the template's apiVersion line (`chart_templates.locate`). Objects Helm itself would skip -- a hook
+type it does not run -- are left out with a notice, and problems in the output name their template.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import os
+import re
+
+from scanner import data
+from scanner.model import Diagnostic, Manifest, Origin
+from scanner.sources.chart_templates import locate
+from scanner.sources.helm import FILENAME_ANNOTATION, ChartRelease, RenderOutcome, describe
+from scanner.sources.rendered import annotation, drop_annotation, read_output, reorigin
+
+_FILENAME_LINE = re.compile(rf"^\s*{re.escape(FILENAME_ANNOTATION)}:\s*['\"]?(.+?)['\"]?\s*$", re.MULTILINE)
+_SEPARATOR_LINE = re.compile(r"^---", re.MULTILINE)
+
+
+def manifests_of(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagnostic], int]:
+    """Objects of a rendered release that Helm installs, pointing at their template lines; problems;
+    and how many templates produced them."""
+    manifests, problems, templates = (_remote_manifests if outcome.release.remote else _chart_manifests)(outcome)
+    installed = []
+    for manifest in manifests:
+        hook = _unknown_hook(manifest)
+        if hook is None:
+            installed.append(manifest)
+        else:
+            problems.append(Diagnostic(manifest.origin.path, f"{manifest.kind} {manifest.name}: hook type {hook!r} "
+                                       "is not one Helm runs; Helm skips this object, so it is not checked",
+                                       manifest.origin.line or None, level="notice"))
+    return installed, problems, templates
+
+
+def _chart_manifests(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagnostic], int]:
+    release = outcome.release
+    display = f"{release.chart_dir} (rendered)"
+    manifests, diagnostics = read_output(outcome.text or "", display)
+    occurrences: dict[tuple[str, str, str], int] = {}
+    templates: set[str] = set()
+    via = release.via or describe(release)
+
+    def where(manifest: Manifest) -> Origin:
+        source = annotation(manifest, FILENAME_ANNOTATION)
+        drop_annotation(manifest, FILENAME_ANNOTATION)
+        if source is None:
+            return Origin(display, manifest.origin.line, manifest.origin.column, via)
+        path = template_path(release.chart_dir, source)
+        templates.add(path)
+        key = (path, manifest.api_version, manifest.kind)
+        occurrence = occurrences.get(key, 0)
+        occurrences[key] = occurrence + 1
+        line, column = locate(path, manifest.api_version, manifest.kind, occurrence)
+        return Origin(path, line, column, via)
+
+    found = reorigin(manifests, where)
+    return found, [_in_template(d, outcome.text or "", release) for d in diagnostics], len(templates)
+
+
+@functools.cache
+def _hook_facts() -> tuple[str, frozenset[str]]:
+    facts = data.load("rules/helm.yaml")
+    return facts["hook_annotation"]["name"], frozenset(e["name"] for e in facts["hook_events"])
+
+
+def _unknown_hook(manifest: Manifest) -> str | None:
+    """The hook annotation of an object Helm would skip (a type it does not run), else None."""
+    key, events = _hook_facts()
+    hooks = annotation(manifest, key)
+    if hooks and any(h.strip().lower() not in events for h in hooks.split(",")):
+        return hooks
+    return None
+
+
+def _remote_manifests(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagnostic], int]:
+    """No file of a downloaded chart is in the tree: findings point at the object that asked for it."""
+    release = outcome.release
+    asked = release.remote.requested_at
+    manifests, diagnostics = read_output(outcome.text or "", f"{asked.path} (chart {release.remote})")
+
+    def where(manifest: Manifest) -> Origin:
+        source = annotation(manifest, FILENAME_ANNOTATION)
+        drop_annotation(manifest, FILENAME_ANNOTATION)
+        return Origin(asked.path, asked.line, asked.column, f"{release.via}, {source}" if source else release.via)
+
+    return reorigin(manifests, where), diagnostics, 0
+
+
+def _in_template(problem: Diagnostic, text: str, release: ChartRelease) -> Diagnostic:
+    """A problem in rendered output, told against the template that produced that document."""
+    if problem.line is None:
+        return problem
+    separators = [_line_of(text, m.start()) for m in _SEPARATOR_LINE.finditer(text)]
+    index = bisect.bisect_right(separators, problem.line)
+    begin = separators[index - 1] if index else 0
+    end = separators[index] if index < len(separators) else float("inf")
+    for match in _FILENAME_LINE.finditer(text):
+        if begin < _line_of(text, match.start()) < end:
+            path = template_path(release.chart_dir, match.group(1))
+            return Diagnostic(path, f"{problem.message} (in what it renders)", None, problem.level)
+    return problem
+
+
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def template_path(chart_dir: str, source: str) -> str:
+    """`mychart/charts/sub/templates/x.yaml` -> the file under the scanned chart folder (a packaged
+    subchart's .tgz when the template is inside one)."""
+    relative = source.split("/", 1)[1] if "/" in source else source
+    path = os.path.join(chart_dir, *relative.split("/"))
+    if os.path.exists(path):
+        return path
+    parts = relative.split("/")
+    for depth in range(len(parts) - 1, 0, -1):
+        if parts[depth - 1] == "charts":
+            folder = os.path.join(chart_dir, *parts[:depth - 1], "charts")
+            packed = sorted(n for n in _listdir(folder) if n.startswith(parts[depth] + "-") and n.endswith(".tgz"))
+            if packed:
+                return os.path.join(folder, packed[0])
+    return path
+
+
+def _listdir(folder: str) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []

@@ -1,0 +1,139 @@
+"""What Helm has deployed, read offline from `kubectl get secrets -A -l owner=helm -o yaml`.
+
+Helm 3+ stores each release revision in a Secret (or a ConfigMap with the configmap driver) whose
+`release` key holds the release as gzipped JSON, base64-encoded by Helm (and once more by the
+Secret's own encoding). The latest deployed revision of each release is what runs, whatever Git says.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import gzip
+import json
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+from scanner.model import Diagnostic, Manifest, Origin
+from scanner.sources.files import read_file
+from scanner.sources.rendered import read_output, reorigin, source_comments
+from scanner.sources.yamldoc import (DocumentProblem, TemplateSyntax, construct, key_node, mapping_get, read_text,
+                                     scalar)
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclass
+class Revision:
+    namespace: str
+    name: str
+    version: int
+    status: str
+    origin: Origin  # the Secret in the dump
+    release: dict
+
+
+def read_helm_releases(path: str) -> tuple[list[Manifest], list[Diagnostic], int]:
+    """Objects of every release's latest deployed revision, with the releases count."""
+    text, problem = read_file(path)
+    if problem is not None:
+        return [], [problem], 0
+    try:
+        items, diagnostics = read_text(text, path)
+    except (DocumentProblem, TemplateSyntax) as err:
+        return [], [Diagnostic(path, f"not a kubectl YAML dump: {err}".rstrip(": "))], 0
+    revisions: list[Revision] = []
+    for item in items:
+        revision, problem = _revision(item, path)
+        if problem:
+            diagnostics.append(problem)
+        elif revision:
+            revisions.append(revision)
+    manifests: list[Manifest] = []
+    latest = latest_deployed(revisions)
+    for revision in latest:
+        found, problems = _objects_of(revision, path)
+        manifests.extend(found)
+        diagnostics.extend(problems)
+    return manifests, diagnostics, len(latest)
+
+
+def latest_deployed(revisions: list[Revision]) -> list[Revision]:
+    """Per release: the newest revision whose status is `deployed` (releases never deployed are left out)."""
+    best: dict[tuple[str, str], Revision] = {}
+    for revision in revisions:
+        key = (revision.namespace, revision.name)
+        if revision.status == "deployed" and (key not in best or revision.version > best[key].version):
+            best[key] = revision
+    return [best[key] for key in sorted(best)]
+
+
+def _revision(item: Manifest, path: str) -> tuple[Revision | None, Diagnostic | None]:
+    if item.api_version != "v1" or item.kind not in ("Secret", "ConfigMap"):
+        return None, None
+    encoded = scalar(mapping_get(mapping_get(item.node, "data"), "release"))
+    if encoded is None:
+        return None, None
+    try:
+        release = decode_release(encoded, secret=item.kind == "Secret")
+    except ValueError as err:
+        where = key_node(item.node, "data")
+        return None, Diagnostic(path, f"{item.kind} {item.namespace}/{item.name}: cannot decode the Helm release: "
+                                      f"{err}", where.start_mark.line + 1 if where else item.origin.line)
+    labels = _dict(construct(mapping_get(mapping_get(item.node, "metadata"), "labels")))
+    info = _dict(release.get("info"))
+    return Revision(
+        namespace=str(release.get("namespace") or item.namespace or ""),
+        name=str(release.get("name") or labels.get("name") or item.name),
+        version=_int(release.get("version") or labels.get("version")),
+        status=str(info.get("status") or labels.get("status") or ""),
+        origin=item.origin,
+        release=release,
+    ), None
+
+
+def decode_release(encoded: str, secret: bool = True) -> dict:
+    """The release JSON: base64 (the Secret's own encoding), then Helm's base64, gzip, JSON."""
+    try:
+        data = base64.b64decode(encoded, validate=False)
+        if secret:
+            data = base64.b64decode(data, validate=False)
+        if data.startswith(_GZIP_MAGIC):
+            data = gzip.decompress(data)
+        release = json.loads(data)
+    except (binascii.Error, OSError, EOFError, zlib.error, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(str(err) or type(err).__name__) from err
+    if not isinstance(release, dict):
+        raise ValueError("not a Helm release object")
+    return release
+
+
+def _dict(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _int(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _objects_of(revision: Revision, path: str) -> tuple[list[Manifest], list[Diagnostic]]:
+    release = revision.release
+    chart = _dict(_dict(release.get("chart")).get("metadata"))
+    label = (f"helm release {revision.namespace}/{revision.name} revision {revision.version}, "
+             f"chart {chart.get('name', '?')} {chart.get('version', '')}").rstrip()
+    hooks = [hook for hook in release.get("hooks") or [] if isinstance(hook, dict)]
+    text = str(release.get("manifest") or "") + "".join(
+        f"\n---\n# Source: {hook.get('path', '')}\n{hook.get('manifest', '')}" for hook in hooks)
+    manifests, diagnostics = read_output(text, f"{path} ({label})")
+    template_of = source_comments(text)
+
+    def where(manifest: Manifest) -> Origin:
+        template = template_of(manifest)
+        return Origin(path, revision.origin.line, revision.origin.column,
+                      f"{label}, {template}" if template else label)
+
+    return reorigin(manifests, where), diagnostics

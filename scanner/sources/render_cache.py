@@ -1,0 +1,60 @@
+"""Rendered output kept between scans, keyed by everything that shapes it.
+
+A key is a SHA-256 over the chart's files (names and bytes), the values, the target minor, the
+APIs it serves and the tool's version: change any of them and the chart renders again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+from scanner.sources.tools import cache_dir
+
+
+def folder_digest(folder: str) -> str:
+    digest = hashlib.sha256()
+    for top, dirs, files in os.walk(folder):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(top, name)
+            digest.update(os.path.relpath(path, folder).encode() + b"\0")
+            try:
+                with open(path, "rb") as handle:
+                    digest.update(handle.read())
+            except OSError:
+                digest.update(b"\1unreadable")
+            digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def cache_key(*parts: str) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode() + b"\0")
+    return digest.hexdigest()
+
+
+def _entry(key: str) -> Path:
+    return cache_dir() / "renders" / key[:2] / f"{key}.yaml"
+
+
+def load(key: str) -> str | None:
+    try:
+        return _entry(key).read_text(encoding="utf-8")
+    except OSError:
+        return None
+
+
+def store(key: str, text: str) -> None:
+    """Best effort: a read-only cache only costs a re-render next time."""
+    entry = _entry(key)
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=entry.parent, delete=False) as handle:
+            handle.write(text)
+        os.replace(handle.name, entry)
+    except OSError:
+        pass

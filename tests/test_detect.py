@@ -1,0 +1,277 @@
+"""Component and cluster-version pins found in real-shaped trees, with the line to edit."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from catalogs import catalog, gitops, mesh, store
+from scanner.components.detect import cluster_pin_from_version_json, detect, remote_version, split_image
+from scanner.versions import Minor
+
+BOOK = catalog([mesh(), store(), gitops()])
+
+
+def tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip())
+    return tmp_path
+
+
+def found(root: Path) -> list[tuple]:
+    return [(d.component, d.pin, [r.version for r in d.releases], Path(d.origin.path).name, d.origin.line,
+             d.origin.column, d.source) for d in detect([str(root)], BOOK).detections]
+
+
+def test_flux_helmrelease_version_and_range(tmp_path):
+    root = tree(tmp_path, {"mesh.yaml": """
+        apiVersion: helm.toolkit.fluxcd.io/v2
+        kind: HelmRelease
+        metadata: {name: mesh, namespace: kube-system}
+        spec:
+          chart:
+            spec:
+              chart: mesh
+              version: "1.16.5"
+        ---
+        apiVersion: helm.toolkit.fluxcd.io/v2
+        kind: HelmRelease
+        metadata: {name: store, namespace: storage}
+        spec: {chart: {spec: {chart: store, version: ">=6.0.0 <8.0.0"}}}
+        """})
+    assert found(root) == [("mesh", "1.16.5", ["1.16"], "mesh.yaml", 8, 16, "chart"),
+                           ("store", ">=6.0.0 <8.0.0", ["1.8", "1.9"], "mesh.yaml", 13, 46, "chart")]
+
+
+def test_flux_chart_ref_to_an_oci_repository_and_a_helm_chart(tmp_path):
+    root = tree(tmp_path, {"release.yaml": """
+        apiVersion: source.toolkit.fluxcd.io/v1beta2
+        kind: OCIRepository
+        metadata: {name: store, namespace: storage}
+        spec:
+          url: oci://ghcr.io/example/charts/store
+          ref:
+            semver: "7.x"
+        ---
+        apiVersion: helm.toolkit.fluxcd.io/v2
+        kind: HelmRelease
+        metadata: {name: store, namespace: storage}
+        spec:
+          chartRef: {kind: OCIRepository, name: store}
+        ---
+        apiVersion: source.toolkit.fluxcd.io/v1
+        kind: HelmChart
+        metadata: {name: mesh, namespace: kube-system}
+        spec:
+          chart: mesh
+          version: 1.18.x
+        ---
+        apiVersion: helm.toolkit.fluxcd.io/v2
+        kind: HelmRelease
+        metadata: {name: mesh, namespace: kube-system}
+        spec:
+          chartRef: {kind: HelmChart, name: mesh}
+        """})
+    assert found(root) == [("mesh", "1.18.x", ["1.18"], "release.yaml", 20, 12, "chart"),
+                           ("store", "7.x", ["1.9"], "release.yaml", 7, 13, "chart")]
+    [mesh_pin] = [d for d in detect([str(root)], BOOK).detections if d.component == "mesh"]
+    assert "via HelmChart kube-system/mesh" in mesh_pin.what
+
+
+def test_argo_cd_single_and_multi_source_applications_and_an_applicationset(tmp_path):
+    root = tree(tmp_path, {"apps.yaml": """
+        apiVersion: argoproj.io/v1alpha1
+        kind: Application
+        metadata: {name: mesh, namespace: argocd}
+        spec:
+          source:
+            repoURL: https://charts.example.org/
+            chart: mesh
+            targetRevision: 1.17.2
+        ---
+        apiVersion: argoproj.io/v1alpha1
+        kind: Application
+        metadata: {name: store, namespace: argocd}
+        spec:
+          sources:
+            - repoURL: https://github.com/example/values
+              targetRevision: main
+              ref: values
+            - repoURL: oci://ghcr.io/example/charts
+              chart: store
+              targetRevision: 6.1.0
+        ---
+        apiVersion: argoproj.io/v1alpha1
+        kind: ApplicationSet
+        metadata: {name: gitops, namespace: argocd}
+        spec:
+          template:
+            spec:
+              source:
+                chart: gitops
+                targetRevision: "~2.5.0"
+        """})
+    assert [(c, p, r, line) for c, p, r, _, line, _, _ in found(root)] == [
+        ("gitops", "~2.5.0", ["2.5"], 30), ("mesh", "1.17.2", ["1.17"], 8), ("store", "6.1.0", ["1.8"], 20)]
+
+
+def test_chart_yaml_dependencies_kustomize_remotes_and_version_variables(tmp_path):
+    root = tree(tmp_path, {
+        "umbrella/Chart.yaml": """
+            apiVersion: v2
+            name: platform
+            version: 0.1.0
+            dependencies:
+              - name: mesh
+                version: 1.19.1
+                repository: https://charts.example.org/
+            """,
+        "storage/kustomization.yaml": """
+            resources:
+              - https://github.com/example/store/releases/download/v1.8.2/install.yaml
+              - local.yaml
+            """,
+        "group_vars/all.yml": """
+            gitops_version: v2.5.1
+            unrelated_version: 3.0.0
+            """,
+    })
+    assert found(root) == [
+        ("gitops", "v2.5.1", ["2.5"], "all.yml", 1, 17, "variable"),
+        ("mesh", "1.19.1", ["1.19"], "Chart.yaml", 6, 14, "chart"),
+        ("store", "v1.8.2", ["1.8"], "kustomization.yaml", 2, 5, "kustomize"),
+    ]
+
+
+def test_images_and_labels_count_only_when_they_name_a_known_release(tmp_path):
+    root = tree(tmp_path, {"agent.yaml": """
+        apiVersion: apps/v1
+        kind: DaemonSet
+        metadata:
+          name: mesh-agent
+          labels:
+            app.kubernetes.io/part-of: gitops
+            app.kubernetes.io/version: v2.6.0
+        spec:
+          template:
+            spec:
+              containers:
+                - name: agent
+                  image: quay.io/example/mesh:v1.17.3@sha256:0123
+                - name: sidecar
+                  image: quay.io/example/mesh:v0.3.0
+        """})
+    assert found(root) == [("gitops", "v2.6.0", ["2.6"], "agent.yaml", 7, 32, "label"),
+                           ("mesh", "v1.17.3", ["1.17"], "agent.yaml", 13, 18, "image")]
+
+
+def test_a_tree_without_known_components_yields_nothing_and_bad_yaml_does_not_stop_it(tmp_path):
+    root = tree(tmp_path, {"broken.yaml": "key: [unclosed\n", "cm.yaml": """
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: x}
+        data: {image: "quay.io/other/thing:v1.0.0"}
+        """})
+    result = detect([str(root)], BOOK)
+    assert result.detections == []
+    assert [Path(d.path).name for d in result.diagnostics] == ["broken.yaml"]
+
+
+def test_cluster_version_from_a_k3s_variable_and_a_system_upgrade_plan(tmp_path):
+    root = tree(tmp_path, {
+        "roles/k3s/defaults/main.yml": "k3s_version: v1.31.5+k3s1\n",
+        "upgrade/plan.yaml": """
+            apiVersion: upgrade.cattle.io/v1
+            kind: Plan
+            metadata: {name: server-plan, namespace: system-upgrade}
+            spec:
+              concurrency: 1
+              version: v1.32.2+rke2r1
+              upgrade: {image: rancher/rke2-upgrade}
+            """,
+    })
+    pins = sorted(detect([str(root)], BOOK).cluster, key=lambda p: p.minor)
+    assert [(p.minor, p.distro, Path(p.origin.path).name, p.origin.line) for p in pins] == [
+        (Minor(1, 31), "k3s", "main.yml", 1), (Minor(1, 32), "rke2", "plan.yaml", 6)]
+
+
+def test_cluster_version_from_kubectl_version_json(tmp_path):
+    path = tmp_path / "version.json"
+    path.write_text(json.dumps({"clientVersion": {"gitVersion": "v1.34.1"},
+                                "serverVersion": {"gitVersion": "v1.33.4", "platform": "linux/amd64"}}))
+    pin = cluster_pin_from_version_json(str(path))
+    assert (pin.minor, pin.distro, pin.version) == (Minor(1, 33), None, "v1.33.4")
+
+
+def test_remote_versions_and_image_references():
+    assert remote_version("github.com/example/store/deploy?ref=v8.2.0") == "v8.2.0"
+    assert remote_version("https://github.com/x/y/releases/download/v1.9.0/op.yaml") == "v1.9.0"
+    assert remote_version("github.com/x/y/deploy?ref=main") is None
+    assert split_image("registry:5000/team/app:1.2.3@sha256:ab") == ("registry:5000/team/app", "sha256:ab", "1.2.3")
+    assert split_image("registry:5000/team/app") == ("registry:5000/team/app", None, None)
+
+
+_KEYS = ["spec", "chart", "version", "image", "sources", "source", "targetRevision", "dependencies", "name",
+         "resources", "labels", "metadata", "k3s_version", "mesh_version", "chartRef", "kind", "apiVersion"]
+_LEAVES = st.one_of(st.none(), st.booleans(), st.integers(), st.sampled_from(
+    ["mesh", "1.16.5", ">=1.7.0 <1.8.0", "3.x", "v1.31.5+k3s1", "quay.io/example/mesh:v1.17.0", "HelmRelease",
+     "helm.toolkit.fluxcd.io/v2", "github.com/example/store?ref=v1.8.0", ""]))
+_TREES = st.recursive(_LEAVES, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(_KEYS), inner, max_size=4)), max_leaves=20)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(document=_TREES, name=st.sampled_from(["Chart.yaml", "kustomization.yaml", "values.yaml", "release.yaml"]))
+def test_detection_never_fails_on_odd_shapes(tmp_path, document, name):
+    (tmp_path / name).write_text(yaml.safe_dump(document))
+    result = detect([str(tmp_path)], BOOK)
+    assert all(d.component in BOOK.components for d in result.detections)
+
+
+def test_helm2_requirements_and_a_vendored_chart(tmp_path):
+    root = tree(tmp_path, {
+        "charts/store/Chart.yaml": """
+            apiVersion: v1
+            name: store
+            version: 6.2.0
+            appVersion: v1.8.2
+            """,
+        "charts/platform/requirements.yaml": """
+            dependencies:
+              - name: mesh
+                version: ~1.17.0
+                repository: https://charts.example.org/
+            """,
+    })
+    assert found(root) == [("mesh", "~1.17.0", ["1.17"], "requirements.yaml", 3, 14, "chart"),
+                           ("store", "6.2.0", ["1.8"], "Chart.yaml", 3, 10, "chart")]
+
+
+def test_kustomize_helm_charts_and_the_k3s_helm_controller(tmp_path):
+    root = tree(tmp_path, {
+        "net/kustomization.yaml": """
+            helmCharts:
+              - name: mesh
+                repo: https://charts.example.org/
+                version: 1.18.4
+                releaseName: mesh
+            """,
+        "k3s/store.yaml": """
+            apiVersion: helm.cattle.io/v1
+            kind: HelmChart
+            metadata: {name: store, namespace: kube-system}
+            spec:
+              chart: store
+              repo: oci://ghcr.io/example/charts
+              version: 7.0.1
+            """,
+    })
+    assert found(root) == [("mesh", "1.18.4", ["1.18"], "kustomization.yaml", 4, 14, "chart"),
+                           ("store", "7.0.1", ["1.9"], "store.yaml", 7, 12, "chart")]

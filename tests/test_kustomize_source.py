@@ -1,0 +1,82 @@
+"""Kustomize folders built for real, each object traced to the file that defines it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import kustomize_or_skip, run_kubehop
+from scanner.scan import ScanOptions
+from scanner.sources import collect
+from scanner.sources.kustomize import remote_references
+
+TREE = "tests/fixtures/kustomize"
+
+
+@pytest.fixture
+def kustomize_env() -> dict[str, str]:
+    command = kustomize_or_skip()
+    name = "KUBEHOP_KUSTOMIZE" if command[1] == "build" else "KUBEHOP_KUBECTL"
+    return {name: command[0]}
+
+
+def scan_json(*args: str, env: dict[str, str]) -> tuple[int, dict]:
+    proc = run_kubehop("scan", "--format", "json", *args, env=env)
+    assert "Traceback" not in proc.stderr.decode(), proc.stderr.decode()
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def test_each_object_is_reported_once_at_the_file_that_defines_it(kustomize_env):
+    """The base's Ingress reaches the scan three ways (its file, the base build, the overlay build)."""
+    code, report = scan_json("--target", "1.22", TREE, env=kustomize_env)
+    assert code == 1
+    assert sorted((f["file"], f["line"], f["column"]) for f in report["findings"]) == [
+        (f"{TREE}/base/ingress.yaml", 1, 1),
+        (f"{TREE}/overlays/prod/legacy-ingress.yaml", 3, 1),
+    ]
+
+
+def test_an_overlay_alone_points_back_into_its_base(kustomize_env, monkeypatch):
+    for key, value in kustomize_env.items():
+        monkeypatch.setenv(key, value)
+    found = collect([f"{TREE}/overlays/prod"], options=ScanOptions())
+    built = {(m.kind, m.namespace, m.name): m.origin for m in found.manifests if m.origin.via}
+    ingress = built[("Ingress", "prod", "prod-shop")]
+    assert (ingress.path, ingress.line, ingress.column) == (f"{TREE}/base/ingress.yaml", 1, 1)
+    assert ingress.via == f"kustomize build {TREE}/overlays/prod"
+    assert built[("Service", "prod", "prod-shop")].path == f"{TREE}/base/service.yaml"
+    assert ("Ingress", "prod", "prod-admin") not in built  # read from its own file already
+
+
+def test_remote_bases_are_listed_not_fetched(kustomize_env):
+    code, report = scan_json("--target", "1.22", f"{TREE}/overlays/remote", env=kustomize_env)
+    (entry,) = report["unrendered"]
+    assert entry["file"] == f"{TREE}/overlays/remote"
+    assert "https://github.com/example/platform//deploy/monitoring?ref=v1.2.0" in entry["reason"]
+    assert "--allow-network" in entry["reason"]
+    assert code == 0
+
+
+def test_remote_references_are_found_through_local_bases(tmp_path):
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "kustomization.yaml").write_text("resources:\n  - github.com/org/repo//app?ref=v1\n")
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "kustomization.yaml").write_text("resources:\n  - ../base\n  - missing.yaml\n")
+    assert remote_references(str(tmp_path / "app")) == ["github.com/org/repo//app?ref=v1"]
+
+
+def test_a_broken_kustomization_is_an_input_problem(kustomize_env, tmp_path):
+    (tmp_path / "kustomization.yaml").write_text("resources:\n  - nowhere.yaml\n")
+    code, report = scan_json("--target", "1.22", str(tmp_path), env=kustomize_env)
+    assert code == 3
+    (problem,) = report["diagnostics"]
+    assert problem["file"] == str(tmp_path) and "kustomize build failed" in problem["message"]
+
+
+def test_without_kustomize_files_are_scanned_as_they_are():
+    env = {"KUBEHOP_KUSTOMIZE": "", "KUBEHOP_KUBECTL": ""}
+    code, report = scan_json("--target", "1.22", TREE, env=env)
+    assert code == 1 and len(report["findings"]) == 2
+    assert len(report["unrendered"]) == 3  # base, overlays/prod, overlays/remote
+    assert "neither kustomize nor kubectl found" in report["notices"][0]

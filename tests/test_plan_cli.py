@@ -1,0 +1,193 @@
+"""`kubehop plan`, `components` and `inventory` on a tree pinned like seed 002 (§1.2), as a user runs them.
+
+The windows follow the sourced data in compat-matrix/ and rules/; where that data disagrees with
+the seed's hand-written table (§4.2), these tests follow the data.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import FIXTURES, REPO, run_kubehop
+
+SEED = "tests/fixtures/seed002"
+DATA = REPO / "compat-matrix"
+
+needs_data = pytest.mark.skipif(not any(DATA.glob("*.yaml")),
+                                reason="compat-matrix/ holds no component yet (it comes from the compat-data branch)")
+
+
+def plan_json(*args: str) -> dict:
+    proc = run_kubehop("plan", "--format", "json", *args)
+    assert "Traceback" not in proc.stderr.decode(), proc.stderr.decode()
+    assert proc.returncode in (0, 1), proc.stderr.decode()
+    return json.loads(proc.stdout)
+
+
+def moves(window: dict, component: str) -> list[tuple[str, str]]:
+    return [(s["from"], s["to"]) for s in window["before"] if s["component"] == component]
+
+
+@needs_data
+@pytest.mark.parametrize("fmt", ["text", "json", "markdown"])
+def test_seed_plan_in_every_format(fmt, snapshot):
+    proc = run_kubehop("plan", "--from", "1.31", "--target", "1.36", "--format", fmt, SEED)
+    assert "Traceback" not in proc.stderr.decode()
+    assert proc.stdout.decode() == snapshot
+
+
+@needs_data
+def test_seed_plan_steps_each_one_minor_component_one_release_at_a_time():
+    plan = plan_json("--from", "1.31", "--target", "1.36", SEED)
+    assert [w["to"] for w in plan["windows"]] == ["1.32", "1.33", "1.34", "1.35", "1.36"]
+    for window in plan["windows"]:
+        for component in ("cilium", "longhorn"):
+            steps = moves(window, component)
+            # a chain: each step starts where the previous one ended
+            assert all(a[1] == b[0] for a, b in zip(steps, steps[1:]))
+    cilium = [moves(w, "cilium") for w in plan["windows"]]
+    assert cilium[:3] == [[("1.16", "1.17")], [("1.17", "1.18")], [("1.18", "1.19")]]
+    longhorn = [step for w in plan["windows"] for step in moves(w, "longhorn")]
+    assert longhorn[0][0] == "1.7"
+    minors = [int(step[1].split(".")[1]) for step in longhorn]
+    assert minors == list(range(8, 8 + len(minors)))
+
+
+@needs_data
+def test_seed_plan_migrates_flux_image_v1beta2_before_the_flux_release_that_drops_it():
+    plan = plan_json("--from", "1.31", "--target", "1.36", SEED)
+    migrations = [(w["to"], m) for w in plan["windows"] for m in w["migrations"]
+                  if m["apiVersion"] == "image.toolkit.fluxcd.io/v1beta2"]
+    assert {m["kind"] for _, m in migrations} == {"ImageRepository", "ImagePolicy", "ImageUpdateAutomation"}
+    for hop, migration in migrations:
+        [window] = [w for w in plan["windows"] if w["to"] == hop]
+        removed = migration["removed_in"].split()[1]
+        assert any(s["component"] == "flux" and s["to"] == removed for s in window["before"])
+        assert all(o["file"].startswith(f"{SEED}/platform/image-automation/") for o in migration["objects"])
+
+
+@needs_data
+def test_components_of_the_seed_tree(snapshot):
+    proc = run_kubehop("components", SEED)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.stdout.decode() == snapshot
+
+
+@needs_data
+def test_components_json_names_every_pin_of_seed_table(snapshot):
+    proc = run_kubehop("components", "--format", "json", SEED)
+    document = json.loads(proc.stdout)
+    assert document == snapshot
+    found = {c["component"] for c in document["components"]}
+    assert {"cilium", "longhorn", "cert-manager", "flux", "kyverno", "velero", "kubevirt"} <= found
+
+
+def test_inventory_of_the_seed_tree(snapshot):
+    proc = run_kubehop("inventory", SEED)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.stdout.decode() == snapshot
+
+
+def test_inventory_json_counts_objects_and_marks_crds():
+    uses = json.loads(run_kubehop("inventory", "--format", "json", SEED).stdout)
+    by_api = {(u["apiVersion"], u["kind"]): u for u in uses}
+    assert by_api[("apps/v1", "Deployment")]["objects"] == 7
+    assert by_api[("image.toolkit.fluxcd.io/v1beta2", "ImagePolicy")]["served"] == "CRD"
+    assert by_api[("networking.k8s.io/v1", "NetworkPolicy")]["served"] == "every known minor"
+
+
+def test_inventory_names_the_minors_that_serve_a_removed_api():
+    uses = json.loads(run_kubehop("inventory", "--format", "json", "examples/").stdout)
+    served = {(u["apiVersion"], u["kind"]): u["served"] for u in uses}
+    assert served[("flowcontrol.apiserver.k8s.io/v1beta3", "FlowSchema")] == "1.26–1.31"
+    assert served[("batch/v1beta1", "CronJob")] == "until 1.24"
+
+
+def test_plan_reads_the_cluster_version_from_the_tree_and_says_where():
+    plan = plan_json("--target", "1.33", SEED)
+    assert plan["from"] == "1.31"
+    assert plan["from_source"]["file"] == f"{SEED}/infra/ansible/roles/k3s_server/defaults/main.yml"
+    assert plan["from_source"]["line"] == 3
+    assert plan["distro"] == "k3s"
+
+
+def test_plan_reads_the_cluster_version_from_kubectl_version_json(tmp_path):
+    (tmp_path / "version.json").write_text(json.dumps({"serverVersion": {"gitVersion": "v1.33.2"}}))
+    (tmp_path / "tree").mkdir()
+    plan = plan_json("--target", "1.35", "--cluster-version-file", str(tmp_path / "version.json"),
+                     str(tmp_path / "tree"))
+    assert (plan["from"], plan["distro"], [w["to"] for w in plan["windows"]]) == ("1.33", "kubernetes",
+                                                                                  ["1.34", "1.35"])
+
+
+def test_plan_without_from_on_a_tree_that_pins_no_version_is_a_usage_error(tmp_path):
+    proc = run_kubehop("plan", "--target", "1.36", str(tmp_path))
+    assert proc.returncode == 2
+    assert "give --from" in proc.stderr.decode() and "Traceback" not in proc.stderr.decode()
+
+
+def test_plan_refuses_an_unknown_distribution(tmp_path):
+    proc = run_kubehop("plan", "--from", "1.31", "--target", "1.32", "--distro", "minikube", str(tmp_path))
+    assert proc.returncode == 2 and "known distributions" in proc.stderr.decode()
+
+
+def test_plan_on_unreadable_input_still_plans_and_exits_3(tmp_path):
+    (tmp_path / "bad.yaml").write_bytes(b"\xff\xfe\x00binary")
+    (tmp_path / "k3s.yml").write_text("k3s_version: v1.34.1+k3s1\n")
+    proc = run_kubehop("plan", "--target", "1.35", str(tmp_path))
+    assert proc.returncode == 3
+    assert "Kubernetes 1.34 → 1.35 (k3s)" in proc.stdout.decode()
+    assert "bad.yaml" in proc.stderr.decode()
+
+
+def test_plan_output_is_deterministic():
+    first = run_kubehop("plan", "--from", "1.31", "--format", "json", SEED).stdout
+    assert first == run_kubehop("plan", "--from", "1.31", "--format", "json", SEED).stdout
+
+
+def test_fixture_tree_exists():
+    assert (FIXTURES / "seed002" / "platform" / "cilium" / "helmrelease.yaml").is_file()
+
+
+@needs_data
+def test_seed_plan_where_each_component_ends_and_what_blocks_follow_the_data():
+    plan = plan_json("--from", "1.31", "--target", "1.36", SEED)
+    ends = {c["name"]: c["end"] for c in plan["components"]}
+    # As seed 002 §4.2 has it: Longhorn 1.12, cert-manager 1.21, CNPG 1.30, Flux past the v1beta2 removal.
+    assert {name: ends[name] for name in ("longhorn", "cert-manager", "cloudnative-pg", "flux")} == {
+        "longhorn": "1.12", "cert-manager": "1.21", "cloudnative-pg": "1.30", "flux": "2.9"}
+    # Where the data states no range, the plan says so instead of assuming the seed's guess.
+    blockers = {(w["to"], p["component"]) for w in plan["windows"] for p in w["problems"] if p["severity"] == "blocker"}
+    assert ("1.36", "cilium") in blockers and ("1.36", "kyverno") in blockers
+    unknown = {p["component"] for w in plan["windows"] for p in w["problems"] if p["severity"] == "unknown"}
+    assert {"velero", "kube-prometheus-stack", "loki"} <= unknown
+
+
+@pytest.mark.parametrize("args, said", [
+    (("--from", "1.33", "--target", "1.33"), "--target 1.33 is not newer"),
+    (("--target", "1.31"), "v1.31.5+k3s1 at tests/fixtures/seed002/infra/ansible/roles/k3s_server/defaults/main.yml:3"),
+])
+def test_plan_needs_a_target_newer_than_the_cluster(args, said):
+    proc = run_kubehop("plan", *args, SEED)
+    assert proc.returncode == 2
+    assert said in proc.stderr.decode() and "Traceback" not in proc.stderr.decode()
+
+
+def test_a_version_file_that_is_not_kubectl_output_is_a_usage_error(tmp_path):
+    (tmp_path / "version.json").write_text('{"clientVersion": {"gitVersion": "v1.34.0"}}')
+    proc = run_kubehop("plan", "--target", "1.36", "--cluster-version-file", str(tmp_path / "version.json"),
+                       str(tmp_path))
+    assert proc.returncode == 2 and "no serverVersion.gitVersion" in proc.stderr.decode()
+
+
+def test_core_api_blockers_sit_in_the_window_of_their_hop():
+    plan = plan_json("--from", "1.29", "--target", "1.33", "examples/")
+    rules = {w["to"]: sorted(b["rule"].split("/")[0] for b in w["api_blockers"]) for w in plan["windows"]}
+    # Already gone at 1.29 (removed in 1.22-1.26): fix before the first hop. "field": the v1beta3
+    # PriorityLevelConfiguration still spells assuredConcurrencyShares, unknown in v1beta3 (from 1.26).
+    assert rules["1.30"] == ["autoscaling", "batch", "field", "networking.k8s.io", "policy"]
+    assert rules["1.32"] == ["flowcontrol.apiserver.k8s.io", "flowcontrol.apiserver.k8s.io"]
+    assert rules["1.31"] == rules["1.33"] == []
+    assert plan["blockers"] == 7

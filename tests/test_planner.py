@@ -1,0 +1,249 @@
+"""The lockstep planner on small synthetic catalogs: every rule of the plan, one at a time."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from catalogs import catalog, component, crd_rules, gitops, mesh, release, store
+from scanner.components.detect import Detection, by_component
+from scanner.model import Manifest, Origin
+from scanner.plan import BLOCKER, UNKNOWN, WARNING, build_plan, component_states
+from scanner.versions import Minor
+
+
+def m(text: str) -> Minor:
+    major, minor = text.split(".")
+    return Minor(int(major), int(minor))
+
+
+def pinned(book, name: str, pin: str, chart: bool = True, source: str = "chart", line: int = 3) -> Detection:
+    component_ = book.components[name]
+    return Detection(name, pin, component_.releases_admitted(pin, chart) or (),
+                     Origin(f"{name}.yaml", line, 16), source, f"HelmRelease {name}")
+
+
+def plan_for(book, detections: list[Detection], current: str, target: str, **kwargs):
+    return build_plan(component_states(by_component(detections), book), m(current), m(target), book, **kwargs)
+
+
+def moves(window, where="before") -> list[str]:
+    return [s.label for s in getattr(window, where)]
+
+
+def test_a_one_minor_component_moves_in_lockstep_with_each_hop():
+    book = catalog([mesh()])
+    plan = plan_for(book, [pinned(book, "mesh", "1.16.5")], "1.31", "1.35")
+    assert [moves(w) for w in plan.windows] == [
+        ["mesh 1.16 → 1.17"], ["mesh 1.17 → 1.18"], ["mesh 1.18 → 1.19"], []]
+    assert plan.components[0].final.version == "1.19"
+    assert not plan.blocked
+
+
+def test_each_step_of_a_chain_is_listed_with_the_pin_to_edit():
+    book = catalog([store()])
+    plan = plan_for(book, [pinned(book, "store", ">=5.0.0 <6.0.0", line=20)], "1.31", "1.32")
+    assert moves(plan.windows[0]) == ["store 1.7 → 1.8", "store 1.8 → 1.9"]
+    assert {s.pins for s in plan.windows[0].before} == {(Origin("store.yaml", 20, 16),)}
+    assert "one minor at a time" in plan.windows[0].before[0].why
+
+
+def test_a_component_that_may_skip_minors_jumps_to_the_oldest_release_that_runs_on_the_hop():
+    book = catalog([gitops()])
+    plan = plan_for(book, [pinned(book, "gitops", "2.4.0")], "1.31", "1.33")
+    assert [moves(w) for w in plan.windows] == [["gitops 2.4 → 2.5"], ["gitops 2.5 → 2.6"]]
+
+
+def test_no_known_release_for_a_hop_is_a_blocker_and_an_unknown_range_is_named():
+    book = catalog([mesh()])
+    plan = plan_for(book, [pinned(book, "mesh", "1.19.0")], "1.35", "1.36")
+    [problem] = plan.windows[0].problems
+    assert problem.severity == BLOCKER
+    assert "no known release of Mesh supports Kubernetes 1.36" in problem.message
+    assert "1.20: range unknown" in problem.message
+    assert plan.blocked and plan.blocker_count == 1
+
+
+def test_a_release_without_a_stated_range_is_unknown_not_supported():
+    book = catalog([component("logs", [release("3.0", None, None), release("3.1", "1.25", None)])])
+    plan = plan_for(book, [pinned(book, "logs", "3.0.1")], "1.31", "1.32")
+    [problem] = plan.windows[0].problems
+    assert (problem.severity, problem.component) == (UNKNOWN, "logs")
+    assert "support for Kubernetes 1.32 is unknown" in problem.message
+    assert moves(plan.windows[0]) == [] and not plan.blocked
+
+
+def test_a_pin_that_matches_no_known_release_is_reported_not_planned():
+    book = catalog([store()])
+    plan = plan_for(book, [pinned(book, "store", "12.0.0")], "1.31", "1.32")
+    [problem] = plan.windows[0].problems
+    assert problem.severity == UNKNOWN and "no known release matches '12.0.0' at store.yaml:3" in problem.message
+    assert plan.components[0].start is None
+
+
+def test_a_range_is_planned_from_the_oldest_release_it_admits():
+    book = catalog([gitops()])
+    plan = plan_for(book, [pinned(book, "gitops", ">=2.4.0 <3.0.0")], "1.31", "1.32")
+    assert moves(plan.windows[0]) == ["gitops 2.4 → 2.5"]
+
+
+def test_running_outside_the_stated_range_today_is_a_warning():
+    book = catalog([mesh()])
+    plan = plan_for(book, [pinned(book, "mesh", "1.16.0")], "1.31", "1.32")
+    [warning] = [p for p in plan.windows[0].problems if p.severity == WARNING]
+    assert "does not list Kubernetes 1.31" in warning.message
+
+
+def test_a_release_newer_than_the_hop_needs_is_not_sent_looking_for_an_upgrade():
+    book = catalog([component("vm", [release("1.8", "1.33", "1.35"), release("1.9", "1.34", "1.36")])])
+    plan = plan_for(book, [pinned(book, "vm", "1.9.0")], "1.31", "1.32")
+    assert moves(plan.windows[0]) == []
+    assert all(p.severity == WARNING for p in plan.windows[0].problems)
+    assert "below that range" in plan.windows[0].problems[-1].message
+
+
+def test_no_release_running_on_both_sides_of_a_hop_is_a_blocker():
+    book = catalog([component("gap", [release("1.0", "1.29", "1.31"), release("2.0", "1.32", "1.34")])])
+    plan = plan_for(book, [pinned(book, "gap", "1.0.0")], "1.31", "1.32")
+    [problem] = plan.windows[0].problems
+    assert problem.severity == BLOCKER and "supports both 1.31 and 1.32" in problem.message
+
+
+def test_a_required_component_moves_first():
+    crds = component("crds", [release("1.1", None, None), release("1.2", None, None)], one_minor=False)
+    cni = component("cni", [release("1.16", "1.27", "1.31"),
+                            release("1.17", "1.29", "1.32", requires=[{"component": "crds", "version": "1.2"}])])
+    book = catalog([cni, crds])
+    plan = plan_for(book, [pinned(book, "cni", "1.16.0"), pinned(book, "crds", "v1.1.0", False, "variable")],
+                    "1.31", "1.32")
+    assert moves(plan.windows[0]) == ["crds 1.1 → 1.2", "cni 1.16 → 1.17"]
+    assert "required by Cni 1.17" in plan.windows[0].before[0].why
+
+
+def test_a_move_a_later_hop_needs_may_land_after_an_earlier_hop():
+    book = catalog([store()])
+    plan = plan_for(book, [pinned(book, "store", "6.0.0")], "1.30", "1.32")
+    # 1.8 runs up to 1.31; 1.9 (1.25-1.33) is needed for 1.32 and already runs on 1.31.
+    assert moves(plan.windows[0]) == [] and moves(plan.windows[1]) == ["store 1.8 → 1.9"]
+    assert moves(plan.windows[0], "after") == ["store 1.8 → 1.9"]
+    assert "required before the hop to 1.32" in plan.windows[0].after[0].why
+
+
+def test_crd_migrations_come_before_the_move_that_drops_the_api():
+    rules = [crd_rules("gitops", {"apiVersion": "image.gitops.example.org/v1beta2", "kind": "ImagePolicy",
+                                  "removed_in": "2.9", "replacement": "image.gitops.example.org/v1"})]
+    book = catalog([gitops()], rules)
+    policy = Manifest("image.gitops.example.org/v1beta2", "ImagePolicy", "app", "flux-system",
+                      Origin("policy.yaml", 1, 1))
+    plan = plan_for(book, [pinned(book, "gitops", "2.6.0")], "1.33", "1.36", manifests=[policy])
+    assert [len(w.migrations) for w in plan.windows] == [0, 0, 1]
+    [migration] = plan.windows[2].migrations
+    assert migration.objects == (policy,) and migration.before == "gitops 2.9" and not migration.already
+    assert [moves(w) for w in plan.windows] == [["gitops 2.6 → 2.8"], [], ["gitops 2.8 → 2.9"]]
+
+
+def test_an_api_the_pinned_release_already_dropped_is_flagged_in_the_first_window():
+    rules = [crd_rules("gitops", {"apiVersion": "image.gitops.example.org/v1beta1", "kind": "ImagePolicy",
+                                  "removed_in": "2.5"})]
+    book = catalog([gitops()], rules)
+    policy = Manifest("image.gitops.example.org/v1beta1", "ImagePolicy", "app", None, Origin("p.yaml", 4, 1))
+    plan = plan_for(book, [pinned(book, "gitops", "2.6.0")], "1.31", "1.32", manifests=[policy])
+    [migration] = plan.windows[0].migrations
+    assert migration.already
+
+
+def test_hop_notes_of_the_distribution_join_kubernetes_own():
+    notes = [{"distro": "kubernetes", "notes": [{"minor": "1.32", "title": "k8s", "detail": "", "source": "https://a"}]},
+             {"distro": "k3s", "notes": [{"minor": "1.32", "title": "containerd 2", "detail": "",
+                                          "source": "https://b"}]}]
+    book = catalog([mesh()], notes=notes)
+    both = plan_for(book, [], "1.31", "1.32", distro="k3s")
+    plain = plan_for(book, [], "1.31", "1.32")
+    assert [n.title for n in both.windows[0].notes] == ["k8s", "containerd 2"]
+    assert [n.title for n in plain.windows[0].notes] == ["k8s"]
+
+
+def test_the_most_trusted_pin_decides_the_release():
+    book = catalog([mesh()])
+    chart = pinned(book, "mesh", "1.17.0")
+    image = pinned(book, "mesh", "v1.16.0", False, "image")
+    [state] = component_states({"mesh": [image, chart]}, book)
+    assert state.start.version == "1.17" and state.detections == [chart]
+
+
+@st.composite
+def random_component(draw):
+    count = draw(st.integers(1, 6))
+    releases = []
+    for i in range(count):
+        low = draw(st.one_of(st.none(), st.integers(24, 38)))
+        high = draw(st.one_of(st.none(), st.integers(low or 24, 40)))
+        releases.append(release(f"1.{i}", f"1.{low}" if low else None, f"1.{high}" if high else None))
+    one_minor = draw(st.sampled_from([True, False, "unknown"]))
+    start = draw(st.integers(0, count - 1))
+    return component("random", releases, one_minor=one_minor), f"1.{start}.0"
+
+
+@settings(max_examples=200, deadline=None)
+@given(random_component())
+def test_every_window_either_runs_the_component_on_its_hop_or_says_why_not(drawn):
+    document, pin = drawn
+    book = catalog([document])
+    plan = plan_for(book, [pinned(book, "random", pin)], "1.30", "1.36")
+    releases = book.components["random"].releases
+    running, blocked = plan.components[0].start, False
+    for window in plan.windows:
+        for step in window.before:
+            assert step.source is running and not blocked  # steps chain across windows
+            if book.components["random"].one_minor_at_a_time:
+                assert releases.index(step.target) == releases.index(step.source) + 1
+            running = step.target
+        said = [p for p in window.problems if p.component == "random"]
+        assert running.supports(window.target) or said or blocked
+        blocked = blocked or any(p.severity == BLOCKER for p in said)
+    assert plan.components[0].final is running
+
+
+def test_a_pin_without_upper_bound_floats_and_its_release_is_unknown():
+    book = catalog([gitops()])
+    plan = plan_for(book, [pinned(book, "gitops", ">=2.4.0")], "1.31", "1.32")
+    [problem] = plan.windows[0].problems
+    assert problem.severity == UNKNOWN and "installs the newest release" in problem.message
+    assert moves(plan.windows[0]) == []
+
+
+def test_a_range_over_several_minors_warns_that_it_is_planned_from_the_oldest():
+    book = catalog([gitops()])
+    plan = plan_for(book, [pinned(book, "gitops", ">=2.4.0 <2.7.0")], "1.31", "1.32")
+    assert "admit 2.4…2.6; planned from 2.4" in plan.windows[0].problems[0].message
+
+
+def test_a_blocked_component_is_reported_once_not_at_every_later_hop():
+    book = catalog([store()])
+    plan = plan_for(book, [pinned(book, "store", "7.0.0")], "1.33", "1.36")
+    assert [[p.severity for p in w.problems] for w in plan.windows] == [[BLOCKER], [], []]
+    assert plan.blocker_count == 1
+
+
+def test_api_blockers_land_in_the_window_of_the_hop_that_breaks_them():
+    from scanner.model import Finding
+
+    def finding(breaks: str, severity: str = "error") -> Finding:
+        return Finding("r", severity, "gone", Origin("x.yaml", 1, 1), "batch/v1beta1", "CronJob", "n",
+                       breaks_in=m(breaks))
+
+    book = catalog([mesh()])
+    plan = plan_for(book, [], "1.31", "1.34",
+                    findings=[finding("1.33"), finding("1.25"), finding("1.34", "warning")])
+    assert [[f.breaks_in for f in w.api_blockers] for w in plan.windows] == [[m("1.25")], [m("1.33")], []]
+    assert plan.blocker_count == 2
+
+
+def test_a_stated_open_range_supports_every_later_minor():
+    book = catalog([component("dns", [release("0.17", "1.19", "1.32"),
+                                      {**release("0.18", "1.21", None), "kubernetes": {"min": "1.21", "max": None,
+                                                                                     "open_ended": True}}],
+                              one_minor=False)])
+    plan = plan_for(book, [pinned(book, "dns", "0.17.0")], "1.32", "1.36")
+    assert [moves(w) for w in plan.windows] == [["dns 0.17 → 0.18"], [], [], []]
+    assert plan.windows[0].before[0].why == "0.18 supports 1.21 and later" and not plan.blocked
