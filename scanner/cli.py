@@ -8,6 +8,8 @@ import sys
 import click
 
 from scanner import __version__
+from scanner.model import FAIL_ON_LEVELS
+from scanner.report import FORMATS
 from scanner.versions import Minor, parse_minor
 
 EXIT_USAGE = 2
@@ -61,15 +63,31 @@ def cli() -> None:
     """
 
 
+def _parse_reports(ctx, param, values) -> list[tuple[str, str]]:
+    reports = []
+    for value in values:
+        fmt, sep, path = value.partition("=")
+        if not sep or not path:
+            raise click.BadParameter(f"{value!r}: expected FORMAT=FILE, e.g. sarif=kubehop.sarif", ctx, param)
+        if fmt not in FORMATS:
+            raise click.BadParameter(f"{value!r}: format must be one of {', '.join(FORMATS)}", ctx, param)
+        reports.append((fmt, path))
+    return reports
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path(allow_dash=True))
 @click.option("--target", "-t", type=MINOR, default=None,
               help="Minor to reach (default: the newest the data knows).")
 @click.option("--from", "current", type=MINOR, default=None,
               help="Minor the cluster runs today: hops start there.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write the report to a file instead of standard output.")
+@click.option("--report", "reports", multiple=True, metavar="FORMAT=FILE", callback=_parse_reports,
+              help="Also write a report in FORMAT to FILE; repeatable (e.g. --report sarif=kubehop.sarif).")
+@click.option("--fail-on", type=click.Choice(FAIL_ON_LEVELS), default="error", show_default=True,
+              help="Findings that make the exit code 1: blockers only, any finding, or none.")
 @click.option("--values", "-f", "values_files", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="Helm values file for every chart found (repeatable; later files win).")
 @click.option("--helm-releases", multiple=True, type=click.Path(exists=True, dir_okay=False),
@@ -82,8 +100,8 @@ def cli() -> None:
 @click.option("--cluster-state", "cluster_state", multiple=True, type=click.Path(exists=True),
               help="File or folder of kubectl dumps (get crd / get <resource> -A / get nodes -o yaml, "
                    "version -o json): checks stored versions, objects and node skew. Repeatable.")
-def scan(paths, target, current, fmt, output, values_files, helm_releases, allow_network, no_render,
-         cluster_state) -> None:
+def scan(paths, target, current, fmt, output, reports, fail_on, values_files, helm_releases, allow_network,
+         no_render, cluster_state) -> None:
     """Report what blocks each hop up to --target, with file and line.
 
     PATHS are files or folders of YAML/JSON manifests; '-' reads standard input
@@ -101,9 +119,15 @@ def scan(paths, target, current, fmt, output, values_files, helm_releases, allow
       kubectl get secrets -A -l owner=helm -o yaml > releases.yaml
       kubehop scan --target 1.33 --helm-releases releases.yaml platform/
       kubehop scan --cluster-state dump/ --target 1.36 platform/
+      kubehop scan --format github --report sarif=kubehop.sarif --report markdown=summary.md platform/
 
     \b
-    Exit codes: 0 nothing blocks the target; 1 blockers found;
+    Formats: text, json, sarif (GitHub code scanning), markdown (pull-request
+    comment, step summary), github (workflow annotations).
+
+    \b
+    Exit codes: 0 nothing blocks the target; 1 blockers found (with
+    --fail-on warning: any finding; with --fail-on never: never);
     2 usage error; 3 some input could not be read (the rest was scanned).
     """
     from scanner.report import render
@@ -116,16 +140,42 @@ def scan(paths, target, current, fmt, output, values_files, helm_releases, allow
     target = target or load_rulebook().newest
     if current is not None and current > target:
         raise click.UsageError(f"--from {current} is newer than --target {target}")
+    _check_outputs([output] + [path for _, path in reports])
     options = ScanOptions(allow_network=allow_network, values_files=values_files, helm_releases=helm_releases,
-                          render=not no_render, cluster_state=tuple(cluster_state))
+                          render=not no_render, cluster_state=tuple(cluster_state), fail_on=fail_on)
     result = run_scan(list(paths), target=target, current=current, options=options)
+    for report_fmt, path in reports:
+        _write(path, render(result, report_fmt))
     text = render(result, fmt, color=fmt == "text" and output is None and _use_color())
     if output:
-        with open(output, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        _write(output, text)
     else:
         click.echo(text, nl=False)
     sys.exit(result.exit_code)
+
+
+def _check_outputs(paths: list[str | None]) -> None:
+    """Fail before scanning, not after, when a report could not be written."""
+    given = [p for p in paths if p]
+    seen = set()
+    for path in given:
+        real = os.path.realpath(path)
+        if real in seen:
+            raise click.UsageError(f"{path}: two reports would be written to the same file")
+        seen.add(real)
+        folder = os.path.dirname(real)
+        if os.path.isdir(real):
+            raise click.UsageError(f"{path} is a folder; give a file to write the report to")
+        if not os.path.isdir(folder):
+            raise click.UsageError(f"{path}: folder {folder} does not exist")
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as err:
+        raise click.UsageError(f"cannot write {path}: {err.strerror or err}") from err
 
 
 @cli.command("rules")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import marshal
 import os
 from pathlib import Path
 from typing import Any
@@ -84,33 +85,54 @@ def load(relative: str, root: Path | None = None) -> Any:
     """Read one data file and validate it against the schema its folder declares."""
     root = root or data_root()
     raw = (root / relative).read_bytes()
-    document = yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     schema_path = schema_for(relative)
-    stamp = _validation_stamp(raw, schema_path)
-    if stamp is None or not stamp.exists():
+    entry = _cache_entry(raw, schema_path)
+    document = _read_cached(entry)
+    if document is _MISSING:
+        document = yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         validate(document, schema_path, relative)
-        _remember(stamp)
+        _write_cached(entry, document)
     return document
 
 
-def _validation_stamp(raw: bytes, schema_path: str) -> Path | None:
-    """A cache entry proving these exact bytes passed this exact schema, so that a run on one
-    file (a pre-commit hook) does not pay for importing jsonschema and validating everything."""
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+# A run on one file (a pre-commit hook) must not pay for parsing every data file and importing
+# jsonschema to validate it. Data that passed its schema is kept, keyed by the hash of its bytes
+# and of the schema's, so any edit to either is parsed and validated again.
+_MISSING = object()
+
+
+def _cache_entry(raw: bytes, schema_path: str) -> Path | None:
     if os.environ.get("KUBEHOP_NO_CACHE"):
         return None
-    digest = hashlib.sha256(raw + b"\0" + json.dumps(schema(schema_path), sort_keys=True).encode()).hexdigest()
-    return Path(cache) / "kubehop" / "validated" / digest
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    digest = hashlib.sha256(_schema_digest(schema_path) + raw).hexdigest()
+    return Path(cache) / "kubehop" / "data" / digest
 
 
-def _remember(stamp: Path | None) -> None:
-    if stamp is None:
+@functools.cache
+def _schema_digest(schema_path: str) -> bytes:
+    return hashlib.sha256((data_root() / schema_path).read_bytes()).digest()
+
+
+def _read_cached(entry: Path | None) -> Any:
+    if entry is None:
+        return _MISSING
+    try:
+        return marshal.loads(entry.read_bytes())
+    except (OSError, ValueError, EOFError, TypeError):
+        return _MISSING
+
+
+def _write_cached(entry: Path | None, document: Any) -> None:
+    if entry is None:
         return
     try:
-        stamp.parent.mkdir(parents=True, exist_ok=True)
-        stamp.touch()
-    except OSError:
-        pass  # a read-only home only costs the next run a validation
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        temporary = entry.with_suffix(f".{os.getpid()}")
+        temporary.write_bytes(marshal.dumps(document))
+        temporary.replace(entry)
+    except (OSError, ValueError):
+        pass  # a read-only home, or data marshal cannot hold: the next run parses again
 
 
 def load_folder(relative: str, root: Path | None = None) -> list[tuple[str, Any]]:

@@ -7,6 +7,11 @@ from typing import Any
 
 from scanner.versions import Minor
 
+STDIN_PATH = "<stdin>"  # the path standard input is reported under
+
+# --fail-on: findings of this severity or above make the exit code 1 ("never": none do).
+FAIL_ON_LEVELS = ("error", "warning", "never")
+
 
 @dataclass(frozen=True, slots=True)
 class Origin:

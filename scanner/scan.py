@@ -31,6 +31,7 @@ class ScanResult:
     objects: int
     data_checked: str
     notices: list[str] = field(default_factory=list)
+    fail_on: str = "error"
 
     @property
     def errors(self) -> list[Finding]:
@@ -46,10 +47,11 @@ class ScanResult:
 
     @property
     def exit_code(self) -> int:
-        # Unreadable input wins: the scan is incomplete, so "nothing blocks" can't be claimed.
+        # Unreadable input wins, whatever --fail-on: the scan is incomplete, so "nothing blocks" can't be claimed.
         if self.input_errors:
             return EXIT_INPUT
-        return EXIT_BLOCKED if self.errors else EXIT_OK
+        failing = {"error": self.errors, "warning": self.findings, "never": []}[self.fail_on]
+        return EXIT_BLOCKED if failing else EXIT_OK
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ class ScanOptions:
     values_files: tuple[str, ...] = ()  # --values: applied to every chart rendered, after its values.yaml
     helm_releases: tuple[str, ...] = ()  # --helm-releases: dumps of Helm's release Secrets
     render: bool = True  # False (--no-render): charts are read as text, kustomizations not built
+    fail_on: str = "error"  # one of model.FAIL_ON_LEVELS
     # Files or folders dumped with kubectl (--cluster-state): CRDs, custom resources, nodes, version.
     cluster_state: tuple[str, ...] = ()
 
@@ -87,6 +90,7 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
         files_read=scan_input.files_read,
         objects=len(scan_input.manifests),
         data_checked=rulebook.checked,
+        fail_on=options.fail_on,
     )
 
 

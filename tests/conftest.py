@@ -4,6 +4,7 @@ or as a subprocess exactly as a user would (`python -m scanner ...`)."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -53,3 +54,24 @@ def kustomize_or_skip() -> list[str]:
     if command is None:
         pytest.skip("neither kustomize nor kubectl found: run scripts/get-tools.sh")
     return command
+
+
+def copy_repo(dest: Path) -> Path:
+    """This repository's files as they are now (tracked and untracked, minus ignored ones) in `dest`:
+    what a user's clone or an action checkout would hold, uncommitted changes included."""
+    names = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO,
+                           capture_output=True, text=True, check=True).stdout.split("\0")
+    for name in filter(None, names):
+        if (REPO / name).is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, dest / name)
+    return dest
+
+
+_NETWORK_TROUBLE = ("Failed to establish a new connection", "Temporary failure in name resolution",
+                    "No matching distribution found", "Could not find a version that satisfies")
+
+
+def network_trouble(output: str) -> bool:
+    """Did pip fail because no package index could be reached (so the test should skip, not fail)?"""
+    return any(sign in output for sign in _NETWORK_TROUBLE)

@@ -6,13 +6,15 @@ A resource at a version its CRD no longer serves is checked against the version 
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from scanner.checks import ScanContext
 from scanner.crds import Crd, CrdVersion, object_finding
 from scanner.model import Finding, Manifest, Origin
-from scanner.openapi import CrdSchema, SchemaProblem, UnusableSchema
 from scanner.sources.yamldoc import locate
+
+if TYPE_CHECKING:  # scanner.openapi pulls in jsonschema: imported only when a CRD is in the tree
+    from scanner.openapi import CrdSchema, SchemaProblem
 
 
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:
@@ -47,6 +49,8 @@ class _Schemas:
         self._crds: dict[str, Crd] = {}
 
     def get(self, crd: Crd, version: CrdVersion) -> CrdSchema | None:
+        from scanner.openapi import CrdSchema, UnusableSchema
+
         key = (crd.name, version.name)
         if key not in self._built and key not in self._broken:
             self._crds[crd.name] = crd

@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Callable
+import importlib
+import os
+from typing import TYPE_CHECKING, Callable
 
 from scanner.model import Finding
-from scanner.scan import ScanResult
+
+if TYPE_CHECKING:  # the CLI reads FORMATS at start-up: no scan machinery imported for that
+    from scanner.scan import ScanResult
+
+# format name -> module under scanner.report that defines `render(result, color) -> str`
+_MODULES = {
+    "text": "text",
+    "json": "json_report",
+    "sarif": "sarif",
+    "markdown": "markdown",
+    "github": "github",
+}
+FORMATS = tuple(_MODULES)
 
 
 def render(result: ScanResult, fmt: str, color: bool = False) -> str:
@@ -13,12 +27,7 @@ def render(result: ScanResult, fmt: str, color: bool = False) -> str:
 
 
 def reporter(fmt: str) -> Callable[[ScanResult, bool], str]:
-    from scanner.report import json_report, text
-
-    return {"text": text.render, "json": json_report.render}[fmt]
-
-
-FORMATS = ("text", "json")
+    return importlib.import_module(f"scanner.report.{_MODULES[fmt]}").render
 
 
 def hop_label(finding: Finding, result: ScanResult) -> str:
@@ -30,3 +39,35 @@ def hop_label(finding: Finding, result: ScanResult) -> str:
     if result.current is not None and finding.breaks_in <= result.current:
         return f"already not served at {result.current}"
     return f"hop to {finding.breaks_in}"
+
+
+def scan_span(result: ScanResult) -> str:
+    return f"{result.current} → {result.target}" if result.current else f"up to {result.target}"
+
+
+def verdict(result: ScanResult) -> str:
+    if result.errors:
+        return f"blocked: {result.target} cannot be reached as is"
+    return f"nothing blocks {result.target}"
+
+
+def counts(result: ScanResult) -> str:
+    parts = [count(len(result.errors), "blocker"), count(len(result.warnings), "warning")]
+    if result.input_errors:
+        parts.append(count(len(result.input_errors), "unreadable input"))
+    return ", ".join(parts)
+
+
+def count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def repo_path(path: str) -> str:
+    """A path relative to the working directory (the repository root in CI), with forward slashes.
+
+    Code scanning and workflow annotations resolve files from the checkout root; a path
+    outside the working directory is kept absolute.
+    """
+    absolute = os.path.abspath(path)
+    relative = os.path.relpath(absolute)
+    return (absolute if relative.startswith(os.pardir) else relative).replace(os.sep, "/")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from itertools import groupby
 
 from scanner import __version__
-from scanner.report import hop_label
+from scanner.report import count, counts, hop_label, scan_span, verdict
 from scanner.scan import ScanResult
 
 _COLORS = {"error": "31", "warning": "33", "head": "1", "dim": "2", "ok": "32"}
@@ -15,12 +15,11 @@ def render(result: ScanResult, color: bool = False) -> str:
     def paint(text: str, style: str) -> str:
         return f"\033[{_COLORS[style]}m{text}\033[0m" if color else text
 
-    span = f"{result.current} → {result.target}" if result.current else f"up to {result.target}"
-    lines = [paint(f"kubehop {__version__}: {span}, "
+    lines = [paint(f"kubehop {__version__}: {scan_span(result)}, "
                    f"{result.objects} objects in {result.files_read} files", "head"), ""]
     for label, group in groupby(result.findings, key=lambda f: hop_label(f, result)):
         group = list(group)
-        lines.append(paint(f"{label[0].upper()}{label[1:]}: {_count(len(group), 'finding')}", "head"))
+        lines.append(paint(f"{label[0].upper()}{label[1:]}: {count(len(group), 'finding')}", "head"))
         for f in group:
             where = f"{f.origin.path}:{f.origin.line}:{f.origin.column}"
             lines.append(f"  {where}  {paint(f.severity, f.severity)}  {f.object_ref}")
@@ -42,7 +41,7 @@ def render(result: ScanResult, color: bool = False) -> str:
                      for d in result.diagnostics)
         lines.append("")
     if result.unrendered:
-        lines.append(paint(f"Not rendered: {_count(len(result.unrendered), 'file')}", "head"))
+        lines.append(paint(f"Not rendered: {count(len(result.unrendered), 'file')}", "head"))
         lines.extend(f"  {d.path}: {d.message}" for d in result.unrendered)
         lines.append("")
     lines.extend(f"notice: {n}" for n in result.notices)
@@ -51,14 +50,4 @@ def render(result: ScanResult, color: bool = False) -> str:
 
 
 def _summary(result: ScanResult, paint) -> str:
-    errors, warnings = len(result.errors), len(result.warnings)
-    parts = [_count(errors, "blocker"), _count(warnings, "warning")]
-    if result.input_errors:
-        parts.append(_count(len(result.input_errors), "unreadable input"))
-    verdict = (paint(f"blocked: {result.target} cannot be reached as is", "error") if errors
-               else paint(f"nothing blocks {result.target}", "ok"))
-    return f"{verdict} ({', '.join(parts)})"
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
+    return f"{paint(verdict(result), 'error' if result.errors else 'ok')} ({counts(result)})"

@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from scanner.model import Diagnostic, Manifest
+from scanner.model import STDIN_PATH, Diagnostic, Manifest
 from scanner.sources.files import ChartFolder, KustomizeFolder, ManifestFile, read_file, walk
 from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, read_text
 from scanner.versions import Minor
@@ -176,7 +176,7 @@ def _helm_releases(dump: str) -> ScanInput:
 
 def read_manifest_file(item: ManifestFile, stdin_bytes: bytes | None = None) -> ScanInput:
     result = ScanInput(files_read=1)
-    display = "<stdin>" if item.path == "-" else item.path
+    display = STDIN_PATH if item.path == "-" else item.path
     if item.chart_template:
         result.unrendered.append(Diagnostic(display, "Helm chart template; not rendered", level="notice"))
         return result

@@ -1,0 +1,164 @@
+"""SARIF 2.1.0 for GitHub code scanning: one run, the rules that fired, a result per finding.
+
+Input problems (unreadable files) go to the invocation's notifications, not to results:
+they are about the scan, not about the code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from urllib.parse import quote
+
+from scanner import __version__
+from scanner.model import STDIN_PATH, Diagnostic, Finding
+from scanner.report import hop_label, repo_path
+from scanner.scan import EXIT_INPUT, ScanResult
+
+SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+# Paths are relative to the directory kubehop ran in: the checkout root in CI.
+SRCROOT = "%SRCROOT%"
+
+
+def render(result: ScanResult, color: bool = False) -> str:
+    rules = _rules(result.findings)
+    index = {rule["id"]: n for n, rule in enumerate(rules)}
+    run = {
+        "tool": {"driver": {
+            "name": "kubehop",
+            "version": __version__,
+            "semanticVersion": __version__,
+            "rules": rules,
+        }},
+        "invocations": [_invocation(result)],
+        "columnKind": "unicodeCodePoints",
+        "results": [_result(f, index[f.rule_id], result) for f in result.findings],
+        "properties": {
+            "target": str(result.target),
+            "from": str(result.current) if result.current else None,
+            "dataChecked": result.data_checked,
+        },
+    }
+    document = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def _rules(findings: list[Finding]) -> list[dict]:
+    first_of: dict[str, Finding] = {}
+    for finding in findings:
+        first_of.setdefault(finding.rule_id, finding)
+    return [_rule(first_of[rule_id]) for rule_id in sorted(first_of)]
+
+
+def _rule(finding: Finding) -> dict:
+    """A rule's description from one of its findings.
+
+    A rule tied to a minor (an API removal) says the same for every object, so its replacement
+    and note describe the rule; for the others (CRDs, cluster state) they belong to each result.
+    """
+    if finding.unscheduled:
+        short = f"{finding.rule_id}: breaks at any Kubernetes version"
+        full = short + "."
+    else:
+        short = (f"{finding.rule_id}: not served from Kubernetes {finding.breaks_in}" if finding.breaks_in
+                 else f"{finding.rule_id}: deprecated since Kubernetes {finding.deprecated_in}")
+        full = " ".join(_rule_facts(finding))
+    rule = {
+        "id": finding.rule_id,
+        "shortDescription": {"text": short},
+        "fullDescription": {"text": full},
+        "help": {"text": full},
+        "properties": {"tags": ["kubernetes", "upgrade"]},
+    }
+    if finding.source_url:
+        rule["helpUri"] = finding.source_url
+        rule["help"] = {"text": f"{full} Source: {finding.source_url}",
+                        "markdown": f"{full}\n\n[Source]({finding.source_url})"}
+    return rule
+
+
+def _rule_facts(finding: Finding) -> list[str]:
+    facts = []
+    if finding.deprecated_in:
+        facts.append(f"Deprecated in Kubernetes {finding.deprecated_in}.")
+    if finding.breaks_in:
+        facts.append(f"No longer served from Kubernetes {finding.breaks_in}.")
+    if finding.replacement:
+        facts.append(f"Replacement: {finding.replacement}.")
+    if finding.note:
+        facts.append(finding.note)
+    return facts
+
+
+def _message(finding: Finding) -> str:
+    lines = [f"{finding.object_ref}: {finding.message}"]
+    if finding.unscheduled and finding.note:
+        lines.append(f"Note: {finding.note}")
+    if finding.remediation:
+        lines += ["Fix:", *finding.remediation]
+    return "\n".join(lines)
+
+
+def _result(finding: Finding, rule_index: int, result: ScanResult) -> dict:
+    sarif_result = {
+        "ruleId": finding.rule_id,
+        "ruleIndex": rule_index,
+        "level": "error" if finding.severity == "error" else "warning",
+        "message": {"text": _message(finding)},
+        "partialFingerprints": {"kubehopObject/v1": _fingerprint(finding)},
+        "properties": {
+            "hop": hop_label(finding, result),
+            "breaksIn": str(finding.breaks_in) if finding.breaks_in else None,
+            "object": {"apiVersion": finding.api_version, "kind": finding.kind,
+                       "namespace": finding.namespace, "name": finding.name},
+            "migrate": finding.migrate,
+            "via": finding.origin.via,
+        },
+    }
+    location = _location(finding.origin.path, finding.origin.line, finding.origin.column)
+    if location:
+        sarif_result["locations"] = [location]
+    return sarif_result
+
+
+def _fingerprint(finding: Finding) -> str:
+    """Same object, same rule, same file: the same alert even when lines move."""
+    key = "\0".join([finding.rule_id, repo_path(finding.origin.path), finding.kind,
+                     finding.namespace or "", finding.name or ""])
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+def _location(path: str, line: int | None, column: int | None = None) -> dict | None:
+    if path == STDIN_PATH:
+        return None
+    physical: dict = {"artifactLocation": _artifact(repo_path(path))}
+    if line and line > 0:
+        physical["region"] = {"startLine": line, **({"startColumn": column} if column and column > 0 else {})}
+    return {"physicalLocation": physical}
+
+
+def _artifact(path: str) -> dict:
+    if os.path.isabs(path):  # outside the working directory: no base to be relative to
+        return {"uri": Path(path).as_uri()}
+    return {"uri": quote(path), "uriBaseId": SRCROOT}
+
+
+def _invocation(result: ScanResult) -> dict:
+    return {
+        "executionSuccessful": result.exit_code != EXIT_INPUT,
+        "exitCode": result.exit_code,
+        "toolExecutionNotifications": [_notification(d) for d in result.diagnostics],
+    }
+
+
+def _notification(diagnostic: Diagnostic) -> dict:
+    notification = {
+        "level": "error" if diagnostic.level == "error" else "note",
+        "message": {"text": diagnostic.message},
+    }
+    location = _location(diagnostic.path, diagnostic.line)
+    if location:
+        notification["locations"] = [location]
+    return notification

