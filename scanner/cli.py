@@ -334,7 +334,9 @@ def _write(path: str, text: str) -> None:
 @cli.command("rules")
 @click.option("--removed-in", type=MINOR, default=None, help="Only rules whose API stops being served in this minor.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def rules_command(removed_in, fmt) -> None:
+@click.option("--fields", is_flag=True,
+              help="List the field rules instead: volume types, fields, annotations and node labels.")
+def rules_command(removed_in, fmt, fields) -> None:
     """List the API removal rules kubehop knows.
 
     \b
@@ -342,11 +344,17 @@ def rules_command(removed_in, fmt) -> None:
       kubehop rules
       kubehop rules --removed-in 1.32
       kubehop rules --format json
+      kubehop rules --fields --removed-in 1.33
     """
     import json
 
     from scanner.rulebook import load_rulebook
 
+    if fields:
+        _echo_field_rules(sorted((r for r in load_rulebook().field_rules.rules
+                                  if removed_in is None or r.removed_in == removed_in),
+                                 key=lambda r: (r.removed_in or Minor(99, 0), r.id)), fmt)
+        return
     rules = [r for r in load_rulebook().rules() if removed_in is None or r.removed_in == removed_in]
     if fmt == "json":
         click.echo(json.dumps([{
@@ -360,6 +368,26 @@ def rules_command(removed_in, fmt) -> None:
         removed = f"removed in {r.removed_in}" if r.removed_in else "deprecated only"
         click.echo(f"{r.id:<60} deprecated {r.deprecated_in}, {removed}; use {r.replacement or '(no successor)'}")
     click.echo(f"{len(rules)} rules")
+
+
+def _echo_field_rules(rules, fmt: str) -> None:
+    def minor(value) -> str | None:
+        return str(value) if value else None
+
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps([{
+            "id": r.id, "title": r.title,
+            "deprecated_in": minor(r.deprecated_in), "removed_in": minor(r.removed_in),
+            "replacement": r.replacement, "note": r.note, "source": r.source,
+        } for r in rules], indent=2))
+        return
+    for r in rules:
+        deprecated = f"deprecated {r.deprecated_in}" if r.deprecated_in else "deprecated"
+        when = f"stops working in {r.removed_in}" if r.removed_in else deprecated
+        click.echo(f"{r.id:<48} {when}; use {r.replacement or '(nothing)'}")
+    click.echo(f"{len(rules)} field rule{'' if len(rules) == 1 else 's'}")
 
 
 def _write_keeping_bom(path: str, text: str) -> None:

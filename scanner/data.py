@@ -29,6 +29,8 @@ DATA_KINDS: dict[str, str] = {
     "rules/served-apis.yaml": "rules/schema/served-apis.schema.json",
     "rules/kubernetes.yaml": "rules/schema/kubernetes.schema.json",
     "rules/migrations": "rules/schema/migration.schema.json",
+    "rules/fields": "rules/schema/field-rule.schema.json",
+    "rules/workloads.yaml": "rules/schema/workloads.schema.json",
     "rules/helm.yaml": "rules/schema/helm.schema.json",
     "rules/lifecycle/crd.yaml": "rules/schema/crd-lifecycle.schema.json",
     "rules/lifecycle/version-skew.yaml": "rules/schema/version-skew.schema.json",

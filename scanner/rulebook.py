@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from scanner import data
+from scanner.pathexpr import PathExpr, PathSyntaxError, PathTree, compile_path, glob
 from scanner.versions import Minor, parse_minor
 
 
@@ -40,6 +43,115 @@ class ApiRule:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class FieldRule:
+    id: str
+    title: str
+    deprecated_in: Minor | None  # None: deprecated, but the source names no minor
+    removed_in: Minor | None
+    replacement: str | None
+    note: str
+    source: str
+
+    @classmethod
+    def from_data(cls, entry: dict) -> "FieldRule":
+        return cls(
+            id=entry["id"],
+            title=entry["title"],
+            deprecated_in=parse_minor(entry["deprecated_in"]) if entry["deprecated_in"] else None,
+            removed_in=parse_minor(entry["removed_in"]) if entry["removed_in"] else None,
+            replacement=entry["replacement"],
+            note=entry["note"],
+            source=entry["source"],
+        )
+
+    def applies_at(self, target: Minor) -> bool:
+        """Deprecated (or gone) by the target minor."""
+        first = self.deprecated_in or self.removed_in
+        return first is None or first <= target
+
+
+@dataclass(frozen=True, slots=True)
+class FieldCheck:
+    """What one rule asks of what its path reaches in one kind of object."""
+
+    rule: FieldRule
+    values: tuple[re.Pattern, ...] = ()
+    unless: tuple[PathExpr, ...] = ()  # any of these present: the object already uses the replacement
+    api_versions: frozenset[str] = frozenset()  # empty: every version of the kind
+
+    def concerns(self, api_version: str, target: Minor) -> bool:
+        return self.rule.applies_at(target) and (not self.api_versions or api_version in self.api_versions)
+
+    def accepts(self, value: str | None) -> bool:
+        return not self.values or (value is not None and any(v.match(value) for v in self.values))
+
+    def excused(self, root: Any) -> bool:
+        return any(next(path.find(root), None) is not None for path in self.unless)
+
+
+@dataclass(frozen=True)
+class FieldRules:
+    rules: tuple[FieldRule, ...]
+    # (API group, kind) -> every path to look at in such an object; "" is the core group.
+    trees: dict[tuple[str, str], PathTree[FieldCheck]]
+
+    def for_object(self, group: str, kind: str) -> PathTree[FieldCheck] | None:
+        return self.trees.get((group, kind))
+
+
+def load_field_rules(extra_rules: tuple[Path, ...] = ()) -> FieldRules:
+    """rules/fields/*.yaml (and a user's <folder>/fields/*.yaml), with `object: pod` spread over
+    every pod template of rules/workloads.yaml."""
+    pod_templates = _pod_templates()
+    rules: dict[str, FieldRule] = {}
+    trees: dict[tuple[str, str], PathTree[FieldCheck]] = {}
+    for where, document in data.load_folder("rules/fields", extra_rules=extra_rules):
+        for entry in document["rules"]:
+            rule = FieldRule.from_data(entry)
+            if rule.id in rules:
+                raise data.DataError(f"{where}: rule {rule.id} is defined twice")
+            rules[rule.id] = rule
+            for match in entry["match"]:
+                path = _compile(match["path"], f"{where}: {rule.id}")
+                unless = [_compile(text, f"{where}: {rule.id}") for text in match.get("unless", ())]
+                values = tuple(glob(v) for v in match.get("values", ()))
+                for key, prefix in _objects(match["object"], pod_templates):
+                    check = FieldCheck(rule, values, tuple(prefix.then(u) for u in unless),
+                                       frozenset(match.get("apiVersions", ())))
+                    trees.setdefault(key, PathTree()).add(prefix.then(path), check)
+    return FieldRules(tuple(rules.values()), trees)
+
+
+ObjectPaths = list[tuple[tuple[str, str], PathExpr]]  # (API group, kind) and a path into such an object
+
+
+def _pod_templates() -> ObjectPaths:
+    document = data.load("rules/workloads.yaml")
+    return [((_group(group), workload["kind"]),
+             _compile(workload["pod"], f"rules/workloads.yaml: {workload['kind']}"))
+            for workload in document["workloads"] for group in workload["groups"]]
+
+
+def _objects(object_: str, pod_templates: ObjectPaths) -> ObjectPaths:
+    """The (group, kind) objects a match applies to, each with the path to where the rule's path starts."""
+    if object_ == "pod":
+        return pod_templates
+    group, _, kind = object_.rpartition("/")
+    return [((_group(group), kind), compile_path(""))]
+
+
+def _group(name: str) -> str:
+    return "" if name == "core" else name
+
+
+def _compile(text: str, where: str) -> PathExpr:
+    try:
+        return compile_path(text)
+    except PathSyntaxError as err:
+        raise data.DataError(f"{where}: {err}") from None
+
+
 @dataclass(frozen=True)
 class ServedApis:
     """Which minors serve each built-in apiVersion/kind (from Kubernetes' own OpenAPI data)."""
@@ -66,6 +178,7 @@ class Rulebook:
     newest: Minor
     api_rules: dict[tuple[str, str], ApiRule]
     served: ServedApis
+    field_rules: FieldRules
 
     def known(self, minor: Minor) -> bool:
         return self.oldest <= minor <= self.newest
@@ -76,7 +189,7 @@ class Rulebook:
 
 
 # The data folders a project's own rule folders may add to (see the configuration's `rules`).
-USER_EXTENSIBLE = ("rules/core",)
+USER_EXTENSIBLE = ("rules/core", "rules/fields")
 
 
 @functools.cache
@@ -99,6 +212,7 @@ def load_rulebook(extra_rules: tuple[Path, ...] = ()) -> Rulebook:
         newest=parse_minor(meta["newest_minor"]),
         api_rules=api_rules,
         served=load_served_apis(),
+        field_rules=load_field_rules(extra_rules),
     )
 
 

@@ -194,7 +194,7 @@ def test_extra_rule_files_outside_known_folders_are_refused(repo):
     write(repo / "policy" / "widgets.yaml", CUSTOM_RULE)
     done = run_kubehop("scan", "platform", "--rules", "policy", cwd=repo)
     assert done.returncode == 2
-    assert "only from these subfolders of a rules folder: core" in done.stderr
+    assert "only from these subfolders of a rules folder: core, fields" in done.stderr
 
 
 def test_extra_rule_may_not_redefine_a_core_rule(repo):
@@ -230,3 +230,37 @@ def test_exclusion_patterns(tmp_path, pattern, path, excluded):
     from scanner.sources.exclude import Exclusions
 
     assert Exclusions(str(tmp_path), (pattern,)).matches(str(tmp_path / path)) is excluded
+
+
+HOUSE_FIELD_RULE = """\
+rules:
+  - id: field/house/hostNetwork
+    title: "host networking"
+    match:
+      - {object: pod, path: "spec.hostNetwork"}
+    deprecated_in: "1.30"
+    removed_in: "1.33"
+    replacement: "a Service"
+    note: "The platform team stops allowing host networking on the new clusters."
+    source: https://example.com/platform/policies/host-network
+"""
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: edge}
+spec:
+  selector: {matchLabels: {app: edge}}
+  template:
+    metadata: {labels: {app: edge}}
+    spec:
+      hostNetwork: true
+      containers: [{name: edge, image: "nginx:1.27"}]
+"""
+
+
+def test_extra_field_rule_folder(repo):
+    write(repo / "policy" / "fields" / "house.yaml", HOUSE_FIELD_RULE)
+    write(repo / "apps" / "edge.yaml", DEPLOYMENT)
+    done, report = scan_json(repo, "apps", "--rules", "policy", "--target", "1.33")
+    assert [(f["rule"], f["severity"], f["line"]) for f in report["findings"]] == [
+        ("field/house/hostNetwork", "error", 9)]

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from scanner.crds import CrdIndex
-from scanner.model import Finding, Manifest
-from scanner.rulebook import Rulebook
+from scanner.model import Finding, Manifest, Origin
+from scanner.rulebook import ApiRule, FieldRule, Rulebook
 from scanner.versions import Minor
 
 if TYPE_CHECKING:
@@ -32,10 +32,31 @@ Check = Callable[[Sequence[Manifest], ScanContext], Iterable[Finding]]
 
 def all_checks() -> list[Check]:
     from scanner.checks import (api_removal, cluster_objects, crd_component_removal, crd_schema, crd_served,
-                                node_skew, stored_versions)
+                                field_rules, node_skew, stored_versions)
 
-    return [api_removal.check, crd_served.check, crd_schema.check, stored_versions.check,
+    return [api_removal.check, field_rules.check, crd_served.check, crd_schema.check, stored_versions.check,
             cluster_objects.check, node_skew.check, crd_component_removal.check]
+
+
+def rule_finding(manifest: Manifest, rule: ApiRule | FieldRule, removed: bool, message: str,
+                 origin: Origin | None = None, **extra) -> Finding:
+    """A finding about `manifest` from a rule (API or field: both carry id, minors, replacement, note, source)."""
+    return Finding(
+        rule_id=rule.id,
+        severity="error" if removed else "warning",
+        message=message,
+        origin=origin or manifest.origin,
+        api_version=manifest.api_version,
+        kind=manifest.kind,
+        name=manifest.name,
+        namespace=manifest.namespace,
+        breaks_in=rule.removed_in,
+        deprecated_in=rule.deprecated_in,
+        replacement=rule.replacement,
+        note=rule.note,
+        source_url=rule.source,
+        **extra,
+    )
 
 
 def run_checks(manifests: Sequence[Manifest], context: ScanContext) -> list[Finding]:

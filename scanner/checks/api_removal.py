@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from scanner.checks import ScanContext
+from scanner.checks import ScanContext, rule_finding
 from scanner.model import Finding, Manifest
 from scanner.rulebook import ApiRule
 
@@ -29,22 +29,7 @@ def _finding(manifest: Manifest, rule: ApiRule, context: ScanContext) -> Finding
     if rule.replacement:
         successor = rule.replacement + ("" if rule.replacement_kind == rule.kind else f" {rule.replacement_kind}")
         message += f"; use {successor}"
-    return Finding(
-        rule_id=rule.id,
-        severity="error" if removed else "warning",
-        message=message,
-        origin=manifest.origin,
-        api_version=manifest.api_version,
-        kind=manifest.kind,
-        name=manifest.name,
-        namespace=manifest.namespace,
-        breaks_in=rule.removed_in,
-        deprecated_in=rule.deprecated_in,
-        replacement=rule.replacement,
-        note=rule.note,
-        source_url=rule.source,
-        migrate=_when_to_migrate(rule, context),
-    )
+    return rule_finding(manifest, rule, removed, message, migrate=_when_to_migrate(rule, context))
 
 
 def _when_to_migrate(rule: ApiRule, context: ScanContext) -> str | None:

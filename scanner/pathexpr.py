@@ -1,0 +1,150 @@
+"""A small path language, evaluated on composed YAML nodes so every match knows its line.
+
+    spec.volumes[*].gitRepo                                  a key, every item of a list, a key
+    metadata.annotations["seccomp.security.alpha.kubernetes.io/*"]   a quoted key; `*` matches any text
+
+Keys are matched as Kubernetes reads them: when a key is repeated, the last one counts, and
+keys merged in with `<<: *anchor` count unless the mapping sets them itself.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Generic, Iterator, TypeVar
+
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+_TOKEN = re.compile(r"""
+    (?P<name>[A-Za-z0-9_-]+)         # plain key
+  | \[\*\]                           # every item of a list
+  | \["(?P<quoted>[^"\]]+)"\]        # quoted key, may hold dots, slashes and `*`
+""", re.VERBOSE)
+
+
+_MERGE = "tag:yaml.org,2002:merge"
+
+
+class PathSyntaxError(ValueError):
+    """A path that does not follow the grammar above."""
+
+
+def glob(pattern: str) -> re.Pattern:
+    """`*` matches any text (slashes included); everything else is literal."""
+    return re.compile(".*".join(re.escape(part) for part in pattern.split("*")) + r"\Z")
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One step of a path."""
+
+    name: str | None = None  # a plain key
+    pattern: re.Pattern | None = None  # a quoted key; neither: every item of a list
+
+    def matches(self, key: str) -> bool:
+        return key == self.name if self.pattern is None else self.pattern.match(key) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """One place a path reaches: the value node, the key node above it, and the concrete path."""
+
+    node: Any
+    key: Any
+    where: str
+
+
+@dataclass(frozen=True)
+class PathExpr:
+    text: str
+    steps: tuple[Step, ...]
+
+    def then(self, other: "PathExpr") -> "PathExpr":
+        """This path followed by another one (a pod template's path, then a rule's path)."""
+        text = ".".join(t for t in (self.text, other.text) if t).replace(".[", "[")
+        return PathExpr(text, self.steps + other.steps)
+
+    def find(self, root: Any) -> Iterator[Match]:
+        matches = [Match(root, None, "")]
+        for step in self.steps:
+            matches = [found for match in matches for found in _step(match, step)]
+            if not matches:
+                break
+        return iter(matches)
+
+
+def compile_path(text: str) -> PathExpr:
+    """Parse a path; the empty path is the object itself."""
+    steps: list[Step] = []
+    position = 0
+    while position < len(text):
+        if steps and text[position] != "[":
+            if text[position] != ".":
+                raise PathSyntaxError(f"{text!r}: expected '.' or '[' at character {position + 1}")
+            position += 1
+        token = _TOKEN.match(text, position)
+        if token is None or (token.group(0).startswith("[") and not steps):
+            raise PathSyntaxError(f"{text!r}: cannot read the path at character {position + 1}")
+        if token.group("name"):
+            steps.append(Step(name=token.group("name")))
+        elif token.group("quoted"):
+            steps.append(Step(pattern=glob(token.group("quoted"))))
+        else:
+            steps.append(Step())
+        position = token.end()
+    return PathExpr(text, tuple(steps))
+
+
+def _step(match: Match, step: Step) -> Iterator[Match]:
+    node = match.node
+    if step.name is None and step.pattern is None:
+        if isinstance(node, SequenceNode):
+            for index, item in enumerate(node.value):
+                yield Match(item, match.key, f"{match.where}[{index}]")
+        return
+    if not isinstance(node, MappingNode):
+        return
+    last: dict[str, tuple[Any, Any]] = {}
+    for key, value in _pairs(node, set()):
+        if step.matches(key.value):
+            last[key.value] = (key, value)
+    for name, (key, value) in last.items():
+        shown = f".{name}" if step.pattern is None else f'["{name}"]'
+        yield Match(value, key, (match.where + shown).lstrip("."))
+
+
+def _pairs(node: MappingNode, seen: set[int]) -> Iterator[tuple[ScalarNode, Any]]:
+    """Scalar-keyed pairs in the order that makes the last one win: merged (`<<`) mappings first."""
+    seen.add(id(node))
+    for key, value in node.value:
+        if key.tag == _MERGE:
+            sources = value.value if isinstance(value, SequenceNode) else [value]
+            for source in reversed(sources):  # the first mapping listed has the highest precedence
+                if isinstance(source, MappingNode) and id(source) not in seen:
+                    yield from _pairs(source, seen)
+    yield from ((key, value) for key, value in node.value if isinstance(key, ScalarNode) and key.tag != _MERGE)
+
+
+T = TypeVar("T")
+
+
+class PathTree(Generic[T]):
+    """Many paths walked together, each with a payload: a shared prefix is walked once."""
+
+    def __init__(self) -> None:
+        self.children: dict[Step, PathTree[T]] = {}
+        self.payloads: list[T] = []
+
+    def add(self, path: PathExpr, payload: T) -> None:
+        tree = self
+        for step in path.steps:
+            tree = tree.children.setdefault(step, PathTree())
+        tree.payloads.append(payload)
+
+    def find(self, root: Any) -> Iterator[tuple[T, Match]]:
+        stack: list[tuple[PathTree[T], Match]] = [(self, Match(root, None, ""))]
+        while stack:
+            tree, match = stack.pop()
+            yield from ((payload, match) for payload in tree.payloads)
+            for step, child in tree.children.items():
+                stack.extend((child, found) for found in _step(match, step))
