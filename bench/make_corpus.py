@@ -18,7 +18,7 @@ from pathlib import Path
 
 def find_helm() -> str:
     for candidate in (os.environ.get("KUBEHOP_HELM"), shutil.which("helm"),
-                      str(Path.home() / ".cache/kubehop/tools/helm")):
+                      str(Path.home() / ".cache/kubehop/tools/helm/helm")):
         if candidate and os.access(candidate, os.X_OK):
             return candidate
     sys.exit("no helm found: run scripts/get-tools.sh or set KUBEHOP_HELM")

@@ -193,7 +193,7 @@ def test_paths_from_and_format_inputs(action):
     files = {"deploy/ing.yaml": BLOCKER, "apps/web.yaml": BLOCKER, "ignored/web.yaml": BLOCKER}
     job = action(files, paths="deploy\n  apps/web.yaml ", **{"from": "1.31", "format": "github"})
     assert job.outputs["errors"] == "2"
-    assert "already not served at 1.31" in job.summary
+    assert "already broken at 1.31" in job.summary
     # With format github the log already holds the annotations: they are not printed twice.
     assert job.log.count("::error file=deploy/ing.yaml") == 1
 

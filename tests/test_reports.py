@@ -196,9 +196,9 @@ def test_markdown_tables_hold_their_columns_and_escape_hostile_text():
 
 def test_markdown_summary_table_counts_per_hop():
     out = kubehop_ok(*SCAN, "--format", "markdown", ".").stdout.decode()
-    assert "| already not served at 1.31 | 2 | 0 |" in out
+    assert "| already broken at 1.31 | 2 | 0 |" in out
     assert "| hop to 1.32 | 1 | 0 |" in out
-    assert "| deprecated, still served at 1.36 | 0 | 1 |" in out
+    assert "| deprecated, still works at 1.36 | 0 | 1 |" in out
 
 
 def test_markdown_fits_a_pull_request_comment(tmp_path):

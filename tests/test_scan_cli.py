@@ -91,7 +91,7 @@ def test_finding_carries_everything_a_person_needs(tmp_path):
 def test_already_broken_at_from_is_grouped_apart(tmp_path):
     (tmp_path / "ing.yaml").write_text(INGRESS)
     [f] = report(run_kubehop("scan", "--from", "1.31", "--target", "1.36", "--format", "json", str(tmp_path)))["findings"]
-    assert f["hop"] == "already not served at 1.31"
+    assert f["hop"] == "already broken at 1.31"
 
 
 def test_deprecated_but_served_at_target_is_a_warning(tmp_path):

@@ -35,9 +35,9 @@ def hop_label(finding: Finding, result: ScanResult) -> str:
     if finding.unscheduled:
         return "at any Kubernetes version"
     if finding.severity == "warning" or finding.breaks_in is None:  # None: promoted by a severity override
-        return f"deprecated, still served at {result.target}"
+        return f"deprecated, still works at {result.target}"
     if result.current is not None and finding.breaks_in <= result.current:
-        return f"already not served at {result.current}"
+        return f"already broken at {result.current}"
     return f"hop to {finding.breaks_in}"
 
 
