@@ -154,11 +154,14 @@ def _current_minor(given: Minor | None, cluster: ClusterState, target: Minor) ->
 @contextmanager
 def _cyclic_gc_paused():
     """Composed YAML nodes form no reference cycles, but a large tree keeps millions of them alive
-    and the cyclic collector would re-walk them all on every collection: 3-4x the parse time."""
+    and the cyclic collector would re-walk them all on every collection: 3-4x the parse time.
+    Afterwards they are frozen (left out of later collections; still freed when unreferenced),
+    or the first collection after the scan would walk them all once more."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        gc.freeze()
         if was_enabled:
             gc.enable()
