@@ -156,10 +156,25 @@ def load_folder(relative: str, root: Path | None = None,
     loaded = [(f"{relative}/{p.name}", load(f"{relative}/{p.name}", root)) for p in files]
     for extra in extra_rules:
         for path in sorted((extra / relative.removeprefix("rules/")).glob("*.yaml")):
-            document = read_yaml(path)
+            document = _read_user_yaml(path)
             validate(document, schema_for(f"{relative}/{path.name}"), str(path))
             loaded.append((str(path), document))
     return loaded
+
+
+def _read_user_yaml(path: Path) -> Any:
+    """A file of a user's rules folder: unreadable or malformed YAML is a DataError naming it."""
+    try:
+        return read_yaml(path)
+    except OSError as err:
+        raise DataError(f"{path}: cannot read: {err.strerror or err}") from None
+    except UnicodeDecodeError as err:
+        raise DataError(f"{path}: not UTF-8 text (byte {err.object[err.start]:#04x})") from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise DataError(f"{path}{where}: invalid YAML: {problem}") from None
 
 
 def check_rules_folder(folder: Path, kinds: Sequence[str]) -> None:

@@ -264,3 +264,13 @@ def test_extra_field_rule_folder(repo):
     done, report = scan_json(repo, "apps", "--rules", "policy", "--target", "1.33")
     assert [(f["rule"], f["severity"], f["line"]) for f in report["findings"]] == [
         ("field/house/hostNetwork", "error", 9)]
+
+
+@pytest.mark.parametrize("content", [b"rules: [\n", b"\xff: 1\n"])
+def test_malformed_extra_rule_file_is_one_line(repo, content):
+    (repo / "policy" / "core").mkdir(parents=True)
+    (repo / "policy" / "core" / "widgets.yaml").write_bytes(content)
+    done = run_kubehop("scan", "platform", "--rules", "policy", cwd=repo)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert str(repo / "policy" / "core" / "widgets.yaml") in done.stderr
