@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import yaml
 
 from scanner.crds import Crd, CrdIndex, as_dict, is_crd, parse_crd
-from scanner.model import Diagnostic, Manifest, Origin
+from scanner.model import Diagnostic, Manifest, Origin, object_ref
 from scanner.sources.files import read_file, walk
 from scanner.sources.yamldoc import DocumentProblem, key_node, mapping_get, read_text
 from scanner.versions import Minor, parse_minor
@@ -90,7 +90,7 @@ def _classify(manifest: Manifest, state: ClusterState, crds: list[Crd]) -> str |
     if is_crd(manifest):
         crd = parse_crd(manifest)
         if crd is None:
-            return f"CustomResourceDefinition {manifest.name}: no spec.group, names.kind or names.plural"
+            return f"{_ref(manifest)}: no spec.group, names.kind or names.plural"
         if not crd.stored_versions:
             return (f"CustomResourceDefinition {crd.name} has no status.storedVersions: a manifest, "
                     f"not the output of kubectl get crd -o yaml")
@@ -99,15 +99,19 @@ def _classify(manifest: Manifest, state: ClusterState, crds: list[Crd]) -> str |
     if manifest.kind == "Node" and manifest.api_version == "v1":
         node = _node(manifest)
         if node is None:
-            return (f"Node {manifest.name} has no valid status.nodeInfo.kubeletVersion: "
+            return (f"{_ref(manifest)} has no valid status.nodeInfo.kubeletVersion: "
                     f"not the output of kubectl get nodes -o yaml")
         state.nodes.append(node)
         return None
     if mapping_get(mapping_get(manifest.node, "metadata"), "uid") is None:
-        return (f"{manifest.kind} {manifest.name} has no metadata.uid: a manifest, "
+        return (f"{_ref(manifest)} has no metadata.uid: a manifest, "
                 f"not an object read from a cluster (kubectl get -o yaml)")
     state.objects.append(manifest)
     return None
+
+
+def _ref(manifest: Manifest) -> str:
+    return object_ref(manifest.kind, manifest.namespace, manifest.name)
 
 
 def _node(manifest: Manifest) -> ClusterNode | None:

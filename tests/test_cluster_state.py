@@ -199,3 +199,8 @@ def test_the_dumped_api_server_version_and_from(given, target, current, notice):
                   options=ScanOptions(cluster_state=(str(FIXTURES / "homelab/cluster/version.json"),)))
     assert result.current == (current and parse_minor(current))
     assert [n.split(";")[0] for n in result.notices] == ([notice] if notice else [])
+
+
+def test_an_object_without_a_name_is_named_unnamed(tmp_path):
+    [message] = _messages(tmp_path, "nodes.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: [n1]}\n")
+    assert message.startswith("Node <unnamed> has no valid status.nodeInfo.kubeletVersion")
