@@ -25,9 +25,6 @@ class ApiRule:
     note: str
     source: str
 
-    def is_served_at(self, minor: Minor) -> bool:
-        return self.removed_in is None or minor < self.removed_in
-
     @classmethod
     def from_data(cls, entry: dict) -> "ApiRule":
         return cls(
