@@ -49,12 +49,14 @@ def read(path: str) -> Counter[Fingerprint]:
     try:
         with open(path, encoding="utf-8") as handle:
             document = json.load(handle)
-        validate(document, SCHEMA, path)
+        validate(document, SCHEMA, f"{path}: not a kubehop baseline")
     except OSError as err:
         raise BaselineError(f"{path}: cannot read the baseline ({err.strerror or err}); "
                             f"create it with --write-baseline") from None
-    except (ValueError, DataError) as err:
+    except ValueError as err:
         raise BaselineError(f"{path}: not a kubehop baseline: {err}") from None
+    except DataError as err:
+        raise BaselineError(str(err)) from None
     return Counter({(e["rule"], e["file"], e["kind"], e["namespace"], e["name"]): e["count"]
                     for e in document["findings"]})
 

@@ -89,3 +89,11 @@ def test_unusable_baseline_is_a_usage_error(tree, content, expected):
     done = run_kubehop("scan", "--no-config", "--baseline", "baseline.json", "apps", cwd=tree)
     assert done.returncode == 2
     assert expected in done.stderr and "Traceback" not in done.stderr
+
+
+def test_baseline_schema_error_names_the_file_once(tree):
+    (tree / "baseline.json").write_text("[]")
+    done = run_kubehop("scan", "--no-config", "--baseline", "baseline.json", "apps", cwd=tree)
+    assert done.returncode == 2
+    assert "baseline.json: not a kubehop baseline: (top): [] is not of type 'object'" in done.stderr
+    assert done.stderr.count("baseline.json") == 1
