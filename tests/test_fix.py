@@ -282,3 +282,17 @@ def test_after_fix_the_scan_finds_only_what_fix_left(tmp_path):
         obj = finding["object"]
         assert (obj["apiVersion"], obj["kind"]) not in migratable or \
             f"{finding['file']}:{finding['line']}" in left, finding
+
+
+def test_ignored_third_party_rules_are_left_as_they_are(tmp_path):
+    """The ignore list names the scan's rule ids; for a CRD API those are the component's (flux/...)."""
+    text = "apiVersion: image.toolkit.fluxcd.io/v1beta2\nkind: ImagePolicy\nmetadata: {name: %s}\n"
+    (tmp_path / "images.yaml").write_text(
+        text % "kept" + "---\n# kubehop: ignore[flux/image.toolkit.fluxcd.io/v1beta2/ImageRepository]\n"
+        + text.replace("ImagePolicy", "ImageRepository") % "silenced")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".kubehop.yaml").write_text("ignore: [flux/image.toolkit.fluxcd.io/v1beta2/ImagePolicy]\n")
+    before = (tmp_path / "images.yaml").read_text()
+    done = run_kubehop("fix", "--target", "1.36", "--write", ".", cwd=tmp_path)
+    assert (tmp_path / "images.yaml").read_text() == before
+    assert done.returncode == 0

@@ -90,10 +90,10 @@ def _fix_file(item: ManifestFile, text: str, planner: Planner, result: FixResult
 def _silenced(manifest: Manifest, planner: Planner, suppressions: list[Suppression]) -> bool:
     """Objects whose finding the project silenced (`ignore` in the configuration, or a
     `# kubehop: ignore` comment) are left as they are."""
-    rule = planner.rulebook.api_rules.get((manifest.api_version, manifest.kind))
-    rule_id = rule.id if rule else f"{manifest.api_version}/{manifest.kind}"
-    return rule_matches(rule_id, planner.ignore) or any(
+    rule_ids = planner.rule_ids(manifest.api_version, manifest.kind)
+    return any(rule_matches(rule_id, planner.ignore) or any(
         s.silences(rule_id, manifest.origin.path, manifest.origin.line) for s in suppressions)
+        for rule_id in rule_ids)
 
 
 def _plan(manifests: list[Manifest], planner: Planner, result: FixResult) -> dict[int, tuple[str, Migration]]:

@@ -30,6 +30,17 @@ class Planner:
             return f"{api_version} {kind} is gone with no successor: {rule.note}"
         return f"no mechanical migration to {rule.replacement} {rule.replacement_kind}: {rule.note}"
 
+    def rule_ids(self, api_version: str, kind: str) -> list[str]:
+        """The ids of the scan findings an object at `api_version` gets: the core API rule's, or the
+        third-party CRD rules' (e.g. flux/image.toolkit.fluxcd.io/v1beta2/ImagePolicy)."""
+        from scanner.components.catalog import load_crd_rules
+
+        rule = self.rulebook.api_rules.get((api_version, kind))
+        if rule is not None:
+            return [rule.id]
+        return [r.id for r in load_crd_rules() if (r.api_version, r.kind) == (api_version, kind)] \
+            or [f"{api_version}/{kind}"]
+
     def _too_early(self, migration: Migration, kind: str) -> str | None:
         """Why the new version cannot be used yet, if the cluster does not serve it."""
         since = self.rulebook.served.first_served(migration.new, kind)
