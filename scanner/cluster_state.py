@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import yaml
 
 from scanner.crds import Crd, CrdIndex, as_dict, is_crd, parse_crd
+from scanner.data import parse_yaml
 from scanner.model import Diagnostic, Manifest, Origin, object_ref
 from scanner.sources.files import read_file, walk
 from scanner.sources.yamldoc import DocumentProblem, key_node, mapping_get, read_text
@@ -134,7 +135,7 @@ def _node(manifest: Manifest) -> ClusterNode | None:
 def _read_version(path: str, text: str, state: ClusterState) -> list[Diagnostic]:
     """kubectl version -o json, -o yaml or plain (also YAML): only the server's version matters."""
     try:
-        document = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        document = parse_yaml(text)
     except yaml.YAMLError as err:
         return [Diagnostic(path, f"kubectl version output that does not parse: {str(err).splitlines()[0]}")]
     document = as_dict(document)

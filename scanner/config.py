@@ -113,8 +113,10 @@ def _parse_pyproject(raw: bytes, path: Path) -> Any:
 def _parse_yaml(raw: bytes, path: Path) -> Any:
     import yaml
 
+    from scanner.data import parse_yaml
+
     try:
-        document = yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        document = parse_yaml(raw)
     except yaml.YAMLError as err:
         raise ConfigError(f"{path}: cannot read: {str(err).replace(chr(10), ' ')}") from None
     return {} if document is None else document

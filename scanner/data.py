@@ -53,9 +53,16 @@ def data_root() -> Path:
     return _PACKAGE_DIR.parent
 
 
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML was built with it
+
+
+def parse_yaml(raw: bytes | str) -> Any:
+    """One YAML document as plain data (the safe loader: no tags beyond YAML's own)."""
+    return yaml.load(raw, Loader=_LOADER)
+
+
 def read_yaml(path: Path) -> Any:
-    with open(path, encoding="utf-8") as handle:
-        return yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return parse_yaml(path.read_text(encoding="utf-8"))
 
 
 @functools.cache
@@ -86,7 +93,7 @@ def load(relative: str, root: Path | None = None) -> Any:
     """Read one data file and validate it against the schema its folder declares."""
     root = root or data_root()
     raw = (root / relative).read_bytes()
-    return load_validated(raw, schema_for(relative), relative, _parse_yaml)
+    return load_validated(raw, schema_for(relative), relative, parse_yaml)
 
 
 def load_validated(raw: bytes, schema_path: str, where: str, parse: Callable[[bytes], Any]) -> Any:
@@ -98,10 +105,6 @@ def load_validated(raw: bytes, schema_path: str, where: str, parse: Callable[[by
         validate(document, schema_path, where)
         _write_cached(entry, document)
     return document
-
-
-def _parse_yaml(raw: bytes) -> Any:
-    return yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 # A run on one file (a pre-commit hook) must not pay for parsing every data file and importing

@@ -8,12 +8,12 @@ import yaml
 from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.error import YAMLError as RuamelError
 
+from scanner.data import parse_yaml
 from scanner.fix.engine import NotSafe, migrate
 from scanner.fix.layout import Layout, splice
 from scanner.fix.migrations import Migration
 from scanner.fix.result import Left
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def rewrite_document(lines: list[str], first_line: int, path: str,
@@ -83,7 +83,7 @@ def _objects(node: Any) -> Iterator[CommentedMap]:
 
 def _data(lines: list[str]) -> Any:
     try:
-        return yaml.load("\n".join(lines), Loader=_Loader)
+        return parse_yaml("\n".join(lines))
     except yaml.YAMLError:
         return _Unreadable
 
