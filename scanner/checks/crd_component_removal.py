@@ -7,14 +7,15 @@ without it, from the minor before the target) says which releases the hops need.
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from scanner.checks import ScanContext
 from scanner.components.catalog import load_components, load_crd_rules
-from scanner.components.detect import by_component, detect_in_manifests
 from scanner.model import Finding, Manifest
-from scanner.plan import Migration, Window, build_plan, component_states
 from scanner.versions import Minor
+
+if TYPE_CHECKING:  # detection and the plan are imported only when the tree uses such an API
+    from scanner.plan import Migration, Window
 
 
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:
@@ -22,6 +23,9 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
     owners = frozenset(rule.component for rule in load_crd_rules() if (rule.api_version, rule.kind) in used)
     if not owners:
         return  # the common case: the tree uses no API a component release drops
+    from scanner.components.detect import by_component, detect_in_manifests
+    from scanner.plan import build_plan, component_states
+
     catalog = load_components(owners)
     grouped = by_component(detect_in_manifests(manifests, catalog))
     start = context.current if context.current is not None and context.current < context.target \
