@@ -1,7 +1,7 @@
 """Checks: each module looks at the manifests for one kind of upgrade blocker.
 
 A check is a callable `check(manifests, context) -> Iterable[Finding]`,
-listed in CHECKS. Checks never read files: sources did that.
+listed in `all_checks()`. Checks never read files: sources did that.
 """
 
 from __future__ import annotations
