@@ -44,6 +44,10 @@ class Crd:
     def version(self, name: str) -> CrdVersion | None:
         return next((v for v in self.versions if v.name == name), None)
 
+    def version_of(self, api_version: str) -> CrdVersion | None:
+        """The entry of an object's version (the part of its apiVersion after the group)."""
+        return self.version(api_version.rpartition("/")[2])
+
     def serves(self, name: str) -> bool:
         version = self.version(name)
         return version is not None and version.served

@@ -33,7 +33,7 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
 
 
 def _version_to_check(crd: Crd, api_version: str) -> CrdVersion | None:
-    version = crd.version(api_version.rpartition("/")[2])
+    version = crd.version_of(api_version)
     if version is not None and version.served:
         return version
     storage = crd.storage_version

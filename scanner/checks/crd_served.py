@@ -16,7 +16,7 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
         crd = context.crds.for_object(manifest.api_version, manifest.kind)
         if crd is None:
             continue
-        version = crd.version(manifest.api_version.rpartition("/")[2])
+        version = crd.version_of(manifest.api_version)
         if version is None or not version.served:
             served = ", ".join(crd.served) or "no version"
             yield _finding(manifest, crd, "crd/unserved-version", "error",
