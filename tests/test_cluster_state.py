@@ -204,3 +204,18 @@ def test_the_dumped_api_server_version_and_from(given, target, current, notice):
 def test_an_object_without_a_name_is_named_unnamed(tmp_path):
     [message] = _messages(tmp_path, "nodes.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: [n1]}\n")
     assert message.startswith("Node <unnamed> has no valid status.nodeInfo.kubeletVersion")
+
+
+def test_dumped_objects_are_compared_only_with_a_crd_the_tree_brings(tmp_path):
+    """Without a new CRD in the tree there is no 'new CRD' to drop a version from."""
+    from scanner.checks import ScanContext, run_checks
+    from scanner.rulebook import load_rulebook
+
+    _write(tmp_path / "dump", "crd.yaml", CRD.format(
+        scope="Namespaced", conversion="", status="status: {storedVersions: [v2]}"))
+    _write(tmp_path / "dump", "objects.yaml",
+           "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: a, uid: '1'}\n")
+    cluster, diagnostics = load_cluster_state([str(tmp_path / "dump")])
+    assert not diagnostics and len(cluster.crds) == 1 and cluster.objects
+    context = ScanContext(Minor(1, 36), load_rulebook(), crds=cluster.crds, cluster=cluster)
+    assert run_checks([], context) == []

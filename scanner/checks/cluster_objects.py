@@ -24,8 +24,8 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
         return
     for obj in context.cluster.objects:
         crd = context.crds.for_object(obj.api_version, obj.kind)
-        if crd is None:
-            continue
+        if crd is None or crd is context.cluster.crds.named(crd.name):
+            continue  # only a CRD the tree brings is new; the cluster's own serves what it dumped
         if not crd.serves(_version(obj.api_version)):
             yield _at_unserved_version(obj, crd, context)
         stale = [(entry, api_version) for entry, api_version in _managed_fields(obj)
