@@ -23,11 +23,14 @@ from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, read_text
 from scanner.suppress import MARKER, Suppression, read_suppressions, rule_matches
 
 _SEPARATOR = re.compile(r"^---(?:[ \t].*)?\r?$")
+_KIND = re.compile(r"""\bkind["']?[ \t]*:[ \t]*["']?([A-Za-z0-9]+)""")  # YAML or JSON
 
 
 def fix(paths: Sequence[str], planner: Planner, exclusions: Sequence[Exclusions] = ()) -> FixResult:
     result = FixResult()
-    interesting = {v for v, _ in load_migrations()} | {v for v, _ in planner.rulebook.api_rules}
+    interesting: dict[str, set[str]] = {}  # kind -> the apiVersions of it fix may act on
+    for version, kind in (*load_migrations(), *planner.rulebook.api_rules):
+        interesting.setdefault(kind, set()).add(version)
     for item in _files(paths):
         if any(e.matches(item.path) for e in exclusions):
             continue
@@ -58,9 +61,10 @@ def _files(paths: Sequence[str]) -> Iterator[ManifestFile | Diagnostic]:
             yield item
 
 
-def _mentions(text: str, api_versions: set[str]) -> bool:
-    """A cheap look before any parsing: does the text name an apiVersion fix may act on?"""
-    return any(version in text for version in api_versions)
+def _mentions(text: str, interesting: dict[str, set[str]]) -> bool:
+    """A cheap look before any parsing: does the text declare a kind, and name one of its apiVersions,
+    that fix may act on? (An apiVersion alone lets every file through: v1 Endpoints has a rule.)"""
+    return any(version in text for kind in set(_KIND.findall(text)) for version in interesting.get(kind, ()))
 
 
 def _fix_file(item: ManifestFile, text: str, planner: Planner, result: FixResult) -> None:
