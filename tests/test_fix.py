@@ -296,3 +296,14 @@ def test_ignored_third_party_rules_are_left_as_they_are(tmp_path):
     done = run_kubehop("fix", "--target", "1.36", "--write", ".", cwd=tmp_path)
     assert (tmp_path / "images.yaml").read_text() == before
     assert done.returncode == 0
+
+
+def test_files_without_a_kind_fix_acts_on_are_not_parsed():
+    from scanner.fix import _mentions
+
+    interesting = {"Endpoints": {"v1"}, "Ingress": {"extensions/v1beta1"}}
+    assert not _mentions("apiVersion: v1\nkind: Service\n", interesting)
+    assert not _mentions("apiVersion: networking.k8s.io/v1\nkind: Ingress\n", interesting)
+    assert _mentions("apiVersion: v1\nkind: Endpoints\n", interesting)
+    assert _mentions('{"apiVersion": "extensions/v1beta1", "kind": "Ingress"}', interesting)
+    assert _mentions("kind: List\nitems:\n- {apiVersion: extensions/v1beta1, kind: 'Ingress'}\n", interesting)
