@@ -165,11 +165,14 @@ def as_list(value: Any) -> list:
     return value if isinstance(value, list) else []
 
 
-@functools.cache
 def rule_source(rule_id: str) -> str:
     """Where Kubernetes documents what a CRD rule's findings mean (rules/lifecycle/crd.yaml)."""
-    rules = {r["id"]: r["source"] for r in data.load("rules/lifecycle/crd.yaml")["rules"]}
-    return rules[rule_id]
+    return _rule_sources()[rule_id]
+
+
+@functools.cache
+def _rule_sources() -> dict[str, str]:
+    return {r["id"]: r["source"] for r in data.load("rules/lifecycle/crd.yaml")["rules"]}
 
 
 def object_finding(manifest: Manifest, rule_id: str, severity: str, message: str,
