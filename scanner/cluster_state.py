@@ -19,7 +19,7 @@ from scanner.crds import Crd, CrdIndex, as_dict, is_crd, parse_crd
 from scanner.data import parse_yaml
 from scanner.model import Diagnostic, Manifest, Origin, object_ref
 from scanner.sources.files import read_file, walk
-from scanner.sources.yamldoc import DocumentProblem, key_node, mapping_get, read_text
+from scanner.sources.yamldoc import DocumentProblem, key_node, mapping_get, read_text, yaml_error
 from scanner.versions import Minor, parse_minor
 
 
@@ -137,7 +137,8 @@ def _read_version(path: str, text: str, state: ClusterState) -> list[Diagnostic]
     try:
         document = parse_yaml(text)
     except yaml.YAMLError as err:
-        return [Diagnostic(path, f"kubectl version output that does not parse: {str(err).splitlines()[0]}")]
+        problem = yaml_error(path, err)
+        return [Diagnostic(path, f"kubectl version output that does not parse: {problem.message}", problem.line)]
     document = as_dict(document)
     version = as_dict(document.get("serverVersion")).get("gitVersion") or document.get("Server Version")
     try:

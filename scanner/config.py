@@ -6,6 +6,7 @@ filesystem root. Validated by rules/schema/config.schema.json; command-line flag
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,11 +115,13 @@ def _parse_yaml(raw: bytes, path: Path) -> Any:
     import yaml
 
     from scanner.data import parse_yaml
+    from scanner.sources.yamldoc import yaml_error
 
     try:
         document = parse_yaml(raw)
     except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: cannot read: {str(err).replace(chr(10), ' ')}") from None
+        problem = yaml_error(str(path), err)
+        raise ConfigError(str(dataclasses.replace(problem, message=f"cannot read: {problem.message}"))) from None
     return {} if document is None else document
 
 

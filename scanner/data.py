@@ -174,10 +174,9 @@ def _read_user_yaml(path: Path) -> Any:
     except UnicodeDecodeError as err:
         raise DataError(f"{path}: not UTF-8 text (byte {err.object[err.start]:#04x})") from None
     except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        raise DataError(f"{path}{where}: invalid YAML: {problem}") from None
+        from scanner.sources.yamldoc import yaml_error
+
+        raise DataError(str(yaml_error(str(path), err))) from None
 
 
 def check_rules_folder(folder: Path, kinds: Sequence[str]) -> None:

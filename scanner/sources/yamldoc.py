@@ -71,9 +71,9 @@ def compose_documents(text: str, path: str) -> tuple[list[Any], list[Diagnostic]
         for chunk_nodes, problem in _compose_by_document(text):
             nodes.extend(chunk_nodes)
             if problem is not None:
-                diagnostics.append(_yaml_error(path, problem))
+                diagnostics.append(yaml_error(path, problem))
         if not diagnostics:  # pragma: no cover - the splitter finds what the whole parse did
-            diagnostics.append(_yaml_error(path, err))
+            diagnostics.append(yaml_error(path, err))
     if maybe_template and any(_templated(node) for node in nodes):
         raise TemplateSyntax()
     trusted: list[Any] = []
@@ -135,7 +135,8 @@ def _templated(root: Any) -> bool:
     return False
 
 
-def _yaml_error(path: str, err: yaml.YAMLError) -> Diagnostic:
+def yaml_error(path: str, err: yaml.YAMLError) -> Diagnostic:
+    """'invalid YAML: <problem>' at the line libyaml names."""
     mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
     problem = getattr(err, "problem", None) or str(err)
     context = getattr(err, "context", None)
