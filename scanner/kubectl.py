@@ -22,8 +22,8 @@ def rewrite(crd: Crd, obj: Manifest) -> str:
 
 def rewrite_all(crd: Crd) -> str:
     """The same for every object of the resource, in every namespace."""
-    if not crd.namespaced:
-        return f"kubectl get {crd.name} -o name | xargs -I{{}} kubectl patch {{}} {EMPTY_MERGE_PATCH}"
+    if not crd.namespaced:  # not xargs -I{}: it would replace the {} of the patch too
+        return f"kubectl get {crd.name} -o name | while read -r name; do kubectl patch \"$name\" {EMPTY_MERGE_PATCH}; done"
     listing = "'{range .items[*]}{.metadata.namespace}{\" \"}{.metadata.name}{\"\\n\"}{end}'"
     return (f"kubectl get {crd.name} -A -o jsonpath={listing} | while read -r ns name; do "
             f"kubectl -n \"$ns\" patch {crd.name} \"$name\" {EMPTY_MERGE_PATCH}; done")

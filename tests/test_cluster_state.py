@@ -103,7 +103,8 @@ def test_stored_versions_remediation_for_a_cluster_scoped_crd_with_a_webhook(tmp
     assert finding.rule_id == "crd/stored-version-dropped" and finding.origin.line == 10
     steps = "\n".join(finding.remediation)
     assert "its conversion webhook converts them" in steps
-    assert "kubectl get widgets.example.com -o name | xargs -I{} kubectl patch {} --type=merge -p '{}'" in steps
+    assert ("kubectl get widgets.example.com -o name | while read -r name; do "
+            "kubectl patch \"$name\" --type=merge -p '{}'; done") in steps
     assert "kubectl delete widgets.example.com --all" in steps
 
 

@@ -52,10 +52,24 @@ def test_every_command_is_valid_shell(commands):
 def _invocations(command: str):
     """The kubectl argument lists in a command line, loop and xargs placeholders filled in."""
     for stage in command.split(" | "):
-        stage = re.sub(r"^(while read -r ns name; do |xargs -I\{\} )", "", stage.strip()).removesuffix("; done")
-        stage = stage.replace('"$ns"', "default").replace('"$name"', "x").replace("patch {} ", "patch crd/x ")
+        stage = re.sub(r"^while read -r (ns )?name; do ", "", stage.strip()).removesuffix("; done")
+        stage = stage.replace('"$ns"', "default").replace('"$name"', "x")
         if stage.startswith("kubectl "):
             yield shlex.split(stage)[1:]
+
+
+def test_loops_hand_kubectl_the_names_and_an_empty_patch():
+    """Run a cluster-wide rewrite with kubectl stubbed: each object is patched with '{}' itself
+    (xargs -I{} would have replaced the patch's {} with the name)."""
+    from scanner.crds import Crd
+    from scanner.kubectl import rewrite_all
+
+    for namespaced, listing, expected in [(False, "widgets.ex.io/a", "patch widgets.ex.io/a --type=merge -p {}"),
+                                          (True, "ns1 a", "-n ns1 patch widgets.ex.io a --type=merge -p {}")]:
+        crd = Crd("widgets.ex.io", "ex.io", "Widget", namespaced, (), None, "None")
+        stub = f'kubectl() {{ if [ "$1" = get ]; then echo "{listing}"; else printf "%s\\n" "$*"; fi; }}; '
+        done = subprocess.run(["bash", "-c", stub + rewrite_all(crd)], capture_output=True, text=True)
+        assert done.stdout.strip() == expected, done.stderr
 
 
 def test_every_kubectl_invocation_parses(commands):
