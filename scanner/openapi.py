@@ -202,6 +202,9 @@ def _list_type(validator, list_type: str, instance: Any, schema: dict) -> Iterat
     """set: no value twice; map: no two items with the same x-kubernetes-list-map-keys (defaults applied)."""
     if not isinstance(instance, list) or list_type not in ("set", "map"):
         return
+    keys = schema.get("x-kubernetes-list-map-keys")
+    if list_type == "map" and not (isinstance(keys, list) and all(isinstance(k, str) for k in keys)):
+        return  # a map list without a list of key names: the API server refuses the CRD itself
     seen: set[str] = set()
     for index, item in enumerate(instance):
         key = _identity(item if list_type == "set" else _map_key(item, schema))
@@ -217,7 +220,7 @@ def _map_key(item: Any, schema: dict) -> list:
     if not isinstance(item, dict):
         return [item]
     return [item.get(name, properties.get(name, {}).get("default"))
-            for name in schema.get("x-kubernetes-list-map-keys", [])]
+            for name in schema["x-kubernetes-list-map-keys"]]
 
 
 def _identity(value: Any) -> str:

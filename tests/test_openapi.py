@@ -132,3 +132,13 @@ def test_defaults_are_applied_before_validation():
                    required=["mode"])
     assert _problems(schema, {"address": {"value": "1.2.3.4"}}) == []
     assert _problems(schema, {"address": {"value": "1.2.3.4", "type": None}}) == []
+
+
+@pytest.mark.parametrize("keys", ["name", None, [1]])
+def test_a_map_list_without_a_list_of_key_names_reports_no_duplicates(keys):
+    """The characters of `name` are not keys: every item would look the same."""
+    ports = {"type": "array", "x-kubernetes-list-type": "map",
+             "items": {"type": "object", "properties": {"name": {"type": "string"}}}}
+    if keys is not None:
+        ports["x-kubernetes-list-map-keys"] = keys
+    assert _problems(_root({"ports": ports}), {"ports": [{"name": "a"}, {"name": "b"}]}) == []
