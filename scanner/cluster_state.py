@@ -18,7 +18,7 @@ import yaml
 from scanner.crds import Crd, CrdIndex, as_dict, is_crd, parse_crd
 from scanner.data import parse_yaml
 from scanner.model import Diagnostic, Manifest, Origin, object_ref
-from scanner.sources.files import read_file, walk
+from scanner.sources.files import ManifestFile, read_file, walk
 from scanner.sources.yamldoc import DocumentProblem, key_node, mapping_get, read_text, yaml_error
 from scanner.versions import Minor, parse_minor
 
@@ -57,6 +57,8 @@ def load_cluster_state(paths: list[str]) -> tuple[ClusterState, list[Diagnostic]
         if isinstance(item, Diagnostic):
             diagnostics.append(item)
             continue
+        if not isinstance(item, ManifestFile):
+            continue  # a chart or kustomization folder: a dump is its files, which are listed too
         text, problem = read_file(item.path)
         if problem is not None:
             diagnostics.append(problem)

@@ -220,3 +220,12 @@ def test_dumped_objects_are_compared_only_with_a_crd_the_tree_brings(tmp_path):
     assert not diagnostics and len(cluster.crds) == 1 and cluster.objects
     context = ScanContext(Minor(1, 36), load_rulebook(), crds=cluster.crds, cluster=cluster)
     assert run_checks([], context) == []
+
+
+def test_a_dump_folder_holding_a_kustomization_is_read_file_by_file(tmp_path):
+    _write(tmp_path / "dump", "kustomization.yaml", "resources: [crds.yaml]\n")
+    _write(tmp_path / "dump", "crds.yaml", CRD.format(scope="Namespaced", conversion="",
+                                                       status="status: {storedVersions: [v2]}"))
+    cluster, diagnostics = load_cluster_state([str(tmp_path / "dump")])
+    assert len(cluster.crds) == 1
+    assert [d.path for d in diagnostics] == [str(tmp_path / "dump" / "kustomization.yaml")]
