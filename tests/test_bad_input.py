@@ -202,3 +202,16 @@ def test_missing_path(tmp_path):
     proc = run_kubehop("scan", str(tmp_path / "nope"))
     assert "nope: no such file or directory" in proc.stdout.decode()
     assert proc.returncode == 3
+
+
+def test_helmrelease_with_malformed_spec(tmp_path):
+    """A HelmRelease whose valuesFrom is not a list is read like one without any."""
+    proc, _ = scan_tree(tmp_path, "release.yaml", """\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: r, namespace: apps}
+spec:
+  chart: {spec: {chart: ./nowhere, sourceRef: {kind: GitRepository, name: repo}}}
+  valuesFrom: 5
+""")
+    assert proc.returncode == 1

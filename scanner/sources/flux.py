@@ -54,7 +54,7 @@ def _add(release: Manifest, chart_dirs: list[str], objects: dict, found: FluxCha
     namespace = release.namespace or "default"
     label = f"Flux HelmRelease {namespace}/{release.name}"
     where = release.origin.path
-    values = [_values_from(ref, namespace, objects, label, where, found) for ref in spec.get("valuesFrom") or []]
+    values = [_values_from(ref, namespace, objects, label, where, found) for ref in _list(spec.get("valuesFrom"))]
     values = [v for v in values if v is not None]
     if isinstance(spec.get("values"), dict):
         values.append(yaml.safe_dump(spec["values"]))
@@ -163,3 +163,7 @@ def _data_value(source: Manifest, key: str) -> str | None:
 
 def _dict(value: Any) -> dict:
     return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list:
+    return value if isinstance(value, list) else []
