@@ -151,9 +151,9 @@ def remote_references(folder: str, _seen: set[str] | None = None) -> list[str]:
         return []
     seen.add(real)
     document = _kustomization(folder)
-    found = [f"Helm chart {chart.get('name')}" for chart in document.get("helmCharts") or []
+    found = [f"Helm chart {chart.get('name')}" for chart in _list(document.get("helmCharts"))
              if isinstance(chart, dict)]
-    for reference in (r for field in _REFERENCE_FIELDS for r in document.get(field) or []):
+    for reference in (r for field in _REFERENCE_FIELDS for r in _list(document.get(field))):
         reference = str(reference)
         local = os.path.join(folder, reference)
         if os.path.isdir(local) and kustomization_file(local):
@@ -161,6 +161,10 @@ def remote_references(folder: str, _seen: set[str] | None = None) -> list[str]:
         elif not os.path.exists(local) and _is_remote(reference):
             found.append(reference)
     return found
+
+
+def _list(value) -> list:
+    return value if isinstance(value, list) else []
 
 
 def _is_remote(reference: str) -> bool:
