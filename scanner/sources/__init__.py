@@ -8,6 +8,7 @@ when a scan has such input.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from dataclasses import dataclass, field
@@ -188,7 +189,7 @@ def read_manifest_file(item: ManifestFile, stdin_bytes: bytes | None = None) -> 
         return result
     text, problem = read_file(item.path, stdin_bytes)
     if problem is not None:
-        result.diagnostics.append(problem if item.path != "-" else Diagnostic(display, problem.message))
+        result.diagnostics.append(dataclasses.replace(problem, path=display))
         return result
     try:
         manifests, diagnostics = read_text(text, display)
