@@ -81,7 +81,8 @@ def _revision(item: Manifest, path: str) -> tuple[Revision | None, Diagnostic | 
         where = key_node(item.node, "data")
         return None, Diagnostic(path, f"{item.kind} {item.namespace}/{item.name}: cannot decode the Helm release: "
                                       f"{err}", where.start_mark.line + 1 if where else item.origin.line)
-    labels = _dict(construct(mapping_get(mapping_get(item.node, "metadata"), "labels")))
+    labels_node = mapping_get(mapping_get(item.node, "metadata"), "labels")
+    labels = _dict(construct(labels_node)) if labels_node is not None else {}
     info = _dict(release.get("info"))
     return Revision(
         namespace=str(release.get("namespace") or item.namespace or ""),
@@ -113,6 +114,10 @@ def _dict(value: Any) -> dict:
     return value if isinstance(value, dict) else {}
 
 
+def _list(value: Any) -> list:
+    return value if isinstance(value, list) else []
+
+
 def _int(value: Any) -> int:
     try:
         return int(value)
@@ -125,7 +130,7 @@ def _objects_of(revision: Revision, path: str) -> tuple[list[Manifest], list[Dia
     chart = _dict(_dict(release.get("chart")).get("metadata"))
     label = (f"helm release {revision.namespace}/{revision.name} revision {revision.version}, "
              f"chart {chart.get('name', '?')} {chart.get('version', '')}").rstrip()
-    hooks = [hook for hook in release.get("hooks") or [] if isinstance(hook, dict)]
+    hooks = [hook for hook in _list(release.get("hooks")) if isinstance(hook, dict)]
     text = str(release.get("manifest") or "") + "".join(
         f"\n---\n# Source: {hook.get('path', '')}\n{hook.get('manifest', '')}" for hook in hooks)
     manifests, diagnostics = read_output(text, f"{path} ({label})")
