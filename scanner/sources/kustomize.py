@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import yaml
 
+from scanner.crds import as_list
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.sources.files import KUSTOMIZATION_FILES, read_file
 from scanner.sources.rendered import annotation, drop_annotation, read_output, reorigin
@@ -163,9 +164,9 @@ def remote_references(folder: str, _seen: set[str] | None = None) -> list[str]:
         return []
     seen.add(real)
     document = _kustomization(folder)
-    found = [f"Helm chart {chart.get('name')}" for chart in _list(document.get("helmCharts"))
+    found = [f"Helm chart {chart.get('name')}" for chart in as_list(document.get("helmCharts"))
              if isinstance(chart, dict)]
-    for reference in (r for field in _REFERENCE_FIELDS for r in _list(document.get(field))):
+    for reference in (r for field in _REFERENCE_FIELDS for r in as_list(document.get(field))):
         reference = str(reference)
         local = os.path.join(folder, reference)
         if os.path.isdir(local) and kustomization_file(local):
@@ -174,9 +175,6 @@ def remote_references(folder: str, _seen: set[str] | None = None) -> list[str]:
             found.append(reference)
     return found
 
-
-def _list(value) -> list:
-    return value if isinstance(value, list) else []
 
 
 def _is_remote(reference: str) -> bool:
