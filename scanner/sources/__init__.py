@@ -130,8 +130,9 @@ def _charts_as_text(charts: list[str], why: str) -> ScanInput:
 
     result = ScanInput()
     for chart_dir in charts:
-        result.manifests.extend(text_fallback(chart_dir, f"{describe_chart(chart_dir)}, template read as text "
-                                                         "(not rendered)"))
+        found = text_fallback(chart_dir, f"{describe_chart(chart_dir)}, template read as text (not rendered)")
+        result.manifests.extend(found)
+        result.files_read += len({m.origin.path for m in found})  # as rendering counts: templates with objects
         result.unrendered.append(Diagnostic(chart_dir, "Helm chart read as text: every branch of its "
                                                        "templates, nothing rendered", level="notice"))
     if charts:
