@@ -85,7 +85,7 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
     if why_not:
         return _charts_as_text(charts, why_not)
     result = ScanInput()
-    book = load_rulebook()
+    book = load_rulebook(options.rule_folders)  # the scan's own, already loaded
     target = target or book.newest
     deployed = flux.flux_releases(manifests, charts, options.allow_network)
     result.unrendered.extend(deployed.not_rendered)
