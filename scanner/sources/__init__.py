@@ -148,10 +148,14 @@ def _kustomizations(folders: list[str], manifests: list[Manifest], options: "Sca
 
     result = ScanInput()
     command = kustomize_command() if options.render else None
-    if command is None:
-        why = "not built: --no-render" if not options.render else "not built: neither kustomize nor kubectl found"
-        result.unrendered.extend(Diagnostic(folder, why, level="notice") for folder in folders)
-        result.notices.append(f"{len(folders)} kustomization(s) {why}; their files were scanned as they are")
+    if command is None:  # worded like the notice for charts read as text
+        why = ("--no-render was given" if not options.render else "neither kustomize nor kubectl found (set "
+               "KUBEHOP_KUSTOMIZE or KUBEHOP_KUBECTL, put one on PATH, or run scripts/get-tools.sh)")
+        result.unrendered.extend(Diagnostic(folder, "kustomization not built: its files were scanned as they are",
+                                            level="notice") for folder in folders)
+        plural = "s were" if len(folders) != 1 else " was"
+        result.notices.append(f"{why}: {len(folders)} kustomization{plural} not built; their files were scanned "
+                              "as they are")
         return result
     # An object already read from its own file (or from another build) is not reported again.
     seen = {_identity(m) for m in manifests}
