@@ -198,6 +198,19 @@ def test_symlink_loop_and_escape(tmp_path):
     assert proc.returncode == 3
 
 
+def test_a_link_to_a_file_of_the_tree_is_read_once(tmp_path):
+    (tmp_path / "base").mkdir()
+    (tmp_path / "prod").mkdir()
+    (tmp_path / "vendor").mkdir()
+    (tmp_path / "vendor" / "shared.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: vendored}\n")
+    (tmp_path / "prod" / "shared.yaml").symlink_to(tmp_path / "vendor" / "shared.yaml")
+    (tmp_path / "prod" / "good.yaml").symlink_to(tmp_path / "good.yaml")
+    proc, report = scan_tree(tmp_path, "base/other.yaml", "a: b\n")
+    assert proc.returncode == 1
+    # good.yaml once, at itself; the vendored file (its folder is not walked) through its link
+    assert report["summary"]["objects"] == 2
+
+
 def test_missing_path(tmp_path):
     proc = run_kubehop("scan", str(tmp_path / "nope"))
     assert "nope: no such file or directory" in proc.stdout.decode()

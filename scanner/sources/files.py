@@ -103,7 +103,7 @@ def _walk_dir(top: str) -> Iterator[ManifestFile | ChartFolder | KustomizeFolder
                 if problem:
                     yield Diagnostic(path, problem)
                     continue
-                if entry.is_dir():
+                if entry.is_dir() or _walked_at_target(path, root_real):
                     continue  # its target is inside the tree and is walked there
             if entry.is_dir(follow_symlinks=False):
                 templates = is_chart and entry.name == "templates"
@@ -124,6 +124,13 @@ def _symlink_problem(path: str, root_real: str) -> str | None:
     if os.path.commonpath([target, root_real]) != root_real:
         return "symbolic link points outside the scanned tree; not followed"
     return None
+
+
+def _walked_at_target(link: str, root_real: str) -> bool:
+    """Is a link's target (inside the tree) a manifest file the walk reads anyway?"""
+    target = os.path.realpath(link)
+    parts = os.path.relpath(target, root_real).split(os.sep)
+    return target.endswith(MANIFEST_SUFFIXES) and not SKIPPED_DIRS.intersection(parts)
 
 
 def _in_chart_templates(path: str) -> bool:
