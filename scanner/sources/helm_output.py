@@ -15,7 +15,7 @@ import re
 from scanner import data
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.sources.chart_templates import locate
-from scanner.sources.helm import FILENAME_ANNOTATION, ChartRelease, RenderOutcome, describe
+from scanner.sources.helm import FILENAME_ANNOTATION, ChartRelease, RenderOutcome
 from scanner.sources.rendered import annotation, drop_annotation, read_output, reorigin
 
 _FILENAME_LINE = re.compile(rf"^\s*{re.escape(FILENAME_ANNOTATION)}:\s*['\"]?(.+?)['\"]?\s*$", re.MULTILINE)
@@ -44,20 +44,19 @@ def _chart_manifests(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagn
     manifests, diagnostics = read_output(outcome.text or "", display)
     occurrences: dict[tuple[str, str, str], int] = {}
     templates: set[str] = set()
-    via = release.via or describe(release)
 
     def where(manifest: Manifest) -> Origin:
         source = annotation(manifest, FILENAME_ANNOTATION)
         drop_annotation(manifest, FILENAME_ANNOTATION)
         if source is None:
-            return Origin(display, manifest.origin.line, manifest.origin.column, via)
+            return Origin(display, manifest.origin.line, manifest.origin.column, release.via)
         path = template_path(release.chart_dir, source)
         templates.add(path)
         key = (path, manifest.api_version, manifest.kind)
         occurrence = occurrences.get(key, 0)
         occurrences[key] = occurrence + 1
         line, column = locate(path, manifest.api_version, manifest.kind, occurrence)
-        return Origin(path, line, column, via)
+        return Origin(path, line, column, release.via)
 
     found = reorigin(manifests, where)
     return found, [_in_template(d, outcome.text or "", release) for d in diagnostics], len(templates)
