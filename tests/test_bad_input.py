@@ -201,10 +201,36 @@ def test_symlink_loop_and_escape(tmp_path):
     assert proc.returncode == 3
 
 
+def test_a_link_to_a_file_of_the_tree_is_read_once(tmp_path):
+    (tmp_path / "base").mkdir()
+    (tmp_path / "prod").mkdir()
+    (tmp_path / "vendor").mkdir()
+    (tmp_path / "vendor" / "shared.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: vendored}\n")
+    (tmp_path / "prod" / "shared.yaml").symlink_to(tmp_path / "vendor" / "shared.yaml")
+    (tmp_path / "prod" / "good.yaml").symlink_to(tmp_path / "good.yaml")
+    proc, report = scan_tree(tmp_path, "base/other.yaml", "a: b\n")
+    assert proc.returncode == 1
+    # good.yaml once, at itself; the vendored file (its folder is not walked) through its link
+    assert report["summary"]["objects"] == 2
+
+
 def test_missing_path(tmp_path):
     proc = run_kubehop("scan", str(tmp_path / "nope"))
     assert "nope: no such file or directory" in proc.stdout.decode()
     assert proc.returncode == 3
+
+
+def test_helmrelease_with_malformed_spec(tmp_path):
+    """A HelmRelease whose valuesFrom is not a list is read like one without any."""
+    proc, _ = scan_tree(tmp_path, "release.yaml", """\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: r, namespace: apps}
+spec:
+  chart: {spec: {chart: ./nowhere, sourceRef: {kind: GitRepository, name: repo}}}
+  valuesFrom: 5
+""")
+    assert proc.returncode == 1
 
 
 def test_tags_and_duplicates_outside_kubernetes_objects_are_not_reported(tmp_path):

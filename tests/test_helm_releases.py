@@ -122,6 +122,7 @@ def test_decode_release_reverses_helms_encoding():
     {"name": "x", "version": "seven", "info": {"status": "deployed"}, "manifest": "{{ not: yaml"},
     ["a", "list"],
     {"name": "x", "info": {"status": "deployed"}, "manifest": "---\n# Source: a\n- 1\n- 2\n"},
+    {"name": "x", "info": {"status": "deployed"}, "manifest": "", "hooks": 5},
 ])
 def test_odd_release_contents_never_crash(tmp_path, release):
     encoded = base64.b64encode(base64.b64encode(gzip.compress(json.dumps(release).encode()))).decode()
@@ -129,3 +130,10 @@ def test_odd_release_contents_never_crash(tmp_path, release):
     item["data"]["release"] = encoded
     manifests, diagnostics, _ = read_helm_releases(dump(tmp_path, item))
     assert manifests == [] or all(m.origin.path.endswith("releases.yaml") for m in manifests)
+
+
+def test_a_release_secret_without_labels_is_read(tmp_path):
+    item = release_item("web", "shop", 1, "deployed", LEGACY_INGRESS)
+    del item["metadata"]["labels"]
+    manifests, diagnostics, releases = read_helm_releases(dump(tmp_path, item))
+    assert (releases, [m.kind for m in manifests], diagnostics) == (1, ["Ingress"], [])

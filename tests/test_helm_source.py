@@ -173,6 +173,7 @@ def test_without_rendering_templates_are_read_as_text_with_every_branch(how, hel
     }
     assert all("not rendered" in f["via"] for f in report["findings"])
     assert len(report["unrendered"]) == 2
+    assert report["summary"]["files"] == 6  # Chart.yaml, values.yaml and the templates, as when rendered
     (notice,) = report["notices"]
     assert ("helm was not found" if how == "no helm" else "--no-render") in notice
 

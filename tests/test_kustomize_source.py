@@ -80,3 +80,17 @@ def test_without_kustomize_files_are_scanned_as_they_are():
     assert code == 1 and len(report["findings"]) == 2
     assert len(report["unrendered"]) == 3  # base, overlays/prod, overlays/remote
     assert "neither kustomize nor kubectl found" in report["notices"][0]
+
+
+def test_a_kustomization_whose_lists_are_not_lists_is_not_a_crash(tmp_path):
+    (tmp_path / "kustomization.yaml").write_text("resources: 5\nhelmCharts: {name: x}\n")
+    assert remote_references(str(tmp_path)) == []
+
+
+def test_kubectl_log_prefix_is_left_out_of_the_message():
+    from scanner.sources.kustomize import _message
+
+    stderr = ('E1130 21:02:52.400840    5713 run.go:72] "command failed" '
+              'err="accumulating resources: \\"x\\" must resolve to a file"\n')
+    assert _message(stderr) == 'accumulating resources: "x" must resolve to a file'
+    assert _message("Error: accumulating resources: nope\n") == "accumulating resources: nope"

@@ -78,6 +78,27 @@ def test_stdin(tmp_path):
     assert proc.returncode == 1
 
 
+def test_stdin_problems_read_like_a_file_s():
+    """Empty standard input is a notice, as an empty file is; a non-UTF-8 byte keeps its line."""
+    empty = run_kubehop("scan", "--format", "json", "-", stdin=b"\n")
+    assert empty.returncode == 0
+    assert report(empty)["diagnostics"] == [{"file": "<stdin>", "line": None, "level": "notice",
+                                             "message": "empty file"}]
+    [problem] = report(run_kubehop("scan", "--format", "json", "-", stdin=b"a: b\nc: \xff\n"))["diagnostics"]
+    assert (problem["file"], problem["line"], problem["level"]) == ("<stdin>", 2, "error")
+
+
+def test_overlapping_paths_are_read_once(tmp_path):
+    (tmp_path / "apps").mkdir()
+    (tmp_path / "apps" / "ing.yaml").write_text(INGRESS)
+    proc = run_kubehop("scan", "--format", "json", str(tmp_path / "apps"), str(tmp_path),
+                       str(tmp_path / "apps" / "ing.yaml"), f"{tmp_path}/", str(tmp_path / "apps" / "nope.yaml"))
+    result = report(proc)
+    assert [f["file"] for f in result["findings"]] == [str(tmp_path / "apps" / "ing.yaml")]
+    assert result["summary"]["files"] == 1
+    assert [d["message"] for d in result["diagnostics"]] == ["no such file or directory"]
+
+
 def test_finding_carries_everything_a_person_needs(tmp_path):
     (tmp_path / "ing.yaml").write_text("# leading comment\n---\n" + INGRESS)
     [f] = report(run_kubehop("scan", "--from", "1.21", "--target", "1.36", "--format", "json", str(tmp_path)))["findings"]

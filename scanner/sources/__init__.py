@@ -8,6 +8,7 @@ when a scan has such input.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from dataclasses import dataclass, field
@@ -84,7 +85,7 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
     if why_not:
         return _charts_as_text(charts, why_not)
     result = ScanInput()
-    book = load_rulebook()
+    book = load_rulebook(options.rule_folders)  # the scan's own, already loaded
     target = target or book.newest
     deployed = flux.flux_releases(manifests, charts, options.allow_network)
     result.unrendered.extend(deployed.not_rendered)
@@ -129,8 +130,9 @@ def _charts_as_text(charts: list[str], why: str) -> ScanInput:
 
     result = ScanInput()
     for chart_dir in charts:
-        result.manifests.extend(text_fallback(chart_dir, f"{describe_chart(chart_dir)}, template read as text "
-                                                         "(not rendered)"))
+        found = text_fallback(chart_dir, f"{describe_chart(chart_dir)}, template read as text (not rendered)")
+        result.manifests.extend(found)
+        result.files_read += len({m.origin.path for m in found})  # as rendering counts: templates with objects
         result.unrendered.append(Diagnostic(chart_dir, "Helm chart read as text: every branch of its "
                                                        "templates, nothing rendered", level="notice"))
     if charts:
@@ -146,10 +148,14 @@ def _kustomizations(folders: list[str], manifests: list[Manifest], options: "Sca
 
     result = ScanInput()
     command = kustomize_command() if options.render else None
-    if command is None:
-        why = "not built: --no-render" if not options.render else "not built: neither kustomize nor kubectl found"
-        result.unrendered.extend(Diagnostic(folder, why, level="notice") for folder in folders)
-        result.notices.append(f"{len(folders)} kustomization(s) {why}; their files were scanned as they are")
+    if command is None:  # worded like the notice for charts read as text
+        why = ("--no-render was given" if not options.render else "neither kustomize nor kubectl found (set "
+               "KUBEHOP_KUSTOMIZE or KUBEHOP_KUBECTL, put one on PATH, or run scripts/get-tools.sh)")
+        result.unrendered.extend(Diagnostic(folder, "kustomization not built: its files were scanned as they are",
+                                            level="notice") for folder in folders)
+        plural = "s were" if len(folders) != 1 else " was"
+        result.notices.append(f"{why}: {len(folders)} kustomization{plural} not built; their files were scanned "
+                              "as they are")
         return result
     # An object already read from its own file (or from another build) is not reported again.
     seen = {_identity(m) for m in manifests}
@@ -188,7 +194,7 @@ def read_manifest_file(item: ManifestFile, stdin_bytes: bytes | None = None) -> 
         return result
     text, problem = read_file(item.path, stdin_bytes)
     if problem is not None:
-        result.diagnostics.append(problem if item.path != "-" else Diagnostic(display, problem.message))
+        result.diagnostics.append(dataclasses.replace(problem, path=display))
         return result
     try:
         manifests, diagnostics = read_text(text, display)

@@ -1,7 +1,7 @@
 """Helm chart templates read as text: where an apiVersion line is, and what a template could emit.
 
-Rendered output knows which template an object came from (helm's `# Source:`), not the line; the
-line is found here, in the template a person edits. Without helm, the same reading lists every
+Rendered output knows which template an object came from (helm's post-renderer annotation), not
+the line; the line is found here, in the template a person edits. Without helm, the same reading lists every
 apiVersion/kind pair a template can produce, both branches of an `{{ if }}` switch included.
 """
 

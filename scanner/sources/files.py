@@ -44,8 +44,9 @@ def walk(paths: list[str]) -> Iterator[ManifestFile | ChartFolder | KustomizeFol
     """Every manifest file, chart and kustomization under `paths`, in a stable order; problems as
     Diagnostics.
 
-    A chart's templates are not listed: they are the chart's, read when it is rendered."""
-    for given in paths:
+    A chart's templates are not listed: they are the chart's, read when it is rendered. A path given
+    twice, or inside a folder also given, is read once."""
+    for given in _distinct(paths):
         if given == "-":
             yield ManifestFile("-")
         elif os.path.isdir(given):
@@ -57,6 +58,23 @@ def walk(paths: list[str]) -> Iterator[ManifestFile | ChartFolder | KustomizeFol
                 yield ManifestFile(given, _in_chart_templates(given))
         else:
             yield Diagnostic(given, "no such file or directory")
+
+
+def _distinct(paths: list[str]) -> list[str]:
+    """`paths` without repeats and without those inside another given folder (its walk reads them)."""
+    if len(paths) < 2:
+        return paths
+    real = [os.path.realpath(p) if p != "-" and os.path.lexists(p) else None for p in paths]
+    folders = [(i, r) for i, r in enumerate(real) if r is not None and os.path.isdir(paths[i])]
+    kept = []
+    for i, given in enumerate(paths):
+        if given == "-" and "-" in kept:
+            continue
+        if real[i] is not None and any(r == real[i] and j < i or real[i].startswith(os.path.join(r, ""))
+                                       for j, r in folders if j != i):
+            continue
+        kept.append(given)
+    return kept
 
 
 def _walk_dir(top: str) -> Iterator[ManifestFile | ChartFolder | KustomizeFolder | Diagnostic]:
@@ -85,7 +103,7 @@ def _walk_dir(top: str) -> Iterator[ManifestFile | ChartFolder | KustomizeFolder
                 if problem:
                     yield Diagnostic(path, problem)
                     continue
-                if entry.is_dir():
+                if entry.is_dir() or _walked_at_target(path, root_real):
                     continue  # its target is inside the tree and is walked there
             if entry.is_dir(follow_symlinks=False):
                 templates = is_chart and entry.name == "templates"
@@ -106,6 +124,13 @@ def _symlink_problem(path: str, root_real: str) -> str | None:
     if os.path.commonpath([target, root_real]) != root_real:
         return "symbolic link points outside the scanned tree; not followed"
     return None
+
+
+def _walked_at_target(link: str, root_real: str) -> bool:
+    """Is a link's target (inside the tree) a manifest file the walk reads anyway?"""
+    target = os.path.realpath(link)
+    parts = os.path.relpath(target, root_real).split(os.sep)
+    return target.endswith(MANIFEST_SUFFIXES) and not SKIPPED_DIRS.intersection(parts)
 
 
 def _in_chart_templates(path: str) -> bool:

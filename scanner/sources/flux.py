@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from scanner.crds import as_dict, as_list
 from scanner.model import Diagnostic, Manifest
 from scanner.sources.helm import ChartRelease, RemoteChart, describe_chart
 
@@ -49,18 +50,18 @@ def flux_releases(manifests: list[Manifest], chart_dirs: list[str], allow_networ
 
 
 def _add(release: Manifest, chart_dirs: list[str], objects: dict, found: FluxCharts, allow_network: bool) -> None:
-    spec = _dict(release.body.get("spec"))
-    chart = _dict(_dict(spec.get("chart")).get("spec"))
+    spec = as_dict(release.body.get("spec"))
+    chart = as_dict(as_dict(spec.get("chart")).get("spec"))
     namespace = release.namespace or "default"
     label = f"Flux HelmRelease {namespace}/{release.name}"
     where = release.origin.path
-    values = [_values_from(ref, namespace, objects, label, where, found) for ref in spec.get("valuesFrom") or []]
+    values = [_values_from(ref, namespace, objects, label, where, found) for ref in as_list(spec.get("valuesFrom"))]
     values = [v for v in values if v is not None]
     if isinstance(spec.get("values"), dict):
         values.append(yaml.safe_dump(spec["values"]))
     as_release = {"release": str(spec.get("releaseName") or release.name),
                   "namespace": str(spec.get("targetNamespace") or namespace), "values": tuple(values)}
-    if _dict(chart.get("sourceRef")).get("kind") in _LOCAL_SOURCES and chart.get("chart"):
+    if as_dict(chart.get("sourceRef")).get("kind") in _LOCAL_SOURCES and chart.get("chart"):
         chart_dir = _matching_chart(str(chart["chart"]), chart_dirs) or _in_repository(str(chart["chart"]), where)
         if chart_dir is None:
             found.not_rendered.append(Diagnostic(
@@ -81,8 +82,8 @@ def _add(release: Manifest, chart_dirs: list[str], objects: dict, found: FluxCha
 
 def _remote_chart(release: Manifest, spec: dict, chart: dict, objects: dict) -> tuple[RemoteChart | None, str | None]:
     """The chart to download, from the HelmRepository/OCIRepository the release names (in the tree)."""
-    chart_ref = _dict(spec.get("chartRef"))
-    source_ref = _dict(chart.get("sourceRef")) or chart_ref
+    chart_ref = as_dict(spec.get("chartRef"))
+    source_ref = as_dict(chart.get("sourceRef")) or chart_ref
     kind, name = source_ref.get("kind"), source_ref.get("name")
     namespace = source_ref.get("namespace") or release.namespace
     source = objects.get((kind, namespace, name)) or objects.get((kind, None, name))
@@ -90,10 +91,10 @@ def _remote_chart(release: Manifest, spec: dict, chart: dict, objects: dict) -> 
         return None, f"chart source kind {kind} is not supported"
     if source is None:
         return None, f"chart source {kind} {namespace}/{name} is not in the scanned tree"
-    source_spec = _dict(source.body.get("spec"))
+    source_spec = as_dict(source.body.get("spec"))
     url = str(source_spec.get("url") or "")
     if kind == "OCIRepository":
-        reference = _dict(source_spec.get("ref"))
+        reference = as_dict(source_spec.get("ref"))
         version = reference.get("tag") or reference.get("semver")
         return RemoteChart(url, None, str(version) if version else None, release.origin), None
     version = str(chart["version"]) if chart.get("version") else None
@@ -129,7 +130,7 @@ def _in_repository(chart_path: str, release_file: str) -> str | None:
 
 
 def _values_from(ref: Any, namespace: str, objects: dict, label: str, where: str, found: FluxCharts) -> str | None:
-    ref = _dict(ref)
+    ref = as_dict(ref)
     kind, name = ref.get("kind"), ref.get("name")
     key = ref.get("valuesKey") or _DEFAULT_VALUES_KEY
     source = objects.get((kind, namespace, name)) or objects.get((kind, None, name))
@@ -150,16 +151,12 @@ def _values_from(ref: Any, namespace: str, objects: dict, label: str, where: str
 
 def _data_value(source: Manifest, key: str) -> str | None:
     body = source.body
-    value = _dict(body.get("stringData")).get(key)
+    value = as_dict(body.get("stringData")).get(key)
     if value is None:
-        value = _dict(body.get("data")).get(key)
+        value = as_dict(body.get("data")).get(key)
         if value is not None and source.kind == "Secret":
             try:
                 value = base64.b64decode(str(value)).decode("utf-8")
             except (binascii.Error, UnicodeDecodeError):
                 return None
     return str(value) if value is not None else None
-
-
-def _dict(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}

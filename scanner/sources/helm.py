@@ -65,7 +65,7 @@ class ChartRelease:
     release: str
     namespace: str = "default"
     values: tuple[str, ...] = ()  # YAML texts applied last, in order (a Flux HelmRelease's values)
-    via: str = ""  # how reports name it; defaults to the chart and release
+    via: str = ""  # how reports name it, e.g. "helm release web of chart web 3.0.0"
     remote: RemoteChart | None = None
 
     @property
@@ -216,12 +216,11 @@ def _write_capture_plugin(work: str) -> str:
     return os.path.dirname(folder)
 
 
-def describe(release: ChartRelease) -> str:
-    return f"helm release {release.release} of {describe_chart(release.chart_dir)}"
-
-
 def describe_chart(chart_dir: str) -> str:
-    name, version = chart_metadata(chart_dir)
+    return _chart_label(*chart_metadata(chart_dir))
+
+
+def _chart_label(name: str, version: str) -> str:
     return f"chart {name} {version}".rstrip()
 
 
@@ -240,8 +239,13 @@ def progress_printer(stream=sys.stderr):
 
 def releases_for(chart_dirs: Iterable[str]) -> list[ChartRelease]:
     """Each chart folder rendered once with its own values, as a release named after the chart."""
-    return [ChartRelease(chart_dir, release=_release_name(chart_metadata(chart_dir)[0]))
-            for chart_dir in chart_dirs]
+    releases = []
+    for chart_dir in chart_dirs:
+        name, version = chart_metadata(chart_dir)
+        release = _release_name(name)
+        via = f"helm release {release} of {_chart_label(name, version)}"
+        releases.append(ChartRelease(chart_dir, release, via=via))
+    return releases
 
 
 def _release_name(chart_name: str) -> str:

@@ -7,7 +7,6 @@ type it does not run -- are left out with a notice, and problems in the output n
 
 from __future__ import annotations
 
-import bisect
 import functools
 import os
 import re
@@ -15,11 +14,10 @@ import re
 from scanner import data
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.sources.chart_templates import locate
-from scanner.sources.helm import FILENAME_ANNOTATION, ChartRelease, RenderOutcome, describe
+from scanner.sources.helm import FILENAME_ANNOTATION, ChartRelease, RenderOutcome
 from scanner.sources.rendered import annotation, drop_annotation, read_output, reorigin
 
 _FILENAME_LINE = re.compile(rf"^\s*{re.escape(FILENAME_ANNOTATION)}:\s*['\"]?(.+?)['\"]?\s*$", re.MULTILINE)
-_SEPARATOR_LINE = re.compile(r"^---", re.MULTILINE)
 
 
 def manifests_of(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagnostic], int]:
@@ -44,20 +42,19 @@ def _chart_manifests(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagn
     manifests, diagnostics = read_output(outcome.text or "", display)
     occurrences: dict[tuple[str, str, str], int] = {}
     templates: set[str] = set()
-    via = release.via or describe(release)
 
     def where(manifest: Manifest) -> Origin:
         source = annotation(manifest, FILENAME_ANNOTATION)
         drop_annotation(manifest, FILENAME_ANNOTATION)
         if source is None:
-            return Origin(display, manifest.origin.line, manifest.origin.column, via)
+            return Origin(display, manifest.origin.line, manifest.origin.column, release.via)
         path = template_path(release.chart_dir, source)
         templates.add(path)
         key = (path, manifest.api_version, manifest.kind)
         occurrence = occurrences.get(key, 0)
         occurrences[key] = occurrence + 1
         line, column = locate(path, manifest.api_version, manifest.kind, occurrence)
-        return Origin(path, line, column, via)
+        return Origin(path, line, column, release.via)
 
     found = reorigin(manifests, where)
     return found, [_in_template(d, outcome.text or "", release) for d in diagnostics], len(templates)
@@ -96,19 +93,19 @@ def _in_template(problem: Diagnostic, text: str, release: ChartRelease) -> Diagn
     """A problem in rendered output, told against the template that produced that document."""
     if problem.line is None:
         return problem
-    separators = [_line_of(text, m.start()) for m in _SEPARATOR_LINE.finditer(text)]
-    index = bisect.bisect_right(separators, problem.line)
-    begin = separators[index - 1] if index else 0
-    end = separators[index] if index < len(separators) else float("inf")
-    for match in _FILENAME_LINE.finditer(text):
-        if begin < _line_of(text, match.start()) < end:
+    lines = text.split("\n")
+    begin = min(problem.line, len(lines)) - 1
+    while begin > 0 and not lines[begin].startswith("---"):
+        begin -= 1
+    end = problem.line
+    while end < len(lines) and not lines[end].startswith("---"):
+        end += 1
+    for line in lines[begin + lines[begin].startswith("---"):end]:
+        match = _FILENAME_LINE.match(line)
+        if match:
             path = template_path(release.chart_dir, match.group(1))
             return Diagnostic(path, f"{problem.message} (in what it renders)", None, problem.level)
     return problem
-
-
-def _line_of(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
 
 
 def template_path(chart_dir: str, source: str) -> str:

@@ -15,6 +15,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
+from scanner.crds import as_dict, as_list
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.sources.files import read_file
 from scanner.sources.rendered import read_output, reorigin, source_comments
@@ -81,8 +82,9 @@ def _revision(item: Manifest, path: str) -> tuple[Revision | None, Diagnostic | 
         where = key_node(item.node, "data")
         return None, Diagnostic(path, f"{item.kind} {item.namespace}/{item.name}: cannot decode the Helm release: "
                                       f"{err}", where.start_mark.line + 1 if where else item.origin.line)
-    labels = _dict(construct(mapping_get(mapping_get(item.node, "metadata"), "labels")))
-    info = _dict(release.get("info"))
+    labels_node = mapping_get(mapping_get(item.node, "metadata"), "labels")
+    labels = as_dict(construct(labels_node)) if labels_node is not None else {}
+    info = as_dict(release.get("info"))
     return Revision(
         namespace=str(release.get("namespace") or item.namespace or ""),
         name=str(release.get("name") or labels.get("name") or item.name),
@@ -109,10 +111,6 @@ def decode_release(encoded: str, secret: bool = True) -> dict:
     return release
 
 
-def _dict(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
 def _int(value: Any) -> int:
     try:
         return int(value)
@@ -122,10 +120,10 @@ def _int(value: Any) -> int:
 
 def _objects_of(revision: Revision, path: str) -> tuple[list[Manifest], list[Diagnostic]]:
     release = revision.release
-    chart = _dict(_dict(release.get("chart")).get("metadata"))
+    chart = as_dict(as_dict(release.get("chart")).get("metadata"))
     label = (f"helm release {revision.namespace}/{revision.name} revision {revision.version}, "
              f"chart {chart.get('name', '?')} {chart.get('version', '')}").rstrip()
-    hooks = [hook for hook in release.get("hooks") or [] if isinstance(hook, dict)]
+    hooks = [hook for hook in as_list(release.get("hooks")) if isinstance(hook, dict)]
     text = str(release.get("manifest") or "") + "".join(
         f"\n---\n# Source: {hook.get('path', '')}\n{hook.get('manifest', '')}" for hook in hooks)
     manifests, diagnostics = read_output(text, f"{path} ({label})")

@@ -8,7 +8,9 @@ object names the file it came from. Remote bases are fetched only with --allow-n
 from __future__ import annotations
 
 import functools
+import json
 import os
+import re
 import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 
 import yaml
 
+from scanner.crds import as_list
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.sources.files import KUSTOMIZATION_FILES, read_file
 from scanner.sources.rendered import annotation, drop_annotation, read_output, reorigin
@@ -24,6 +27,7 @@ from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, read_text
 ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
 _REFERENCE_FIELDS = ("resources", "bases", "components")
 _TIMEOUT_SECONDS = 300
+_KLOG_ERROR = re.compile(r'^[EFWI]\d{4} [\d:.]+\s+\d+ \S+\] "[^"]*" err="(.*)"$')
 
 
 @dataclass
@@ -77,8 +81,17 @@ def _failed(folder: str, message: str) -> BuildOutcome:
 
 
 def _message(stderr: str) -> str:
+    """The tool's error on one line; kubectl's log prefix (`E1130 21:02:52.4 5713 run.go:72] "command
+    failed" err="..."`) is reduced to the error itself."""
     lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
-    return (lines[0] if lines else "no message").removeprefix("Error:").strip()
+    first = lines[0] if lines else "no message"
+    logged = _KLOG_ERROR.match(first)
+    if logged:
+        try:
+            first = json.loads(f'"{logged.group(1)}"')
+        except ValueError:
+            first = logged.group(1)
+    return first.removeprefix("Error:").strip()
 
 
 def _origin_finder(folder: str, wrapper: str):
@@ -151,9 +164,9 @@ def remote_references(folder: str, _seen: set[str] | None = None) -> list[str]:
         return []
     seen.add(real)
     document = _kustomization(folder)
-    found = [f"Helm chart {chart.get('name')}" for chart in document.get("helmCharts") or []
+    found = [f"Helm chart {chart.get('name')}" for chart in as_list(document.get("helmCharts"))
              if isinstance(chart, dict)]
-    for reference in (r for field in _REFERENCE_FIELDS for r in document.get(field) or []):
+    for reference in (r for field in _REFERENCE_FIELDS for r in as_list(document.get(field))):
         reference = str(reference)
         local = os.path.join(folder, reference)
         if os.path.isdir(local) and kustomization_file(local):
@@ -161,6 +174,7 @@ def remote_references(folder: str, _seen: set[str] | None = None) -> list[str]:
         elif not os.path.exists(local) and _is_remote(reference):
             found.append(reference)
     return found
+
 
 
 def _is_remote(reference: str) -> bool:

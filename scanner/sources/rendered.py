@@ -37,7 +37,11 @@ def reorigin(manifests: list[Manifest], where: Callable[[Manifest], Origin]) -> 
 def source_comments(text: str) -> Callable[[Manifest], str | None]:
     """For output carrying helm's `# Source: chart/templates/x.yaml` comments: the template of each
     object (the last such comment above the object's apiVersion line)."""
-    marks = [(text.count("\n", 0, m.start()) + 1, m.group(1)) for m in _SOURCE_COMMENT.finditer(text)]
+    marks, line, offset = [], 1, 0
+    for match in _SOURCE_COMMENT.finditer(text):  # lines counted on from the previous comment, not from 0
+        line += text.count("\n", offset, match.start())
+        offset = match.start()
+        marks.append((line, match.group(1)))
     lines = [line for line, _ in marks]
 
     def template_of(manifest: Manifest) -> str | None:

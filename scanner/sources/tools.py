@@ -26,12 +26,16 @@ def find_tool(name: str) -> str | None:
     """The path of an executable `name`, or None when it is nowhere to be found."""
     explicit = os.environ.get(f"KUBEHOP_{name.upper()}")
     if explicit is not None:  # set but empty: the user says the tool is absent
-        return explicit if explicit and os.access(explicit, os.X_OK) else None
+        return explicit if _runnable(explicit) else None
     on_path = shutil.which(name)
     if on_path:
         return on_path
-    cached = cache_dir() / "tools" / name / name
-    return str(cached) if os.access(cached, os.X_OK) else None
+    cached = str(cache_dir() / "tools" / name / name)
+    return cached if _runnable(cached) else None
+
+
+def _runnable(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)  # a folder is "executable" too
 
 
 @functools.cache
