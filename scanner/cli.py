@@ -171,11 +171,7 @@ def scan(paths, target, current, fmt, output, config_file, no_config, exclude, i
         raise click.UsageError(str(err)) from None
     for report_fmt, path in reports:
         _write(path, render(result, report_fmt))
-    text = render(result, fmt, color=fmt == "text" and output is None and _use_color())
-    if output:
-        _write(output, text)
-    else:
-        click.echo(text, nl=False)
+    _emit(render(result, fmt, color=fmt == "text" and output is None and _use_color()), output)
     sys.exit(result.exit_code)
 
 
@@ -321,6 +317,14 @@ def _check_outputs(paths: list[str | None]) -> None:
             raise click.UsageError(f"{path} is a folder; give a file to write the report to")
         if not os.path.isdir(folder):
             raise click.UsageError(f"{path}: folder {folder} does not exist")
+
+
+def _emit(text: str, output: str | None) -> None:
+    """A report to its --output file, else to standard output."""
+    if output:
+        _write(output, text)
+    else:
+        click.echo(text, nl=False)
 
 
 def _write(path: str, text: str) -> None:

@@ -9,21 +9,13 @@ import sys
 
 import click
 
-from scanner.cli import MINOR, EXIT_USAGE, cli
+from scanner.cli import EXIT_USAGE, MINOR, _check_outputs, _emit, cli
 
 EXIT_INPUT = 3
 
 
 def _paths_argument(function):
     return click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))(function)
-
-
-def _emit(text: str, output: str | None) -> None:
-    if output:
-        with open(output, "w", encoding="utf-8") as handle:
-            handle.write(text)
-    else:
-        click.echo(text, nl=False)
 
 
 def _report_input_problems(diagnostics) -> bool:
@@ -84,6 +76,7 @@ def plan_command(paths, target, current, distro, cluster_version_file, fmt, outp
     from scanner.report import plan_json, plan_markdown, plan_text
     from scanner.rulebook import load_rulebook
 
+    _check_outputs([output])
     target = target or load_rulebook().newest
     distros = sorted({"kubernetes", *cluster_distros(), *load_catalog().distros})
     if distro is not None and distro not in distros:

@@ -191,3 +191,10 @@ def test_core_api_blockers_sit_in_the_window_of_their_hop():
     assert rules["1.32"] == ["flowcontrol.apiserver.k8s.io", "flowcontrol.apiserver.k8s.io"]
     assert rules["1.31"] == rules["1.33"] == []
     assert plan["blockers"] == 7
+
+
+def test_plan_output_to_a_missing_folder_is_a_usage_error_before_planning(tmp_path):
+    proc = run_kubehop("plan", "--from", "1.31", "--target", "1.32", "-o", str(tmp_path / "nope" / "plan.txt"),
+                       str(tmp_path))
+    assert proc.returncode == 2 and "does not exist" in proc.stderr.decode()
+    assert "Traceback" not in proc.stderr.decode()
