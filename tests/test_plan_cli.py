@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from conftest import FIXTURES, REPO, run_kubehop
+from conftest import FIXTURES, REPO, run_kubehop, tool_or_skip
 
 SEED = "tests/fixtures/seed002"
 DATA = REPO / "compat-matrix"
@@ -198,3 +198,17 @@ def test_plan_output_to_a_missing_folder_is_a_usage_error_before_planning(tmp_pa
                        str(tmp_path))
     assert proc.returncode == 2 and "does not exist" in proc.stderr.decode()
     assert "Traceback" not in proc.stderr.decode()
+
+
+def test_plan_renders_charts_for_its_target_not_the_newest_minor(tmp_path):
+    tool_or_skip("helm")
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: nightly\nversion: 0.1.0\n")
+    (chart / "templates" / "cron.yaml").write_text(
+        '{{- if semverCompare "<1.30-0" .Capabilities.KubeVersion.Version }}\n'
+        "apiVersion: batch/v1beta1\n{{- else }}\napiVersion: batch/v1\n{{- end }}\n"
+        "kind: CronJob\nmetadata:\n  name: nightly\n")
+    plan = plan_json("--from", "1.24", "--target", "1.26", str(tmp_path))
+    blockers = {w["to"]: [b["rule"] for b in w["api_blockers"]] for w in plan["windows"]}
+    assert blockers == {"1.25": ["batch/v1beta1/CronJob"], "1.26": []}

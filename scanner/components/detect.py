@@ -82,8 +82,9 @@ def by_component(detections: Iterable[Detection]) -> dict[str, list[Detection]]:
     return grouped
 
 
-def detect(paths: list[str], catalog: Catalog) -> TreeComponents:
-    scan_input = collect(paths)
+def detect(paths: list[str], catalog: Catalog, target: Minor | None = None) -> TreeComponents:
+    """Pins and objects under `paths`; Helm charts are rendered for `target` (default: the newest minor)."""
+    scan_input = collect(paths, target)
     result = TreeComponents(manifests=scan_input.manifests, diagnostics=scan_input.diagnostics)
     result.detections.extend(detect_in_manifests(scan_input.manifests, catalog))
     result.cluster.extend(_cluster_pins_in_manifests(scan_input.manifests))
