@@ -10,11 +10,9 @@ import click
 
 from scanner import __version__
 from scanner.config import CONFIG_FILE
-from scanner.model import FAIL_ON_LEVELS
+from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK, FAIL_ON_LEVELS
 from scanner.report import FORMATS
 from scanner.versions import Minor, parse_minor
-
-EXIT_USAGE = 2
 
 
 def _version_message() -> str:
@@ -288,7 +286,8 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
     migrated = sum(f.migrated for f in result.files)
     click.echo(f"{migrated} objects {'migrated' if write else 'to migrate'} in {len(result.files)} files; "
                f"{len(result.left)} left to a person", err=True)
-    sys.exit(3 if any(d.level == "error" for d in result.diagnostics) else 1 if result.left else 0)
+    sys.exit(EXIT_INPUT if any(d.level == "error" for d in result.diagnostics)
+             else EXIT_BLOCKED if result.left else EXIT_OK)
 
 
 def _unified_diff(path: str, original: str, fixed: str) -> str:

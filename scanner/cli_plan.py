@@ -9,9 +9,8 @@ import sys
 
 import click
 
-from scanner.cli import EXIT_USAGE, MINOR, _check_outputs, _emit, cli
-
-EXIT_INPUT = 3
+from scanner.cli import MINOR, _check_outputs, _emit, cli
+from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK
 
 
 def _paths_argument(function):
@@ -43,7 +42,7 @@ def components(paths, fmt) -> None:
     catalog = load_catalog()
     tree = detect(list(paths), catalog)
     click.echo(report.render_json(tree) if fmt == "json" else report.render_text(tree, catalog), nl=False)
-    sys.exit(EXIT_INPUT if _report_input_problems(tree.diagnostics) else 0)
+    sys.exit(EXIT_INPUT if _report_input_problems(tree.diagnostics) else EXIT_OK)
 
 
 @cli.command("plan")
@@ -84,13 +83,12 @@ def plan_command(paths, target, current, distro, cluster_version_file, fmt, outp
     try:
         plan, tree = plan_paths(PlanRequest(list(paths), target, current, distro, cluster_version_file))
     except PlanInputError as problem:
-        click.echo(f"Error: {problem}", err=True)
-        sys.exit(EXIT_USAGE)
+        raise click.UsageError(str(problem)) from None
     renderer = {"text": plan_text.render, "json": plan_json.render, "markdown": plan_markdown.render}[fmt]
     _emit(renderer(plan), output)
     if _report_input_problems(tree.diagnostics):
         sys.exit(EXIT_INPUT)
-    sys.exit(1 if plan.blocked else 0)
+    sys.exit(EXIT_BLOCKED if plan.blocked else EXIT_OK)
 
 
 @cli.command()
@@ -114,4 +112,4 @@ def inventory(paths, fmt) -> None:
     uses = api_inventory.inventory(scan_input.manifests, served, load_catalog())
     click.echo(api_inventory.render_json(uses) if fmt == "json"
                else api_inventory.render_text(uses, served.minors), nl=False)
-    sys.exit(EXIT_INPUT if _report_input_problems(scan_input.diagnostics) else 0)
+    sys.exit(EXIT_INPUT if _report_input_problems(scan_input.diagnostics) else EXIT_OK)
