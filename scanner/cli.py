@@ -63,6 +63,15 @@ def cli() -> None:
     """
 
 
+def config_options(command):
+    """--config and --no-config, for every command that reads the configuration."""
+    command = click.option("--no-config", is_flag=True, help="Ignore any configuration file.")(command)
+    return click.option(
+        "--config", "config_file", type=click.Path(dir_okay=False, exists=True), default=None,
+        help=f"Configuration file (default: {CONFIG_FILE} or [tool.kubehop] in pyproject.toml, "
+             "found from the first path upward).")(command)
+
+
 def _parse_reports(ctx, param, values) -> list[tuple[str, str]]:
     reports = []
     for value in values:
@@ -84,10 +93,7 @@ def _parse_reports(ctx, param, values) -> list[tuple[str, str]]:
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write the report to a file instead of standard output.")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False, exists=True), default=None,
-              help=f"Configuration file (default: {CONFIG_FILE} or [tool.kubehop] in pyproject.toml, "
-                   "found from the first path upward).")
-@click.option("--no-config", is_flag=True, help="Ignore any configuration file.")
+@config_options
 @click.option("--exclude", multiple=True, metavar="GLOB",
               help="Leave out files matching GLOB (relative to the working folder); adds to the configuration's.")
 @click.option("--ignore", multiple=True, metavar="RULE",
@@ -234,9 +240,7 @@ def _scan_options(config, exclude, ignore, rule_folders, baseline, write_baselin
 @click.option("--from", "current", type=MINOR, default=None,
               help="Minor the cluster runs today: APIs it does not serve yet are left alone.")
 @click.option("--write", is_flag=True, help="Write the changes to the files instead of showing a diff.")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False, exists=True), default=None,
-              help="Configuration file (for target, from, paths, exclude, ignore and rules).")
-@click.option("--no-config", is_flag=True, help="Ignore any configuration file.")
+@config_options
 def fix_command(paths, target, current, write, config_file, no_config) -> None:
     """Rewrite deprecated apiVersions that have a mechanical migration.
 

@@ -9,7 +9,7 @@ import sys
 
 import click
 
-from scanner.cli import MINOR, _check_outputs, _emit, cli
+from scanner.cli import MINOR, _check_outputs, _config, _emit, _settings, cli, config_options
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK
 
 
@@ -47,16 +47,19 @@ def components(paths, fmt) -> None:
 
 @cli.command("plan")
 @_paths_argument
-@click.option("--target", "-t", type=MINOR, default=None, help="Minor to reach (default: the newest the data knows).")
+@click.option("--target", "-t", type=MINOR, default=None,
+              help="Minor to reach (default: the configuration's, else the newest the data knows).")
 @click.option("--from", "current", type=MINOR, default=None,
-              help="Minor the cluster runs today (default: read from the tree or --cluster-version-file).")
+              help="Minor the cluster runs today (default: the configuration's, else read from the tree "
+                   "or --cluster-version-file).")
 @click.option("--distro", default=None, help="kubernetes, k3s or rke2 (default: read from the cluster's version).")
 @click.option("--cluster-version-file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Output of `kubectl version -o json`: the cluster's current version.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write the plan to a file instead of standard output.")
-def plan_command(paths, target, current, distro, cluster_version_file, fmt, output) -> None:
+@config_options
+def plan_command(paths, target, current, distro, cluster_version_file, fmt, output, config_file, no_config) -> None:
     """One window per hop: what moves before it, what it breaks, what may move after.
 
     \b
@@ -73,10 +76,9 @@ def plan_command(paths, target, current, distro, cluster_version_file, fmt, outp
     from scanner.components.detect import cluster_distros
     from scanner.plan import PlanInputError, PlanRequest, plan_paths
     from scanner.report import plan_json, plan_markdown, plan_text
-    from scanner.rulebook import load_rulebook
 
     _check_outputs([output])
-    target = target or load_rulebook().newest
+    _, target, current = _settings(_config(config_file, no_config, paths), paths, target, current, None)
     distros = sorted({"kubernetes", *cluster_distros(), *load_catalog().distros})
     if distro is not None and distro not in distros:
         raise click.BadParameter(f"{distro!r}: known distributions are {', '.join(distros)}", param_hint="--distro")

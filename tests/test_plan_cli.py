@@ -212,3 +212,11 @@ def test_plan_renders_charts_for_its_target_not_the_newest_minor(tmp_path):
     plan = plan_json("--from", "1.24", "--target", "1.26", str(tmp_path))
     blockers = {w["to"]: [b["rule"] for b in w["api_blockers"]] for w in plan["windows"]}
     assert blockers == {"1.25": ["batch/v1beta1/CronJob"], "1.26": []}
+
+
+def test_plan_takes_target_and_from_from_the_configuration_like_scan(tmp_path):
+    (tmp_path / ".kubehop.yaml").write_text('target: "1.33"\nfrom: "1.31"\n')
+    plan = plan_json(str(tmp_path))
+    assert (plan["from"], plan["target"]) == ("1.31", "1.33")
+    plan = plan_json("--no-config", "--from", "1.34", "--target", "1.35", str(tmp_path))
+    assert (plan["from"], plan["target"]) == ("1.34", "1.35")
