@@ -21,7 +21,7 @@ from scanner.components.catalog import Catalog, Component, Release
 from scanner.components.semver import floats, parse_version
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.sources import collect
-from scanner.sources.files import ManifestFile, read_file, walk
+from scanner.sources.files import KUSTOMIZATION_FILES, ManifestFile, read_file, walk
 from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents, mapping_get, scalar
 from scanner.versions import Minor, parse_minor
 
@@ -29,7 +29,6 @@ from scanner.versions import Minor, parse_minor
 # installs from wins over a variable, which wins over labels and images (often sidecars).
 PIN_RANK = {"chart": 0, "kustomize": 0, "variable": 1, "label": 2, "image": 3}
 
-KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 # Helm charts list their dependencies in Chart.yaml (Helm 3) or requirements.yaml (Helm 2).
 _CHART_FILES = ("Chart.yaml", "requirements.yaml", "requirements.yml")
 _REF_PARAM = re.compile(r"[?&](?:ref|version)=([^&#]+)")
