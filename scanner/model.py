@@ -58,6 +58,10 @@ class Manifest:
     def group(self) -> str:
         return self.api_version.rpartition("/")[0]
 
+    @property
+    def object_ref(self) -> str:
+        return object_ref(self.kind, self.namespace, self.name)
+
 
 def object_ref(kind: str, namespace: str | None, name: str | None) -> str:
     """Kind namespace/name, as a person names the object."""

@@ -147,7 +147,7 @@ class _Finder:
 
     def _helm_release(self, manifest: Manifest) -> Iterator[Detection]:
         spec = _at(manifest.node, "spec")
-        what = f"HelmRelease {object_name(manifest)}"
+        what = manifest.object_ref
         chart_spec = _at(spec, "chart", "spec")
         if chart_spec is not None:
             chart = scalar(_at(chart_spec, "chart"))
@@ -163,7 +163,7 @@ class _Finder:
 
     def _chart_ref(self, target: Manifest, what: str) -> Iterator[Detection]:
         spec = _at(target.node, "spec")
-        via = f"{what} via {target.kind} {object_name(target)}"
+        via = f"{what} via {target.object_ref}"
         if target.kind == "OCIRepository":
             url = scalar(_at(spec, "url")) or ""
             chart = url.rstrip("/").rpartition("/")[2]
@@ -191,14 +191,14 @@ class _Finder:
             if chart:
                 yield from self._chart_pin(chart, scalar(_at(source, "repoURL")), _at(source, "targetRevision"),
                                            _at(source, "chart"), manifest.origin.path,
-                                           f"{manifest.kind} {object_name(manifest)} (chart {chart})")
+                                           f"{manifest.object_ref} (chart {chart})")
 
     def _k3s_helm_chart(self, manifest: Manifest) -> Iterator[Detection]:
         """The Helm controller K3s and RKE2 bundle: spec.chart, spec.version, spec.repo."""
         spec = _at(manifest.node, "spec")
         chart = scalar(_at(spec, "chart"))
         yield from self._chart_pin(chart, scalar(_at(spec, "repo")), _at(spec, "version"), _at(spec, "chart"),
-                                   manifest.origin.path, f"HelmChart {object_name(manifest)} (chart {chart})")
+                                   manifest.origin.path, f"{manifest.object_ref} (chart {chart})")
 
     def _chart_pin(self, chart: str | None, repo: str | None, version_node: Any, fallback_node: Any,
                    path: str, what: str) -> Iterator[Detection]:
@@ -218,7 +218,7 @@ class _Finder:
             component = self.catalog.components.get(scalar(mapping_get(labels, key)) or "")
             if component is not None:
                 yield _detection(component, scalar(version), False, _origin(manifest.origin.path, version),
-                                 "label", f"label {key}={component.name} on {manifest.kind} {object_name(manifest)}")
+                                 "label", f"label {key}={component.name} on {manifest.object_ref}")
                 return
 
     def _images(self, manifest: Manifest) -> Iterator[Detection]:
@@ -227,17 +227,12 @@ class _Finder:
             component = self._component_for_image(name)
             if component is not None and tag and parse_version(tag) is not None:
                 yield _detection(component, tag, False, _origin(manifest.origin.path, node), "image",
-                                 f"image {name} in {manifest.kind} {object_name(manifest)}")
+                                 f"image {name} in {manifest.object_ref}")
 
     def _component_for_image(self, name: str) -> Component | None:
         name = normalize_image(name)
         return next((c for c in self.catalog.components.values()
                      if any(normalize_image(i) == name for i in c.images)), None)
-
-
-def object_name(manifest: Manifest) -> str:
-    name = manifest.name or "<unnamed>"
-    return f"{manifest.namespace}/{name}" if manifest.namespace else name
 
 
 def _detection(component: Component, pin: str, chart_version: bool, origin: Origin, source: str,
@@ -418,7 +413,7 @@ def _cluster_pins_in_manifests(manifests: Sequence[Manifest]) -> Iterator[Cluste
                 continue
             node = _at(manifest.node, *rule["field"])
             pin = scalar(node) and _cluster_pin(scalar(node), _origin(manifest.origin.path, node),
-                                                f"{manifest.kind} {object_name(manifest)} {'.'.join(rule['field'])}")
+                                                f"{manifest.object_ref} {'.'.join(rule['field'])}")
             if pin:
                 yield pin
 
