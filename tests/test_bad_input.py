@@ -75,6 +75,9 @@ def test_unknown_tags_are_read_as_plain_values(tmp_path):
     messages = [d["message"] for d in report["diagnostics"]]
     assert any("unknown YAML tag !Ref" in m for m in messages)
     assert any("unknown YAML tag !env_var" in m for m in messages)
+    # The objects were read (and checked): a notice, not unreadable input.
+    assert {d["level"] for d in report["diagnostics"]} == {"notice"}
+    assert proc.returncode == 1
 
 
 def test_envsubst_placeholders(tmp_path):
@@ -202,3 +205,11 @@ def test_missing_path(tmp_path):
     proc = run_kubehop("scan", str(tmp_path / "nope"))
     assert "nope: no such file or directory" in proc.stdout.decode()
     assert proc.returncode == 3
+
+
+def test_tags_and_duplicates_outside_kubernetes_objects_are_not_reported(tmp_path):
+    # Helm 2 requirements files and CI configs may hold what Kubernetes would refuse: not ours to judge.
+    proc, report = scan_tree(tmp_path, "requirements.yaml",
+                             "dependencies:\n- name: redis\n  condition: !redis.emulate\n  name: again\n")
+    assert diagnostics_for(report, "requirements.yaml") == []
+    assert proc.returncode == 1

@@ -79,13 +79,22 @@ def compose_documents(text: str, path: str) -> tuple[list[Any], list[Diagnostic]
     trusted: list[Any] = []
     check_tags = "!" in text
     for node in nodes:
+        found: list[Diagnostic] = []
         try:
-            _inspect(node, check_tags, path, diagnostics)
+            _inspect(node, check_tags, path, found)
         except DocumentProblem as problem:
             diagnostics.append(Diagnostic(path, str(problem), problem.line))
             continue
+        if found and _is_object(node):
+            # Duplicate keys and odd tags matter only where Kubernetes reads the document; a values
+            # file or a CI config holding them is none of kubehop's business.
+            diagnostics.extend(found)
         trusted.append(node)
     return trusted, diagnostics
+
+
+def _is_object(node: Any) -> bool:
+    return bool(scalar(mapping_get(node, "apiVersion")) and scalar(mapping_get(node, "kind")))
 
 
 def _compose_all(text: str) -> Iterator[Any]:
@@ -172,7 +181,7 @@ def _inspect(root: Any, check_tags: bool, path: str, diagnostics: list[Diagnosti
             diagnostics.append(Diagnostic(
                 path, f"unknown YAML tag {node.tag}: value read as plain "
                       f"{'text' if isinstance(node, ScalarNode) else 'data'}",
-                node.start_mark.line + 1))
+                node.start_mark.line + 1, level="notice"))
         if isinstance(node, MappingNode):
             pairs = node.value
             if len(pairs) > 1 and len({k.value for k, _ in pairs if isinstance(k, ScalarNode)}) < len(pairs):
