@@ -220,3 +220,14 @@ def test_plan_takes_target_and_from_from_the_configuration_like_scan(tmp_path):
     assert (plan["from"], plan["target"]) == ("1.31", "1.33")
     plan = plan_json("--no-config", "--from", "1.34", "--target", "1.35", str(tmp_path))
     assert (plan["from"], plan["target"]) == ("1.34", "1.35")
+
+
+def test_plan_markdown_escapes_object_names_from_the_tree(tmp_path):
+    (tmp_path / "ingress.yaml").write_text(
+        "apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata:\n"
+        "  name: '[x](https://example.com) @everyone'\n  namespace: web\n")
+    proc = run_kubehop("plan", "--from", "1.21", "--target", "1.22", "--format", "markdown", str(tmp_path))
+    out = proc.stdout.decode()
+    assert proc.returncode == 1, proc.stderr.decode()
+    assert r"Ingress web/\[x\]\(https://example.com\) \@everyone" in out
+    assert "[x](https://example.com)" not in out
