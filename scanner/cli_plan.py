@@ -17,10 +17,13 @@ def _paths_argument(function):
     return click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))(function)
 
 
-def _report_input_problems(diagnostics) -> bool:
-    errors = [d for d in diagnostics if d.level == "error"]
+def _report_input_problems(source) -> bool:
+    """What the sources could not read, and what they left out, on standard error; True on errors."""
+    errors = [d for d in source.diagnostics if d.level == "error"]
     for problem in errors:
         click.echo(f"kubehop: {problem}", err=True)
+    for notice in source.notices:
+        click.echo(f"kubehop: notice: {notice}", err=True)
     return bool(errors)
 
 
@@ -42,7 +45,7 @@ def components(paths, fmt) -> None:
     catalog = load_catalog()
     tree = detect(list(paths), catalog)
     click.echo(report.render_json(tree) if fmt == "json" else report.render_text(tree, catalog), nl=False)
-    sys.exit(EXIT_INPUT if _report_input_problems(tree.diagnostics) else EXIT_OK)
+    sys.exit(EXIT_INPUT if _report_input_problems(tree) else EXIT_OK)
 
 
 @cli.command("plan")
@@ -88,7 +91,7 @@ def plan_command(paths, target, current, distro, cluster_version_file, fmt, outp
         raise click.UsageError(str(problem)) from None
     renderer = {"text": plan_text.render, "json": plan_json.render, "markdown": plan_markdown.render}[fmt]
     _emit(renderer(plan), output)
-    if _report_input_problems(tree.diagnostics):
+    if _report_input_problems(tree):
         sys.exit(EXIT_INPUT)
     sys.exit(EXIT_BLOCKED if plan.blocked else EXIT_OK)
 
@@ -114,4 +117,4 @@ def inventory(paths, fmt) -> None:
     uses = api_inventory.inventory(scan_input.manifests, served, load_catalog())
     click.echo(api_inventory.render_json(uses) if fmt == "json"
                else api_inventory.render_text(uses, served.minors), nl=False)
-    sys.exit(EXIT_INPUT if _report_input_problems(scan_input.diagnostics) else EXIT_OK)
+    sys.exit(EXIT_INPUT if _report_input_problems(scan_input) else EXIT_OK)

@@ -231,3 +231,10 @@ def test_plan_markdown_escapes_object_names_from_the_tree(tmp_path):
     assert proc.returncode == 1, proc.stderr.decode()
     assert r"Ingress web/\[x\]\(https://example.com\) \@everyone" in out
     assert "[x](https://example.com)" not in out
+
+
+def test_plan_says_when_charts_were_read_as_text(tmp_path):
+    proc = run_kubehop("plan", "--from", "1.31", "--target", "1.32", str(FIXTURES / "charts" / "version-switch"),
+                       env={"KUBEHOP_HELM": "", "KUBEHOP_CACHE_DIR": str(tmp_path)})
+    assert "kubehop: notice: helm was not found" in proc.stderr.decode()
+    assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr.decode()

@@ -72,6 +72,7 @@ class TreeComponents:
     cluster: list[ClusterPin] = field(default_factory=list)
     manifests: list[Manifest] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # what the sources left out (no helm...)
 
 
 def by_component(detections: Iterable[Detection]) -> dict[str, list[Detection]]:
@@ -84,7 +85,8 @@ def by_component(detections: Iterable[Detection]) -> dict[str, list[Detection]]:
 def detect(paths: list[str], catalog: Catalog, target: Minor | None = None) -> TreeComponents:
     """Pins and objects under `paths`; Helm charts are rendered for `target` (default: the newest minor)."""
     scan_input = collect(paths, target)
-    result = TreeComponents(manifests=scan_input.manifests, diagnostics=scan_input.diagnostics)
+    result = TreeComponents(manifests=scan_input.manifests, diagnostics=scan_input.diagnostics,
+                            notices=scan_input.notices)
     result.detections.extend(detect_in_manifests(scan_input.manifests, catalog))
     result.cluster.extend(_cluster_pins_in_manifests(scan_input.manifests))
     for item in walk([p for p in paths if p != "-"]):
