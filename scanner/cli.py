@@ -10,11 +10,9 @@ import click
 
 from scanner import __version__
 from scanner.config import CONFIG_FILE
-from scanner.model import FAIL_ON_LEVELS
+from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK, FAIL_ON_LEVELS
 from scanner.report import FORMATS
 from scanner.versions import Minor, parse_minor
-
-EXIT_USAGE = 2
 
 
 def _version_message() -> str:
@@ -65,6 +63,15 @@ def cli() -> None:
     """
 
 
+def config_options(command):
+    """--config and --no-config, for every command that reads the configuration."""
+    command = click.option("--no-config", is_flag=True, help="Ignore any configuration file.")(command)
+    return click.option(
+        "--config", "config_file", type=click.Path(dir_okay=False, exists=True), default=None,
+        help=f"Configuration file (default: {CONFIG_FILE} or [tool.kubehop] in pyproject.toml, "
+             "found from the first path upward).")(command)
+
+
 def _parse_reports(ctx, param, values) -> list[tuple[str, str]]:
     reports = []
     for value in values:
@@ -86,10 +93,7 @@ def _parse_reports(ctx, param, values) -> list[tuple[str, str]]:
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write the report to a file instead of standard output.")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False, exists=True), default=None,
-              help=f"Configuration file (default: {CONFIG_FILE} or [tool.kubehop] in pyproject.toml, "
-                   "found from the first path upward).")
-@click.option("--no-config", is_flag=True, help="Ignore any configuration file.")
+@config_options
 @click.option("--exclude", multiple=True, metavar="GLOB",
               help="Leave out files matching GLOB (relative to the working folder); adds to the configuration's.")
 @click.option("--ignore", multiple=True, metavar="RULE",
@@ -171,11 +175,7 @@ def scan(paths, target, current, fmt, output, config_file, no_config, exclude, i
         raise click.UsageError(str(err)) from None
     for report_fmt, path in reports:
         _write(path, render(result, report_fmt))
-    text = render(result, fmt, color=fmt == "text" and output is None and _use_color())
-    if output:
-        _write(output, text)
-    else:
-        click.echo(text, nl=False)
+    _emit(render(result, fmt, color=fmt == "text" and output is None and _use_color()), output)
     sys.exit(result.exit_code)
 
 
@@ -240,9 +240,7 @@ def _scan_options(config, exclude, ignore, rule_folders, baseline, write_baselin
 @click.option("--from", "current", type=MINOR, default=None,
               help="Minor the cluster runs today: APIs it does not serve yet are left alone.")
 @click.option("--write", is_flag=True, help="Write the changes to the files instead of showing a diff.")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False, exists=True), default=None,
-              help="Configuration file (for target, from, paths, exclude, ignore and rules).")
-@click.option("--no-config", is_flag=True, help="Ignore any configuration file.")
+@config_options
 def fix_command(paths, target, current, write, config_file, no_config) -> None:
     """Rewrite deprecated apiVersions that have a mechanical migration.
 
@@ -292,7 +290,8 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
     migrated = sum(f.migrated for f in result.files)
     click.echo(f"{migrated} objects {'migrated' if write else 'to migrate'} in {len(result.files)} files; "
                f"{len(result.left)} left to a person", err=True)
-    sys.exit(3 if any(d.level == "error" for d in result.diagnostics) else 1 if result.left else 0)
+    sys.exit(EXIT_INPUT if any(d.level == "error" for d in result.diagnostics)
+             else EXIT_BLOCKED if result.left else EXIT_OK)
 
 
 def _unified_diff(path: str, original: str, fixed: str) -> str:
@@ -321,6 +320,14 @@ def _check_outputs(paths: list[str | None]) -> None:
             raise click.UsageError(f"{path} is a folder; give a file to write the report to")
         if not os.path.isdir(folder):
             raise click.UsageError(f"{path}: folder {folder} does not exist")
+
+
+def _emit(text: str, output: str | None) -> None:
+    """A report to its --output file, else to standard output."""
+    if output:
+        _write(output, text)
+    else:
+        click.echo(text, nl=False)
 
 
 def _write(path: str, text: str) -> None:

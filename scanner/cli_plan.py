@@ -9,27 +9,21 @@ import sys
 
 import click
 
-from scanner.cli import MINOR, EXIT_USAGE, cli
-
-EXIT_INPUT = 3
+from scanner.cli import MINOR, _check_outputs, _config, _emit, _settings, cli, config_options
+from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK
 
 
 def _paths_argument(function):
     return click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))(function)
 
 
-def _emit(text: str, output: str | None) -> None:
-    if output:
-        with open(output, "w", encoding="utf-8") as handle:
-            handle.write(text)
-    else:
-        click.echo(text, nl=False)
-
-
-def _report_input_problems(diagnostics) -> bool:
-    errors = [d for d in diagnostics if d.level == "error"]
+def _report_input_problems(source) -> bool:
+    """What the sources could not read, and what they left out, on standard error; True on errors."""
+    errors = [d for d in source.diagnostics if d.level == "error"]
     for problem in errors:
         click.echo(f"kubehop: {problem}", err=True)
+    for notice in source.notices:
+        click.echo(f"kubehop: notice: {notice}", err=True)
     return bool(errors)
 
 
@@ -51,21 +45,24 @@ def components(paths, fmt) -> None:
     catalog = load_catalog()
     tree = detect(list(paths), catalog)
     click.echo(report.render_json(tree) if fmt == "json" else report.render_text(tree, catalog), nl=False)
-    sys.exit(EXIT_INPUT if _report_input_problems(tree.diagnostics) else 0)
+    sys.exit(EXIT_INPUT if _report_input_problems(tree) else EXIT_OK)
 
 
 @cli.command("plan")
 @_paths_argument
-@click.option("--target", "-t", type=MINOR, default=None, help="Minor to reach (default: the newest the data knows).")
+@click.option("--target", "-t", type=MINOR, default=None,
+              help="Minor to reach (default: the configuration's, else the newest the data knows).")
 @click.option("--from", "current", type=MINOR, default=None,
-              help="Minor the cluster runs today (default: read from the tree or --cluster-version-file).")
+              help="Minor the cluster runs today (default: the configuration's, else read from the tree "
+                   "or --cluster-version-file).")
 @click.option("--distro", default=None, help="kubernetes, k3s or rke2 (default: read from the cluster's version).")
 @click.option("--cluster-version-file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Output of `kubectl version -o json`: the cluster's current version.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write the plan to a file instead of standard output.")
-def plan_command(paths, target, current, distro, cluster_version_file, fmt, output) -> None:
+@config_options
+def plan_command(paths, target, current, distro, cluster_version_file, fmt, output, config_file, no_config) -> None:
     """One window per hop: what moves before it, what it breaks, what may move after.
 
     \b
@@ -82,22 +79,21 @@ def plan_command(paths, target, current, distro, cluster_version_file, fmt, outp
     from scanner.components.detect import cluster_distros
     from scanner.plan import PlanInputError, PlanRequest, plan_paths
     from scanner.report import plan_json, plan_markdown, plan_text
-    from scanner.rulebook import load_rulebook
 
-    target = target or load_rulebook().newest
+    _check_outputs([output])
+    _, target, current = _settings(_config(config_file, no_config, paths), paths, target, current, None)
     distros = sorted({"kubernetes", *cluster_distros(), *load_catalog().distros})
     if distro is not None and distro not in distros:
         raise click.BadParameter(f"{distro!r}: known distributions are {', '.join(distros)}", param_hint="--distro")
     try:
         plan, tree = plan_paths(PlanRequest(list(paths), target, current, distro, cluster_version_file))
     except PlanInputError as problem:
-        click.echo(f"Error: {problem}", err=True)
-        sys.exit(EXIT_USAGE)
+        raise click.UsageError(str(problem)) from None
     renderer = {"text": plan_text.render, "json": plan_json.render, "markdown": plan_markdown.render}[fmt]
     _emit(renderer(plan), output)
-    if _report_input_problems(tree.diagnostics):
+    if _report_input_problems(tree):
         sys.exit(EXIT_INPUT)
-    sys.exit(1 if plan.blocked else 0)
+    sys.exit(EXIT_BLOCKED if plan.blocked else EXIT_OK)
 
 
 @cli.command()
@@ -121,4 +117,4 @@ def inventory(paths, fmt) -> None:
     uses = api_inventory.inventory(scan_input.manifests, served, load_catalog())
     click.echo(api_inventory.render_json(uses) if fmt == "json"
                else api_inventory.render_text(uses, served.minors), nl=False)
-    sys.exit(EXIT_INPUT if _report_input_problems(scan_input.diagnostics) else 0)
+    sys.exit(EXIT_INPUT if _report_input_problems(scan_input) else EXIT_OK)

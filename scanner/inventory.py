@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from scanner.components.catalog import Catalog
-from scanner.components.detect import KUSTOMIZATION_FILES
 from scanner.model import Manifest
 from scanner.rulebook import ServedApis
+from scanner.sources.files import KUSTOMIZATION_FILES
 from scanner.versions import Minor
 
 

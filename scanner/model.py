@@ -12,6 +12,12 @@ STDIN_PATH = "<stdin>"  # the path standard input is reported under
 # --fail-on: findings of this severity or above make the exit code 1 ("never": none do).
 FAIL_ON_LEVELS = ("error", "warning", "never")
 
+# Exit codes, the same for every command.
+EXIT_OK = 0  # nothing blocks the target
+EXIT_BLOCKED = 1  # at least one error-level finding (or blocker, or object left to a person)
+EXIT_USAGE = 2  # bad command line (click's own code too)
+EXIT_INPUT = 3  # some input could not be read; everything else was still scanned
+
 
 @dataclass(frozen=True, slots=True)
 class Origin:
@@ -51,6 +57,10 @@ class Manifest:
     @property
     def group(self) -> str:
         return self.api_version.rpartition("/")[0]
+
+    @property
+    def object_ref(self) -> str:
+        return object_ref(self.kind, self.namespace, self.name)
 
 
 def object_ref(kind: str, namespace: str | None, name: str | None) -> str:

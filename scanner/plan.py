@@ -348,7 +348,7 @@ def plan_paths(request: PlanRequest) -> tuple[Plan, TreeComponents]:
     from scanner.rulebook import load_rulebook
 
     catalog = load_catalog()
-    tree = detect(request.paths, catalog)
+    tree = detect(request.paths, catalog, request.target)
     pins = sorted(tree.cluster, key=lambda p: p.minor)
     if request.version_file:
         given = cluster_pin_from_version_json(request.version_file)

@@ -13,16 +13,11 @@ from scanner import baseline, suppress
 from scanner.checks import ScanContext, run_checks
 from scanner.cluster_state import ClusterState, load_cluster_state
 from scanner.crds import CrdIndex
-from scanner.model import Diagnostic, Finding
+from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK, Diagnostic, Finding
 from scanner.rulebook import load_rulebook
 from scanner.sources import ScanInput, collect
 from scanner.sources.exclude import Exclusions
 from scanner.versions import Minor
-
-EXIT_OK = 0  # nothing blocks the target
-EXIT_BLOCKED = 1  # at least one error-level finding
-EXIT_USAGE = 2  # bad command line (click's own code too)
-EXIT_INPUT = 3  # some input could not be read; everything else was still scanned
 
 
 @dataclass

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from conftest import FIXTURES, REPO, run_kubehop
+from conftest import FIXTURES, REPO, run_kubehop, tool_or_skip
 
 SEED = "tests/fixtures/seed002"
 DATA = REPO / "compat-matrix"
@@ -191,3 +191,50 @@ def test_core_api_blockers_sit_in_the_window_of_their_hop():
     assert rules["1.32"] == ["flowcontrol.apiserver.k8s.io", "flowcontrol.apiserver.k8s.io"]
     assert rules["1.31"] == rules["1.33"] == []
     assert plan["blockers"] == 7
+
+
+def test_plan_output_to_a_missing_folder_is_a_usage_error_before_planning(tmp_path):
+    proc = run_kubehop("plan", "--from", "1.31", "--target", "1.32", "-o", str(tmp_path / "nope" / "plan.txt"),
+                       str(tmp_path))
+    assert proc.returncode == 2 and "does not exist" in proc.stderr.decode()
+    assert "Traceback" not in proc.stderr.decode()
+
+
+def test_plan_renders_charts_for_its_target_not_the_newest_minor(tmp_path):
+    tool_or_skip("helm")
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: nightly\nversion: 0.1.0\n")
+    (chart / "templates" / "cron.yaml").write_text(
+        '{{- if semverCompare "<1.30-0" .Capabilities.KubeVersion.Version }}\n'
+        "apiVersion: batch/v1beta1\n{{- else }}\napiVersion: batch/v1\n{{- end }}\n"
+        "kind: CronJob\nmetadata:\n  name: nightly\n")
+    plan = plan_json("--from", "1.24", "--target", "1.26", str(tmp_path))
+    blockers = {w["to"]: [b["rule"] for b in w["api_blockers"]] for w in plan["windows"]}
+    assert blockers == {"1.25": ["batch/v1beta1/CronJob"], "1.26": []}
+
+
+def test_plan_takes_target_and_from_from_the_configuration_like_scan(tmp_path):
+    (tmp_path / ".kubehop.yaml").write_text('target: "1.33"\nfrom: "1.31"\n')
+    plan = plan_json(str(tmp_path))
+    assert (plan["from"], plan["target"]) == ("1.31", "1.33")
+    plan = plan_json("--no-config", "--from", "1.34", "--target", "1.35", str(tmp_path))
+    assert (plan["from"], plan["target"]) == ("1.34", "1.35")
+
+
+def test_plan_markdown_escapes_object_names_from_the_tree(tmp_path):
+    (tmp_path / "ingress.yaml").write_text(
+        "apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata:\n"
+        "  name: '[x](https://example.com) @everyone'\n  namespace: web\n")
+    proc = run_kubehop("plan", "--from", "1.21", "--target", "1.22", "--format", "markdown", str(tmp_path))
+    out = proc.stdout.decode()
+    assert proc.returncode == 1, proc.stderr.decode()
+    assert r"Ingress web/\[x\]\(https://example.com\) \@everyone" in out
+    assert "[x](https://example.com)" not in out
+
+
+def test_plan_says_when_charts_were_read_as_text(tmp_path):
+    proc = run_kubehop("plan", "--from", "1.31", "--target", "1.32", str(FIXTURES / "charts" / "version-switch"),
+                       env={"KUBEHOP_HELM": "", "KUBEHOP_CACHE_DIR": str(tmp_path)})
+    assert "kubehop: notice: helm was not found" in proc.stderr.decode()
+    assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr.decode()

@@ -21,7 +21,7 @@ from scanner.components.catalog import Catalog, Component, Release
 from scanner.components.semver import floats, parse_version
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.sources import collect
-from scanner.sources.files import ManifestFile, read_file, walk
+from scanner.sources.files import KUSTOMIZATION_FILES, ManifestFile, read_file, walk
 from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents, mapping_get, scalar
 from scanner.versions import Minor, parse_minor
 
@@ -29,7 +29,6 @@ from scanner.versions import Minor, parse_minor
 # installs from wins over a variable, which wins over labels and images (often sidecars).
 PIN_RANK = {"chart": 0, "kustomize": 0, "variable": 1, "label": 2, "image": 3}
 
-KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 # Helm charts list their dependencies in Chart.yaml (Helm 3) or requirements.yaml (Helm 2).
 _CHART_FILES = ("Chart.yaml", "requirements.yaml", "requirements.yml")
 _REF_PARAM = re.compile(r"[?&](?:ref|version)=([^&#]+)")
@@ -73,6 +72,7 @@ class TreeComponents:
     cluster: list[ClusterPin] = field(default_factory=list)
     manifests: list[Manifest] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # what the sources left out (no helm...)
 
 
 def by_component(detections: Iterable[Detection]) -> dict[str, list[Detection]]:
@@ -82,9 +82,11 @@ def by_component(detections: Iterable[Detection]) -> dict[str, list[Detection]]:
     return grouped
 
 
-def detect(paths: list[str], catalog: Catalog) -> TreeComponents:
-    scan_input = collect(paths)
-    result = TreeComponents(manifests=scan_input.manifests, diagnostics=scan_input.diagnostics)
+def detect(paths: list[str], catalog: Catalog, target: Minor | None = None) -> TreeComponents:
+    """Pins and objects under `paths`; Helm charts are rendered for `target` (default: the newest minor)."""
+    scan_input = collect(paths, target)
+    result = TreeComponents(manifests=scan_input.manifests, diagnostics=scan_input.diagnostics,
+                            notices=scan_input.notices)
     result.detections.extend(detect_in_manifests(scan_input.manifests, catalog))
     result.cluster.extend(_cluster_pins_in_manifests(scan_input.manifests))
     for item in walk([p for p in paths if p != "-"]):
@@ -147,7 +149,7 @@ class _Finder:
 
     def _helm_release(self, manifest: Manifest) -> Iterator[Detection]:
         spec = _at(manifest.node, "spec")
-        what = f"HelmRelease {object_name(manifest)}"
+        what = manifest.object_ref
         chart_spec = _at(spec, "chart", "spec")
         if chart_spec is not None:
             chart = scalar(_at(chart_spec, "chart"))
@@ -163,7 +165,7 @@ class _Finder:
 
     def _chart_ref(self, target: Manifest, what: str) -> Iterator[Detection]:
         spec = _at(target.node, "spec")
-        via = f"{what} via {target.kind} {object_name(target)}"
+        via = f"{what} via {target.object_ref}"
         if target.kind == "OCIRepository":
             url = scalar(_at(spec, "url")) or ""
             chart = url.rstrip("/").rpartition("/")[2]
@@ -191,14 +193,14 @@ class _Finder:
             if chart:
                 yield from self._chart_pin(chart, scalar(_at(source, "repoURL")), _at(source, "targetRevision"),
                                            _at(source, "chart"), manifest.origin.path,
-                                           f"{manifest.kind} {object_name(manifest)} (chart {chart})")
+                                           f"{manifest.object_ref} (chart {chart})")
 
     def _k3s_helm_chart(self, manifest: Manifest) -> Iterator[Detection]:
         """The Helm controller K3s and RKE2 bundle: spec.chart, spec.version, spec.repo."""
         spec = _at(manifest.node, "spec")
         chart = scalar(_at(spec, "chart"))
         yield from self._chart_pin(chart, scalar(_at(spec, "repo")), _at(spec, "version"), _at(spec, "chart"),
-                                   manifest.origin.path, f"HelmChart {object_name(manifest)} (chart {chart})")
+                                   manifest.origin.path, f"{manifest.object_ref} (chart {chart})")
 
     def _chart_pin(self, chart: str | None, repo: str | None, version_node: Any, fallback_node: Any,
                    path: str, what: str) -> Iterator[Detection]:
@@ -218,7 +220,7 @@ class _Finder:
             component = self.catalog.components.get(scalar(mapping_get(labels, key)) or "")
             if component is not None:
                 yield _detection(component, scalar(version), False, _origin(manifest.origin.path, version),
-                                 "label", f"label {key}={component.name} on {manifest.kind} {object_name(manifest)}")
+                                 "label", f"label {key}={component.name} on {manifest.object_ref}")
                 return
 
     def _images(self, manifest: Manifest) -> Iterator[Detection]:
@@ -227,17 +229,12 @@ class _Finder:
             component = self._component_for_image(name)
             if component is not None and tag and parse_version(tag) is not None:
                 yield _detection(component, tag, False, _origin(manifest.origin.path, node), "image",
-                                 f"image {name} in {manifest.kind} {object_name(manifest)}")
+                                 f"image {name} in {manifest.object_ref}")
 
     def _component_for_image(self, name: str) -> Component | None:
         name = normalize_image(name)
         return next((c for c in self.catalog.components.values()
                      if any(normalize_image(i) == name for i in c.images)), None)
-
-
-def object_name(manifest: Manifest) -> str:
-    name = manifest.name or "<unnamed>"
-    return f"{manifest.namespace}/{name}" if manifest.namespace else name
 
 
 def _detection(component: Component, pin: str, chart_version: bool, origin: Origin, source: str,
@@ -418,7 +415,7 @@ def _cluster_pins_in_manifests(manifests: Sequence[Manifest]) -> Iterator[Cluste
                 continue
             node = _at(manifest.node, *rule["field"])
             pin = scalar(node) and _cluster_pin(scalar(node), _origin(manifest.origin.path, node),
-                                                f"{manifest.kind} {object_name(manifest)} {'.'.join(rule['field'])}")
+                                                f"{manifest.object_ref} {'.'.join(rule['field'])}")
             if pin:
                 yield pin
 

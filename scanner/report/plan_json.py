@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 from scanner import __version__
-from scanner.components.detect import object_name
 from scanner.model import Origin
 from scanner.plan import Migration, Plan, Step, Window
 
@@ -27,7 +26,8 @@ def _migration(migration: Migration) -> dict:
     return {"rule": rule.id, "apiVersion": rule.api_version, "kind": rule.kind,
             "replacement": rule.replacement, "removed_in": migration.before, "already": migration.already,
             "note": rule.note, "source": rule.source,
-            "objects": [{**location(m.origin), "name": object_name(m)} for m in migration.objects]}
+            # "name" is namespace/name: the object reference without its kind
+            "objects": [{**location(m.origin), "name": m.object_ref.partition(" ")[2]} for m in migration.objects]}
 
 
 def _window(window: Window) -> dict:

@@ -1,8 +1,13 @@
-"""The plan as Markdown for a pull request or a CI step summary, with a Mermaid diagram of the windows."""
+"""The plan as Markdown for a pull request or a CI step summary, with a Mermaid diagram of the windows.
+
+Object names and messages about them come from the scanned files: they are escaped, as in the scan's
+Markdown report, so a manifest cannot inject links or @-mentions.
+"""
 
 from __future__ import annotations
 
 from scanner.plan import BLOCKER, WARNING, Migration, Plan, Window
+from scanner.report.markdown import escape
 from scanner.report.plan_text import (blocker_labels, chains, header, journeys, migration_labels, problems,
                                       unknown_components, where)
 
@@ -69,7 +74,8 @@ def _window(window: Window) -> list[str]:
         lines.extend(_migration(m) for m in window.migrations_before(step))
         lines.append(f"- [ ] move **{step.label}** ({step.why}): edit "
                      + ", ".join(f"`{where(o)}`" for o in step.pins))
-    lines.extend(f"- [ ] fix `{where(f.origin)}` {f.object_ref}: {f.message}" for f in window.api_blockers)
+    lines.extend(f"- [ ] fix `{where(f.origin)}` {escape(f.object_ref)}: {escape(f.message)}"
+                 for f in window.api_blockers)
     lines.append(f"- [ ] **upgrade the cluster to {window.target}**")
     lines.extend(f"- [ ] optional: {step.label} ({step.why})" for step in window.after)
     lines.extend(f"- note: **{n.title}** ({n.distro}): {n.detail} [source]({n.source})" for n in window.notes)

@@ -6,7 +6,6 @@ import textwrap
 from itertools import groupby
 
 from scanner import __version__
-from scanner.components.detect import object_name
 from scanner.model import Origin
 from scanner.plan import BLOCKER, UNKNOWN, WARNING, Migration, Plan, Step, Window
 
@@ -149,7 +148,7 @@ def _migration_lines(migration: Migration) -> list[str]:
     when = (f"already not served by the pinned release ({migration.before} removed it)" if migration.already
             else f"before {migration.before}, which removes it")
     lines = [f"     migrate {rule.api_version} → {rule.replacement or '(no successor)'} {rule.kind}: {when}"]
-    lines.extend(f"       {where(m.origin)}  {m.kind} {object_name(m)}" for m in migration.objects)
+    lines.extend(f"       {where(m.origin)}  {m.object_ref}" for m in migration.objects)
     return lines
 
 

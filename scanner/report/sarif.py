@@ -13,9 +13,9 @@ from pathlib import Path
 from urllib.parse import quote
 
 from scanner import __version__
-from scanner.model import STDIN_PATH, Diagnostic, Finding
+from scanner.model import EXIT_INPUT, STDIN_PATH, Diagnostic, Finding
 from scanner.report import hop_label, repo_path
-from scanner.scan import EXIT_INPUT, ScanResult
+from scanner.scan import ScanResult
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 # Paths are relative to the directory kubehop ran in: the checkout root in CI.
