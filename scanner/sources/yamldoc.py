@@ -28,6 +28,9 @@ MAX_DEPTH = 256
 # Nodes an alias-expanded document may reach before it is refused ("billion laughs").
 MAX_EXPANDED_NODES = 1_000_000
 
+_TOO_DEEP = f"nesting deeper than {MAX_DEPTH} levels; document skipped"
+_LIBYAML_DEPTH_LIMIT = "exceeded maximum nesting depth"  # the limit newer libyaml builds stop at
+
 _STD_TAG = "tag:yaml.org,2002:"
 _DOC_SEPARATOR = re.compile(r"^---(?:[ \t].*)?$", re.MULTILINE)
 _PLACEHOLDER = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[:=-][^}]*)?\}")
@@ -149,6 +152,10 @@ def yaml_error(path: str, err: yaml.YAMLError) -> Diagnostic:
     mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
     problem = getattr(err, "problem", None) or str(err)
     context = getattr(err, "context", None)
+    if _LIBYAML_DEPTH_LIMIT in problem:
+        # Newer libyaml stops at a nesting limit of its own before kubehop's depth check sees the
+        # tree: the same reason, worded the same way whichever parser stops first.
+        return Diagnostic(path, _TOO_DEEP, mark.line + 1 if mark else None)
     text = f"invalid YAML: {context + ', ' if context else ''}{problem}"
     return Diagnostic(path, text.replace("\n", " "), mark.line + 1 if mark else None)
 
@@ -176,8 +183,7 @@ def _inspect(root: Any, check_tags: bool, path: str, diagnostics: list[Diagnosti
             continue
         seen.add(id(node))
         if depth > MAX_DEPTH:
-            raise DocumentProblem(f"nesting deeper than {MAX_DEPTH} levels; document skipped",
-                                  node.start_mark.line + 1)
+            raise DocumentProblem(_TOO_DEEP, node.start_mark.line + 1)
         if check_tags and not node.tag.startswith(_STD_TAG):
             diagnostics.append(Diagnostic(
                 path, f"unknown YAML tag {node.tag}: value read as plain "
