@@ -62,3 +62,27 @@ def test_installed_kubehop_runs_outside_the_repo(wheel, tmp_path):
     # python -m scanner works from the installed package as well.
     module = subprocess.run([str(python), "-m", "scanner", "rules"], capture_output=True, text=True, cwd=work, env=env)
     assert module.returncode == 0 and "rules" in module.stdout.splitlines()[-1]
+
+
+def test_ci_minimums_are_the_lowest_versions_the_pins_admit():
+    """.ci/run tests the declared minimums; a pin raised in pyproject.toml without its constraint
+    (or the other way round) would test versions nobody declared."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+    from packaging.version import Version
+
+    declared = {}
+    for line in tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]:
+        requirement = Requirement(line)
+        if requirement.marker is not None and not requirement.marker.evaluate():
+            continue  # e.g. tomli, only before Python 3.11
+        [floor] = [s.version for s in requirement.specifier if s.operator == ">="]
+        declared[canonicalize_name(requirement.name)] = Version(floor)
+    pinned = {}
+    for line in (REPO / ".ci" / "minimums.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            pinned[canonicalize_name(name)] = Version(version)
+    assert pinned == declared
