@@ -85,7 +85,7 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
             current, notices = _current_minor(current, cluster, target)
             crds = crds.then(cluster.crds)  # a custom resource whose CRD is not in the tree
         context = ScanContext(target=target, current=current, rulebook=rulebook, crds=crds, cluster=cluster)
-        findings = run_checks(scan_input.manifests, context)
+        findings = run_checks(scan_input.manifests, context, scan_input.diagnostics)
     findings, unused, policy_notices = _apply_policy(findings, scan_input.suppressions, options)
     diagnostics = scan_input.diagnostics + unused
     return ScanResult(

@@ -19,6 +19,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from scanner import data
 from scanner.components.catalog import Catalog, Component, Release
 from scanner.components.semver import floats, parse_version
+from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.sources import collect
 from scanner.sources.files import KUSTOMIZATION_FILES, ManifestFile, read_file, walk
@@ -87,21 +88,31 @@ def detect(paths: list[str], catalog: Catalog, target: Minor | None = None) -> T
     scan_input = collect(paths, target)
     result = TreeComponents(manifests=scan_input.manifests, diagnostics=scan_input.diagnostics,
                             notices=scan_input.notices)
-    result.detections.extend(detect_in_manifests(scan_input.manifests, catalog))
+    result.detections.extend(detect_in_manifests(scan_input.manifests, catalog, result.diagnostics))
     result.cluster.extend(_cluster_pins_in_manifests(scan_input.manifests))
     for item in walk([p for p in paths if p != "-"]):
         if isinstance(item, ManifestFile) and not item.chart_template:
-            _detect_in_file(item.path, catalog, result)
+            try:
+                _detect_in_file(item.path, catalog, result)
+            except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
+                result.diagnostics.append(unexpected(item.path, err))
     result.detections = _unique(result.detections)
     return result
 
 
-def detect_in_manifests(manifests: Sequence[Manifest], catalog: Catalog) -> list[Detection]:
-    """Pins held by Kubernetes objects (the part a scan's checks can use)."""
+def detect_in_manifests(manifests: Sequence[Manifest], catalog: Catalog,
+                        problems: list[Diagnostic] | None = None) -> list[Detection]:
+    """Pins held by Kubernetes objects (the part a scan's checks can use). With `problems`, an object
+    kubehop fails on is an input problem there instead of an exception."""
     finder = _Finder(catalog, manifests)
     found: list[Detection] = []
     for manifest in manifests:
-        found.extend(finder.in_manifest(manifest))
+        try:
+            found.extend(finder.in_manifest(manifest))
+        except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
+            if problems is None:
+                raise
+            problems.append(unexpected(manifest.origin.path, err, manifest.origin.line, "read this object"))
     # A label or image tag that names no known release is some other version (a sidecar, a
     # controller of its own numbering): it says nothing about the component's release.
     return _unique(d for d in found if d.releases or d.source not in ("label", "image"))
