@@ -217,3 +217,91 @@ def test_alias_bombs_in_what_kubehop_reads_for_itself(tmp_path, name, where):
     code, report = scan_json("--no-render", str(root), timeout=60)
     assert any("alias bomb" in m for m in messages(report, "Chart.yaml"))
     assert code == EXIT_INPUT
+
+
+# --- the last line of defence ------------------------------------------------------------------------
+
+def _scan_in_process(root: Path):
+    from scanner.scan import scan
+    from scanner.versions import Minor
+
+    return scan([str(root)], Minor(1, 36))
+
+
+def test_a_bug_in_a_check_is_an_input_problem_for_the_object_it_met(tmp_path, monkeypatch):
+    from scanner.checks import field_rules
+
+    real = field_rules.check
+
+    def failing(manifests, context):
+        for manifest in manifests:
+            if manifest.name == "boom":
+                raise TypeError("unhashable type: 'dict'")
+        return real(manifests, context)
+
+    monkeypatch.setattr(field_rules, "check", failing)
+    monkeypatch.delenv("KUBEHOP_DEBUG", raising=False)
+    root = tree(tmp_path, {"boom.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: boom}\n"})
+    result = _scan_in_process(root)
+    assert [f.name for f in result.findings] == ["still-scanned"]
+    [problem] = result.diagnostics
+    assert problem.path.endswith("boom.yaml") and problem.line == 1 and problem.level == "error"
+    assert problem.message == ("kubehop could not check ConfigMap boom; please report it "
+                               "(TypeError: unhashable type: 'dict')")
+    assert result.exit_code == EXIT_INPUT
+
+
+def test_a_bug_while_reading_a_file_is_an_input_problem_for_that_file(tmp_path, monkeypatch):
+    import scanner.sources as sources
+
+    real = sources.read_text
+
+    def failing(text, path):
+        if path.endswith("boom.yaml"):
+            raise KeyError(1)
+        return real(text, path)
+
+    monkeypatch.setattr(sources, "read_text", failing)
+    monkeypatch.delenv("KUBEHOP_DEBUG", raising=False)
+    result = _scan_in_process(tree(tmp_path, {"boom.yaml": BLOCKER.replace("still-scanned", "x")}))
+    assert [f.name for f in result.findings] == ["still-scanned"]
+    assert [d.message for d in result.diagnostics] == ["kubehop could not read this; please report it (KeyError: 1)"]
+    assert result.exit_code == EXIT_INPUT
+    monkeypatch.setenv("KUBEHOP_DEBUG", "1")  # for a developer: the exception itself
+    with pytest.raises(KeyError):
+        _scan_in_process(tmp_path)
+
+
+def test_a_bug_outside_any_input_exits_4_never_1(tmp_path, monkeypatch, capsys):
+    import scanner.scan
+    from scanner.cli import main
+
+    def failing(*args, **kwargs):
+        raise RuntimeError("boom\n::error::spoofed")
+
+    monkeypatch.setattr(scanner.scan, "scan", failing)
+    monkeypatch.delenv("KUBEHOP_DEBUG", raising=False)
+    monkeypatch.setattr(sys, "argv", ["kubehop", "scan", "--no-config", str(tree(tmp_path, {}))])
+    with pytest.raises(SystemExit) as exit_:
+        main()
+    assert exit_.value.code == EXIT_INTERNAL
+    assert capsys.readouterr().err == ("kubehop: internal error (RuntimeError: boom ::error::spoofed); please "
+                                       "report it (KUBEHOP_DEBUG=1 shows the traceback)\n")
+
+
+# --- 4. nothing from the tree reaches a log line raw --------------------------------------------------
+
+def test_the_text_report_prints_no_workflow_command_from_the_tree(tmp_path):
+    evil = "evil\\n::error file=x::spoofed\\r::stop-commands::t\\u2028::warning::x ##[error]legacy \\e[2J"
+    odd_file = "a\n::error::named.yaml"
+    tree(tmp_path, {"evil.yaml": f'apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata:\n  name: "{evil}"\n',
+                    odd_file: BLOCKER.replace("still-scanned", "in-an-odd-file"),
+                    "::notice::x.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: [broken\n"})
+    done = kubehop("scan", "--no-config", "--target", "1.36", ".", cwd=tmp_path)
+    lines = done.stdout.split("\n")
+    assert not [line for line in lines if line.lstrip().startswith("::") or "##[" in line]
+    assert not any(char in done.stdout for char in "\r\x1b\u2028")
+    assert r"Ingress evil\n::error file=x::spoofed\r::stop-commands::t\u2028::warning::x ##\[error]legacy \x1b[2J" \
+        in done.stdout
+    assert r"./a\n::error::named.yaml:1:1  error  Ingress in-an-odd-file" in done.stdout
+    assert done.returncode == EXIT_INPUT
