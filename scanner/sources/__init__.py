@@ -19,6 +19,7 @@ from scanner.sources.files import ChartFolder, KustomizeFolder, ManifestFile, re
 from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, read_text
 from scanner.suppress import MARKER, Suppression, read_suppressions
 from scanner.versions import Minor
+from scanner.words import count
 
 if TYPE_CHECKING:
     from scanner.scan import ScanOptions
@@ -183,7 +184,7 @@ def _helm_releases(dump: str) -> ScanInput:
 
     manifests, diagnostics, releases = read_helm_releases(dump)
     return ScanInput(manifests=manifests, diagnostics=diagnostics, files_read=1,
-                     notices=[f"{dump}: {releases} deployed Helm release(s) scanned"])
+                     notices=[f"{dump}: {count(releases, 'deployed Helm release')} scanned"])
 
 
 def read_manifest_file(item: ManifestFile, stdin_bytes: bytes | None = None) -> ScanInput:
