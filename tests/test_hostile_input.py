@@ -256,10 +256,10 @@ def test_a_bug_while_reading_a_file_is_an_input_problem_for_that_file(tmp_path, 
 
     real = sources.read_text
 
-    def failing(text, path):
+    def failing(text, path, *rest):
         if path.endswith("boom.yaml"):
             raise KeyError(1)
-        return real(text, path)
+        return real(text, path, *rest)
 
     monkeypatch.setattr(sources, "read_text", failing)
     monkeypatch.delenv("KUBEHOP_DEBUG", raising=False)
