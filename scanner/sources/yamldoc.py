@@ -52,9 +52,13 @@ class DocumentProblem(Exception):
         self.line = line
 
 
-def read_text(text: str, path: str) -> tuple[list[Manifest], list[Diagnostic]]:
-    """Every Kubernetes object in `text`, and what was wrong with the text."""
+def read_text(text: str, path: str, documents: list[Any] | None = None) -> tuple[list[Manifest], list[Diagnostic]]:
+    """Every Kubernetes object in `text`, and what was wrong with the text.
+
+    `documents`, when given, receives the root node of every trusted document, object or not."""
     nodes, diagnostics = compose_documents(text, path)
+    if documents is not None:
+        documents.extend(nodes)
     manifests: list[Manifest] = []
     for node in nodes:
         manifests.extend(_manifests_of(node, path, diagnostics))
