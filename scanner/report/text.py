@@ -19,7 +19,8 @@ def render(result: ScanResult, color: bool = False) -> str:
 
     p = printable  # every value from the tree (or a user's rules) is printed through it
     lines = [paint(f"kubehop {__version__}: {scan_span(result)}, "
-                   f"{count(result.objects, 'object')} in {count(result.files_read, 'file')}", "head"), ""]
+                   f"{count(result.objects, 'object')} in {count(result.files_read, 'file')} "
+                   f"(data checked {result.data_checked})", "head"), ""]
     for label, group in groupby(result.findings, key=lambda f: hop_label(f, result)):
         group = list(group)
         lines.append(paint(f"{label[0].upper()}{label[1:]}: {count(len(group), 'finding')}", "head"))
