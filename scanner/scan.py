@@ -10,14 +10,15 @@ from pathlib import Path
 from typing import Sequence
 
 from scanner import baseline, suppress
-from scanner.checks import ScanContext, run_checks
+from scanner.checks import ScanContext, per_object_checks, run_checks, sort_findings, tree_checks
 from scanner.cluster_state import ClusterState, load_cluster_state
 from scanner.crds import CrdIndex
 from scanner.freshness import data_checked
-from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK, Diagnostic, Finding
+from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK, Diagnostic, Finding, Manifest
 from scanner.rulebook import load_rulebook
 from scanner.sources import ScanInput, collect
 from scanner.sources.exclude import Exclusions
+from scanner.sources.retention import Retention
 from scanner.versions import Minor
 
 
@@ -78,7 +79,9 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
          options: ScanOptions = ScanOptions()) -> ScanResult:
     rulebook = load_rulebook(options.rule_folders)
     with _cyclic_gc_paused():
-        scan_input: ScanInput = collect(paths, target, options)
+        per_object = per_object_checks()
+        early = _EarlyChecks(ScanContext(target=target, rulebook=rulebook), per_object)
+        scan_input: ScanInput = collect(paths, target, options, on_file=early)
         crds, cluster, notices = CrdIndex.from_manifests(scan_input.manifests), None, []
         if options.cluster_state:
             cluster, problems = load_cluster_state(list(options.cluster_state))
@@ -91,7 +94,9 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
             notices += order_notices
         context = ScanContext(target=target, current=current, rulebook=rulebook, crds=crds, cluster=cluster,
                               current_from_orders=from_orders and current is not None)
-        findings = run_checks(scan_input.manifests, context, scan_input.diagnostics)
+        findings = sort_findings(
+            early.findings + run_checks(scan_input.manifests, context, scan_input.diagnostics, tree_checks())
+            + run_checks(early.unchecked(scan_input.manifests), context, scan_input.diagnostics, per_object))
     findings, unused, policy_notices = _apply_policy(findings, scan_input.suppressions, options)
     diagnostics = scan_input.diagnostics + unused
     return ScanResult(
@@ -106,6 +111,26 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
         data_checked=data_checked(),
         fail_on=options.fail_on,
     )
+
+
+class _EarlyChecks:
+    """The per-object checks, run on each plain file as soon as it is read; then its objects' nodes
+    are let go (sources/retention.py), so a scan's memory does not grow with its tree."""
+
+    def __init__(self, context: ScanContext, checks: Sequence):
+        self.context, self.checks = context, checks
+        self.findings: list[Finding] = []
+        self.objects = 0  # collect puts the objects of plain files first: these many were checked here
+        self._retention = Retention()
+
+    def __call__(self, found: ScanInput) -> None:
+        self.findings += run_checks(found.manifests, self.context, found.diagnostics, self.checks)
+        self.objects += len(found.manifests)
+        self._retention.release(found.manifests)
+
+    def unchecked(self, manifests: Sequence[Manifest]) -> Sequence[Manifest]:
+        """The objects no file gave (rendered charts, kustomize builds, release dumps): checked at the end."""
+        return manifests[self.objects:]
 
 
 def _apply_policy(findings: list[Finding], suppressions: Sequence[suppress.Suppression],
@@ -168,15 +193,13 @@ def _current_from_orders(manifests, target: Minor) -> tuple[Minor | None, list[s
 
 @contextmanager
 def _cyclic_gc_paused():
-    """Composed YAML nodes form no reference cycles, but a large tree keeps millions of them alive
-    and the cyclic collector would re-walk them all on every collection: 3-4x the parse time.
-    Afterwards they are frozen (left out of later collections; still freed when unreferenced),
-    or the first collection after the scan would walk them all once more."""
+    """Composed YAML nodes form no reference cycles, but a scan makes millions of them and the cyclic
+    collector would re-walk those alive on every collection: 3-4x the parse time. Nothing is frozen
+    afterwards: what the scan let go is freed, and repeated scans in one process do not pile up."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        gc.freeze()
         if was_enabled:
             gc.enable()

@@ -12,7 +12,7 @@ import dataclasses
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from yaml.nodes import MappingNode, ScalarNode
 
@@ -52,8 +52,12 @@ class ScanInput:
         self.notices.extend(other.notices)
 
 
-def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions | None" = None) -> ScanInput:
-    """Everything under `paths`, charts rendered for `target` (default: the newest minor known)."""
+def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions | None" = None,
+            on_file: Callable[[ScanInput], None] | None = None) -> ScanInput:
+    """Everything under `paths`, charts rendered for `target` (default: the newest minor known).
+
+    `on_file` sees what each plain file gave as soon as it is read (the scan checks its objects
+    there, then lets their nodes go); those objects come first in the result, in that order."""
     from scanner.scan import ScanOptions
 
     options = options or ScanOptions()
@@ -71,7 +75,10 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
         elif isinstance(item, KustomizeFolder):
             kustomizations.append(item.path)
         else:
-            result.extend(_guarded(item.path, read_manifest_file, item, stdin_bytes))
+            found = _guarded(item.path, read_manifest_file, item, stdin_bytes)
+            if on_file is not None:
+                on_file(found)
+            result.extend(found)
     if charts or any(m.kind == "HelmRelease" for m in result.manifests):
         result.extend(_all_or_each(charts, _charts, charts, result.manifests, target, options))
     if kustomizations:

@@ -10,6 +10,7 @@ not trust: duplicate keys, unknown tags, alias bombs and absurd nesting.
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any, Iterable, Iterator
 
 import yaml
@@ -388,11 +389,12 @@ def _manifests_of(node: Any, path: str, diagnostics: list[Diagnostic]) -> Iterat
                 path, f"metadata.{field} is a {'list' if isinstance(value, SequenceNode) else 'mapping'}, not a "
                       f"string (Kubernetes rejects it); object read without it", value.start_mark.line + 1,
                 level="notice"))
-    yield Manifest(
-        api_version=api_version,
-        kind=kind,
+    namespace = scalar(mapping_get(metadata, "namespace"))
+    yield Manifest(  # the strings most objects share are shared: a scan keeps every object's
+        api_version=sys.intern(api_version),
+        kind=sys.intern(kind),
         name=scalar(mapping_get(metadata, "name")) or scalar(mapping_get(metadata, "generateName")),
-        namespace=scalar(mapping_get(metadata, "namespace")),
+        namespace=sys.intern(namespace) if namespace else namespace,
         origin=Origin(path, mark.line + 1, mark.column + 1),
         node=node,
     )

@@ -1,0 +1,76 @@
+"""Which composed YAML nodes a scan keeps, so that its memory grows with its findings, not its tree.
+
+Composed nodes cost several times the text they come from. The checks that read every object
+(checks.per_object_checks) run on each plain file as soon as it is read; after them, the file's
+objects let go of their nodes. The stages that look at the tree as a whole (CRDs, Flux values,
+component pins, upgrade orders) read a few objects: those of the kinds they read most are kept,
+any other is composed again from its file when asked for.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Iterable
+
+from scanner.model import STDIN_PATH, Manifest
+
+# Kept whole: CRDs (every scan indexes them; the first definition of a name wins, so a repeat is let
+# go) and Flux's own objects (HelmReleases and their sources are read to render charts and to find
+# component pins).
+_CRD_GROUP = "apiextensions.k8s.io"
+_KEPT_GROUP_SUFFIX = ".toolkit.fluxcd.io"
+_FILES_REMEMBERED = 8  # files whose nodes stay composed after a reader asked for one of them
+
+
+class Retention:
+    """Lets go of the nodes of each file's objects once its per-object checks have run."""
+
+    def __init__(self) -> None:
+        self.recompose = Recomposer()
+        self._crds: set[str] = set()  # names of the CRDs kept
+
+    def release(self, manifests: Iterable[Manifest]) -> None:
+        for manifest in manifests:
+            if manifest.origin.path == STDIN_PATH or manifest.line_map is not None or manifest.origin.via:
+                continue  # not read from a file of its own: it could not be composed again
+            group = manifest.group
+            if group.endswith(_KEPT_GROUP_SUFFIX):
+                continue
+            if group == _CRD_GROUP and manifest.kind == "CustomResourceDefinition":
+                if not manifest.name or manifest.name not in self._crds:
+                    self._crds.add(manifest.name or "")
+                    continue
+            manifest.release(self.recompose)
+
+
+class Recomposer:
+    """Composes the node of a released object again from its file; the last few files are remembered."""
+
+    def __init__(self) -> None:
+        self._files: OrderedDict[str, dict[tuple[int, int, str], Any]] = OrderedDict()
+
+    def __call__(self, manifest: Manifest) -> Any:
+        path = manifest.origin.path
+        nodes = self._files.get(path)
+        if nodes is None:
+            nodes = self._files[path] = _nodes_of(path)
+            if len(self._files) > _FILES_REMEMBERED:
+                self._files.popitem(last=False)
+        else:
+            self._files.move_to_end(path)
+        return nodes.get((manifest.origin.line, manifest.origin.column, manifest.kind))
+
+
+def _nodes_of(path: str) -> dict[tuple[int, int, str], Any]:
+    """The objects' nodes of a file, by the place and kind of each object (None: it changed meanwhile)."""
+    from scanner.sources.files import read_file
+    from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, read_text
+
+    text, problem = read_file(path)
+    if problem is not None:
+        return {}
+    try:
+        manifests, _ = read_text(text, path)
+    except (DocumentProblem, TemplateSyntax):
+        return {}
+    return {(m.origin.line, m.origin.column, m.kind): m.node for m in manifests}
