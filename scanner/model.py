@@ -82,7 +82,7 @@ def object_ref(kind: str, namespace: str | None, name: str | None) -> str:
 @dataclass(frozen=True, slots=True)
 class Finding:
     rule_id: str
-    severity: str  # "error" (blocks the target) or "warning"
+    severity: str  # "error" (blocks the target), "warning", or "notice" (worth knowing; never fails a scan)
     message: str
     origin: Origin
     api_version: str
