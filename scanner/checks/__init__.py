@@ -49,11 +49,12 @@ def per_object_checks() -> list[Check]:
 def tree_checks() -> list[Check]:
     """Checks that look across objects (CRDs, components, orders, the cluster) or read no node."""
     from scanner.checks import (api_removal, cluster_objects, crd_component_removal, crd_schema, crd_served,
-                                node_skew, order_concurrency, order_skew, stored_versions, upgrade_orders)
+                                node_skew, order_components, order_concurrency, order_skew, stored_versions,
+                                upgrade_orders)
 
     return [api_removal.check, crd_served.check, crd_schema.check, stored_versions.check,
             cluster_objects.check, node_skew.check, crd_component_removal.check, upgrade_orders.check,
-            order_skew.check, order_concurrency.check]
+            order_skew.check, order_concurrency.check, order_components.check]
 
 
 def rule_finding(manifest: Manifest, rule: ApiRule | FieldRule, removed: bool, message: str,
