@@ -34,6 +34,10 @@ class ScanResult:
     data_checked: str
     notices: list[str] = field(default_factory=list)
     fail_on: str = "error"
+    # Findings the project's own policy left out, by what did it: `# kubehop: ignore` comments,
+    # `ignore` in the configuration (or --ignore), the baseline; and blockers the configuration's
+    # `severity` made warnings. A pull request can change all of it: reports say so.
+    silenced: dict[str, int] = field(default_factory=dict)
 
     @property
     def errors(self) -> list[Finding]:
@@ -99,7 +103,7 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
             early.findings + run_checks(scan_input.manifests, context, scan_input.diagnostics, tree_checks())
             + run_checks(early.unchecked(scan_input.manifests), context, scan_input.diagnostics, per_object)
             + scan_input.findings, scan_input.latent)
-    findings, unused, policy_notices = _apply_policy(findings, scan_input.suppressions, options)
+    findings, unused, policy_notices, silenced = _apply_policy(findings, scan_input.suppressions, options)
     diagnostics = scan_input.diagnostics + unused
     return ScanResult(
         target=target,
@@ -112,6 +116,7 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
         objects=len(scan_input.manifests),
         data_checked=data_checked(),
         fail_on=options.fail_on,
+        silenced=silenced,
     )
 
 
@@ -136,22 +141,29 @@ class _EarlyChecks:
 
 
 def _apply_policy(findings: list[Finding], suppressions: Sequence[suppress.Suppression],
-                  options: ScanOptions) -> tuple[list[Finding], list[Diagnostic], list[str]]:
+                  options: ScanOptions) -> tuple[list[Finding], list[Diagnostic], list[str], dict[str, int]]:
     """Severity overrides, inline suppressions, ignored rules, then the baseline: the findings
-    that remain, the suppressions that silenced nothing, and notices of what was left out."""
+    that remain, the suppressions that silenced nothing, notices of what was left out, and how
+    many findings each left out (ScanResult.silenced)."""
+    errors = sum(f.severity == "error" for f in findings)
     findings = _with_severity(findings, options.severity)
+    silenced = {"demoted": errors - sum(f.severity == "error" for f in findings)}
     kept, unused = suppress.apply(findings, suppressions)
-    notices = [f"findings suppressed by `# kubehop: ignore` comments: {len(findings) - len(kept)}"] \
-        if len(kept) < len(findings) else []
+    silenced["comments"] = len(findings) - len(kept)
+    notices = [f"findings suppressed by `# kubehop: ignore` comments: {silenced['comments']}"] \
+        if silenced["comments"] else []
     findings = [f for f in kept if not suppress.rule_matches(f.rule_id, options.ignore)]
-    if len(findings) < len(kept):
-        notices.append(f"findings of rules ignored by the configuration or --ignore: {len(kept) - len(findings)}")
+    silenced["configuration"] = len(kept) - len(findings)
+    if silenced["configuration"]:
+        notices.append(f"findings of rules ignored by the configuration or --ignore: {silenced['configuration']}")
+    before = len(findings)
     if options.baseline:
         if options.write_baseline:
             baseline.write(options.baseline, findings)
         findings, recorded = baseline.apply(options.baseline, findings)
         notices.extend(recorded)
-    return findings, unused, notices
+    silenced["baseline"] = before - len(findings)
+    return findings, unused, notices, silenced
 
 
 def _latent_as_warnings(findings: list[Finding], latent: set[str]) -> list[Finding]:

@@ -305,3 +305,27 @@ def test_the_text_report_prints_no_workflow_command_from_the_tree(tmp_path):
         in done.stdout
     assert r"./a\n::error::named.yaml:1:1  error  Ingress in-an-odd-file" in done.stdout
     assert done.returncode == EXIT_INPUT
+
+
+# --- 3. kubehop fix --write -----------------------------------------------------------------------
+
+def test_fix_write_replaces_the_file_and_never_writes_through_a_hard_link(tmp_path):
+    tree_ = tmp_path / "tree"
+    tree_.mkdir()
+    (tree_ / "good.yaml").write_text(BLOCKER)
+    os.chmod(tree_ / "good.yaml", 0o640)
+    outside = tmp_path / "outside.yaml"  # not in the scanned tree; the same file as linked.yaml
+    outside.write_text(BLOCKER.replace("still-scanned", "linked"))
+    os.link(outside, tree_ / "linked.yaml")
+    inode = (tree_ / "good.yaml").stat().st_ino
+    done = kubehop("fix", "--no-config", "--target", "1.36", "--write", ".", cwd=tree_)
+    assert "Traceback" not in done.stderr
+    assert "networking.k8s.io/v1" in (tree_ / "good.yaml").read_text()
+    fixed = (tree_ / "good.yaml").stat()
+    assert fixed.st_ino != inode and oct(fixed.st_mode & 0o777) == "0o640"  # a new file renamed over it
+    assert outside.read_text() == BLOCKER.replace("still-scanned", "linked")
+    assert ("./linked.yaml: has 2 hard links: not rewritten (its other names would change too); apply the diff "
+            "by hand") in done.stderr
+    assert "1 object migrated in 1 file; 1 left to a person" in done.stderr
+    assert sorted(p.name for p in tree_.iterdir()) == ["good.yaml", "linked.yaml"]  # no temporary file left
+    assert done.returncode == EXIT_BLOCKED
