@@ -63,6 +63,15 @@ def cli() -> None:
     """
 
 
+def unknown_option(command):
+    """--unknown, for the commands that report component support."""
+    return click.option(
+        "--unknown", type=click.Choice(["warn", "block", "ignore"]), default=None,
+        help="What a fact no source states counts as (a hop no release of a component states support for, "
+             "a release kubehop cannot tell): a warning (default, or the configuration's `unknown`), a "
+             "blocker, or nothing.")(command)
+
+
 def config_options(command):
     """--config and --no-config, for every command that reads the configuration."""
     command = click.option("--no-config", is_flag=True, help="Ignore any configuration file.")(command)
@@ -120,9 +129,10 @@ def _parse_reports(ctx, param, values) -> list[tuple[str, str]]:
 @click.option("--cluster-state", "cluster_state", multiple=True, type=click.Path(exists=True),
               help="File or folder of kubectl dumps (get crd / get <resource> -A / get nodes -o yaml, "
                    "version -o json): checks stored versions, objects and node skew. Repeatable.")
+@unknown_option
 def scan(paths, target, current, fmt, output, config_file, no_config, exclude, ignore, rule_folders, baseline,
          write_baseline, reports, fail_on, values_files, helm_releases, allow_network, no_render,
-         cluster_state) -> None:
+         cluster_state, unknown) -> None:
     """Report what blocks each hop up to --target, with file and line.
 
     PATHS are files or folders of YAML/JSON manifests; '-' reads standard input
@@ -168,7 +178,8 @@ def scan(paths, target, current, fmt, output, config_file, no_config, exclude, i
     _check_outputs([output] + [path for _, path in reports])
     options = _scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline,
                             allow_network=allow_network, values_files=values_files, helm_releases=helm_releases,
-                            render=not no_render, cluster_state=tuple(cluster_state), fail_on=fail_on)
+                            render=not no_render, cluster_state=tuple(cluster_state), fail_on=fail_on,
+                            unknown=unknown or config.unknown or "warn")
     try:
         result = run_scan(paths, target=target, current=current, options=options)
     except (BaselineError, DataError) as err:

@@ -71,6 +71,7 @@ class ScanOptions:
     write_baseline: bool = False  # record today's findings in `baseline` first
     # Files or folders dumped with kubectl (--cluster-state): CRDs, custom resources, nodes, version.
     cluster_state: tuple[str, ...] = ()
+    unknown: str = "warn"  # --unknown: what a fact nobody states counts as (warn, block, ignore)
 
 
 def scan(paths: list[str], target: Minor, current: Minor | None = None,
@@ -84,7 +85,9 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
             scan_input.diagnostics.extend(problems)
             current, notices = _current_minor(current, cluster, target)
             crds = crds.then(cluster.crds)  # a custom resource whose CRD is not in the tree
-        context = ScanContext(target=target, current=current, rulebook=rulebook, crds=crds, cluster=cluster)
+        context = ScanContext(target=target, current=current, rulebook=rulebook, crds=crds, cluster=cluster,
+                              components=_components(scan_input, target, current, options.unknown),
+                              unknown=options.unknown)
         findings = run_checks(scan_input.manifests, context)
     findings, unused, policy_notices = _apply_policy(findings, scan_input.suppressions, options)
     diagnostics = scan_input.diagnostics + unused
@@ -100,6 +103,15 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
         data_checked=rulebook.checked,
         fail_on=options.fail_on,
     )
+
+
+def _components(scan_input: ScanInput, target: Minor, current: Minor | None, unknown: str):
+    """The component state of the whole tree, as `kubehop plan` resolves it."""
+    from scanner.components.catalog import load_catalog
+    from scanner.components.tree import component_timeline, pins_of
+
+    catalog = load_catalog()
+    return component_timeline(pins_of(scan_input, catalog), catalog, target, current, unknown)
 
 
 def _apply_policy(findings: list[Finding], suppressions: Sequence[suppress.Suppression],

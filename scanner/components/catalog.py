@@ -24,6 +24,10 @@ def release_key(version: str) -> tuple[int, int]:
     return major, minor
 
 
+# The three states of a (release, minor): a source states support, a stated range excludes it, or neither.
+SUPPORTED, UNSUPPORTED, UNKNOWN = "supported", "unsupported", "unknown"
+
+
 @dataclass(frozen=True)
 class Release:
     version: str
@@ -35,10 +39,15 @@ class Release:
     source_kind: str = "primary"
     requires: tuple[tuple[str, str], ...] = ()
     note: str | None = None
+    listed: bool = True  # False: a release the tree pins that the data does not list (range unknown)
 
     @property
     def key(self) -> tuple[int, int]:
         return release_key(self.version)
+
+    def support(self, minor: Minor) -> str:
+        """SUPPORTED, UNSUPPORTED or UNKNOWN for `minor`."""
+        return {True: SUPPORTED, False: UNSUPPORTED, None: UNKNOWN}[self.supports(minor)]
 
     def supports(self, minor: Minor) -> bool | None:
         """True or False when the data says so; None when it does not know."""
@@ -89,6 +98,18 @@ class Component:
 
     def index(self, release: Release) -> int:
         return self.releases.index(release)
+
+    def releases_after(self, release: Release) -> tuple[Release, ...]:
+        """The listed releases newer than `release` (which may be one the data does not list)."""
+        return tuple(r for r in self.releases if r.key > release.key)
+
+    def unlisted(self, version: str) -> Release | None:
+        """A release the data does not list, for a version the tree pins: its range is unknown."""
+        parsed = parse_version(version)
+        if parsed is None or parsed.precision < 2:
+            return None
+        major, minor, _ = parsed.floor
+        return Release(f"{major}.{minor}", None, None, None, "", listed=False)
 
     def releases_admitted(self, pin: str, chart_version: bool) -> tuple[Release, ...] | None:
         """The known releases a version pin can install, oldest first; None if the pin is unreadable.

@@ -34,6 +34,9 @@ def hop_label(finding: Finding, result: ScanResult) -> str:
     """The group a finding belongs to in a report: the hop where it breaks."""
     if finding.unscheduled:
         return "at any Kubernetes version"
+    if (finding.support is not None or finding.rule_id.startswith("component/")) and finding.breaks_in is not None and \
+            (result.current is None or finding.breaks_in > result.current):
+        return f"hop to {finding.breaks_in}"  # a component's state at that hop, whatever its severity
     if finding.severity == "warning" or finding.breaks_in is None:  # None: promoted by a severity override
         return f"deprecated, still works at {result.target}"
     if result.current is not None and finding.breaks_in <= result.current:
