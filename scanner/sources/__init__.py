@@ -21,6 +21,7 @@ from scanner.sources.files import KUSTOMIZATION_FILES, ChartFolder, KustomizeFol
 from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, mapping_get, read_text
 from scanner.suppress import MARKER, Suppression, read_suppressions
 from scanner.versions import Minor
+from scanner.words import count
 
 if TYPE_CHECKING:
     from scanner.scan import ScanOptions
@@ -189,7 +190,7 @@ def _helm_releases(dump: str) -> ScanInput:
 
     manifests, diagnostics, releases = read_helm_releases(dump)
     return ScanInput(manifests=manifests, diagnostics=diagnostics, files_read=1,
-                     notices=[f"{dump}: {releases} deployed Helm release(s) scanned"])
+                     notices=[f"{dump}: {count(releases, 'deployed Helm release')} scanned"])
 
 
 # Files whose documents name versions whatever their keys: Helm chart metadata and kustomizations.
