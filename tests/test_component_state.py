@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import textwrap
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -117,6 +118,7 @@ def _flux_ranges() -> dict[str, tuple[tuple[int, int], tuple[int, int]]]:
 COMPONENT = """
 name: widget
 title: Widget
+data_checked: "{today}"
 one_minor_at_a_time: false
 one_minor_at_a_time_source: https://example.org/widget/upgrade
 detect:
@@ -145,7 +147,7 @@ def widget_data(tmp_path) -> dict:
     (root / "compat-matrix").mkdir(parents=True)
     os.symlink(REPO / "rules", root / "rules")
     os.symlink(REPO / "compat-matrix" / "schema", root / "compat-matrix" / "schema")
-    (root / "compat-matrix" / "widget.yaml").write_text(COMPONENT.lstrip())
+    (root / "compat-matrix" / "widget.yaml").write_text(COMPONENT.lstrip().replace("{today}", str(date.today())))
     tree = tmp_path / "tree"
     tree.mkdir()
     (tree / "widget.yaml").write_text(textwrap.dedent("""
