@@ -40,6 +40,8 @@ class Window:
     after: list[Step] = field(default_factory=list)
     notes: list[HopNote] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    # The upgrade orders that perform the hop (scanner.orders.write.WrittenFile), when the tree has some.
+    orders: list = field(default_factory=list)
 
     # Every finding a scan of the same tree reports, in the window of the hop it breaks (before the
     # first hop: already broken, or at any version): the window's verdict counts these.
@@ -67,6 +69,8 @@ class Plan:
     distro_from: str  # "--distro", a version string, or "default"
     components: list[ComponentState]
     windows: list[Window]
+    orders_folder: str | None = None  # where plan --orders wrote each window's orders
+    order_notes: list[str] = field(default_factory=list)  # orders not written, and why
     timeline: Timeline | None = None
 
     @property
@@ -107,7 +111,7 @@ def build_plan(states: list[ComponentState], current: Minor, target: Minor, cata
     _attach_findings(windows, verdicts.findings(timeline, current), current, api=False)
     for window in windows:
         window.notes = _notes(catalog, distro, window.target)
-    return Plan(current, target, distro, current_from, distro_from, timeline.states, windows, timeline)
+    return Plan(current, target, distro, current_from, distro_from, timeline.states, windows, timeline=timeline)
 
 
 def _suggest_early_moves(windows: list[Window], states: list[ComponentState]) -> None:

@@ -94,7 +94,7 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
                               current_from_orders=from_orders and current is not None,
                               components=_components(scan_input, target, current, options.unknown),
                               unknown=options.unknown)
-        findings = run_checks(scan_input.manifests, context)
+        findings = run_checks(scan_input.manifests, context, scan_input.diagnostics)
     findings, unused, policy_notices = _apply_policy(findings, scan_input.suppressions, options)
     diagnostics = scan_input.diagnostics + unused
     return ScanResult(
