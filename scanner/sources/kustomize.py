@@ -27,6 +27,7 @@ import yaml
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.sources import kustomize_mirror, no_network
 from scanner.sources.files import read_file
+from scanner.sources.line_map import aligned, fixed
 from scanner.sources.kustomize_charts import ChartEntry, entries_of
 from scanner.sources.kustomize_helm import EntryOutcome, HelmCharts
 from scanner.sources.kustomize_refs import Closure, closure, read_kustomization, references, repository_root
@@ -134,7 +135,7 @@ def _build(plan: _Plan, command: list[str], allow_network: bool, charts: HelmCha
         if done.returncode != 0:
             return _build_failed(plan.folder, _message(done.stderr), [o for o in outcomes if not o.rendered])
         manifests, diagnostics = read_output(done.stdout, f"{plan.folder} (built)")
-        where = _origin_finder(plan, wrapper, view, charts)
+        where = _origin_finder(plan, wrapper, view, charts, done.stdout)
         return BuildOutcome(plan.folder, reorigin(manifests, where), diagnostics)
 
 
@@ -247,16 +248,22 @@ def _message(stderr: str) -> str:
     return re.sub(r"^error:\s*", "", chosen, flags=re.IGNORECASE).strip() or "no message"
 
 
-def _origin_finder(plan: _Plan, wrapper: str, view: str | None, charts: HelmCharts):
+def _origin_finder(plan: _Plan, wrapper: str, view: str | None, charts: HelmCharts, built: str):
     folder = plan.folder
     via = f"kustomize build {folder}"
+    output = built.split("\n")
+    output = built.split("\n")
 
     def where(manifest: Manifest) -> Origin:
         origin = yaml.safe_load(annotation(manifest, ORIGIN_ANNOTATION) or "null")
         drop_annotation(manifest, ORIGIN_ANNOTATION)
+        node = manifest.node
         from_chart = charts.origin_of(manifest, via)
         if from_chart is not None:
-            return from_chart
+            origin, in_tree = from_chart
+            manifest.line_map = aligned(output, node.start_mark.line + 1, node.end_mark.line + 1, origin.path,
+                                        origin.line) if in_tree else fixed(origin.line, origin.column)
+            return origin
         if not isinstance(origin, dict) or origin.get("repo"):
             return Origin(manifest.origin.path, manifest.origin.line, manifest.origin.column, via)
         relative = origin.get("path") or origin.get("configuredIn")
@@ -267,6 +274,7 @@ def _origin_finder(plan: _Plan, wrapper: str, view: str | None, charts: HelmChar
         else:
             path = _display_path(folder, absolute, os.path.abspath(folder))
         line, column = locate_object(path, manifest) if origin.get("path") else (0, 0)
+        manifest.line_map = aligned(output, node.start_mark.line + 1, node.end_mark.line + 1, path, line)
         return Origin(path, line, column, via)
 
     return where

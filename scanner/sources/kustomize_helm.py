@@ -54,7 +54,7 @@ class HelmCharts:
     settings: helm.HelmSettings | None  # None: helm cannot render here
     why_not: str | None = None
     allow_network: bool = False
-    origins: dict[str, Origin] = field(default_factory=dict)
+    origins: dict[str, tuple[Origin, bool]] = field(default_factory=dict)  # id -> (origin, a file in the tree)
     _ids: itertools.count = field(default_factory=itertools.count)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -130,9 +130,9 @@ class HelmCharts:
             found = [_at_entry(m, entry, line, result.release.chart_dir) for m in found]
             problems = [dataclasses.replace(p, path=entry.kustomization, line=line or None) for p in problems]
         outcome.diagnostics.extend(problems)
-        outcome.text = self._tagged(found)
+        outcome.text = self._tagged(found, in_tree)
 
-    def _tagged(self, manifests: list[Manifest]) -> str:
+    def _tagged(self, manifests: list[Manifest], in_tree: bool) -> str:
         documents = []
         for manifest in manifests:
             body = manifest.body
@@ -141,22 +141,23 @@ class HelmCharts:
                 continue  # kustomize refuses an object without metadata anyway
             with self._lock:
                 key = str(next(self._ids))
-                self.origins[key] = manifest.origin
+                self.origins[key] = (manifest.origin, in_tree)
             annotations = metadata.get("annotations") if isinstance(metadata.get("annotations"), dict) else {}
             tagged = {**body, "metadata": {**metadata, "annotations": {**annotations, OBJECT_ANNOTATION: key}}}
             documents.append(yaml.dump(tagged, Dumper=_DUMPER, sort_keys=False))
         return "---\n".join(documents)
 
-    def origin_of(self, manifest: Manifest, built_by: str) -> Origin | None:
-        """Where an object kustomize built from a rendered chart came from (the annotation is dropped)."""
+    def origin_of(self, manifest: Manifest, built_by: str) -> tuple[Origin, bool] | None:
+        """Where an object kustomize built from a rendered chart came from, and whether that is a file
+        of the tree (a template) or the entry asking for a chart from elsewhere; the annotation is dropped."""
         key = annotation(manifest, OBJECT_ANNOTATION)
         if key is None:
             return None
         drop_annotation(manifest, OBJECT_ANNOTATION)
-        origin = self.origins.get(key)
-        if origin is None:
+        if key not in self.origins:
             return None
-        return dataclasses.replace(origin, via=f"{built_by}, {origin.via}" if origin.via else built_by)
+        origin, in_tree = self.origins[key]
+        return dataclasses.replace(origin, via=f"{built_by}, {origin.via}" if origin.via else built_by), in_tree
 
 
 def _at_entry(manifest: Manifest, entry: ChartEntry, line: int, chart_dir: str) -> Manifest:
