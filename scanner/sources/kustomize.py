@@ -252,7 +252,6 @@ def _origin_finder(plan: _Plan, wrapper: str, view: str | None, charts: HelmChar
     folder = plan.folder
     via = f"kustomize build {folder}"
     output = built.split("\n")
-    output = built.split("\n")
 
     def where(manifest: Manifest) -> Origin:
         origin = yaml.safe_load(annotation(manifest, ORIGIN_ANNOTATION) or "null")
@@ -264,8 +263,10 @@ def _origin_finder(plan: _Plan, wrapper: str, view: str | None, charts: HelmChar
             manifest.line_map = aligned(output, node.start_mark.line + 1, node.end_mark.line + 1, origin.path,
                                         origin.line) if in_tree else fixed(origin.line, origin.column)
             return origin
-        if not isinstance(origin, dict) or origin.get("repo"):
-            return Origin(manifest.origin.path, manifest.origin.line, manifest.origin.column, via)
+        if not isinstance(origin, dict) or origin.get("repo"):  # from a remote base: no file of the tree
+            manifest.line_map = fixed(0, 0)
+            remote = f" ({origin.get('repo')})" if isinstance(origin, dict) else ""
+            return Origin(read_kustomization(folder).path or folder, 0, 0, f"{via}{remote}")
         relative = origin.get("path") or origin.get("configuredIn")
         absolute = os.path.normpath(os.path.join(wrapper, str(relative)))
         if view is not None:
