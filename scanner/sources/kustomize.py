@@ -32,7 +32,7 @@ from scanner.sources.kustomize_charts import ChartEntry, entries_of
 from scanner.sources.kustomize_helm import EntryOutcome, HelmCharts
 from scanner.sources.kustomize_refs import Closure, closure, read_kustomization, references, repository_root
 from scanner.sources.rendered import annotation, drop_annotation, read_output, reorigin
-from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, read_text
+from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, load_data, read_text
 
 ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
 FLUX_LOAD_RESTRICTOR = ["--load-restrictor", "LoadRestrictionsNone"]
@@ -254,7 +254,10 @@ def _origin_finder(plan: _Plan, wrapper: str, view: str | None, charts: HelmChar
     output = built.split("\n")
 
     def where(manifest: Manifest) -> Origin:
-        origin = yaml.safe_load(annotation(manifest, ORIGIN_ANNOTATION) or "null")
+        try:
+            origin = load_data(annotation(manifest, ORIGIN_ANNOTATION) or "null", manifest.origin.path)
+        except DocumentProblem:
+            origin = None
         drop_annotation(manifest, ORIGIN_ANNOTATION)
         node = manifest.node
         from_chart = charts.origin_of(manifest, via)

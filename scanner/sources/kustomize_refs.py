@@ -15,10 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-import yaml
-
 from scanner.sources.files import KUSTOMIZATION_FILES, read_file
-from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents, construct, locate
+from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents, construct, load_data, locate
 
 # Fields kustomize loads, by what they name: a folder (a kustomization) or either a file or a folder.
 _FOLDER_OR_FILE = ("resources", "bases", "generators", "transformers", "validators")
@@ -168,15 +166,12 @@ def references(document: dict) -> Iterator[Reference]:
 
 def _inline_config(name: str, text: str) -> Iterator[Reference]:
     try:
-        configs = list(yaml.safe_load_all(text))
-    except yaml.YAMLError:
+        config = load_data(text, name)
+    except DocumentProblem:
         return
-    for config in configs:
-        for key, value in _walk(config, skip=_DATA_KEYS):
-            if key in _INLINE_PATH_KEYS:
-                yield Reference(f"{name} (inline).{key}", value, False)
-            elif _URL.match(value.strip()):
-                yield Reference(f"{name} (inline).{key}", value, False)
+    for key, value in _walk(config, skip=_DATA_KEYS):
+        if key in _INLINE_PATH_KEYS or _URL.match(value.strip()):
+            yield Reference(f"{name} (inline).{key}", value, False)
 
 
 def _catch_all(document: dict) -> Iterator[Reference]:
