@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from scanner.model import Diagnostic, Manifest, Origin
+from scanner.model import Diagnostic, Finding, Manifest, Origin
 from scanner.sources import kustomize_mirror, no_network
 from scanner.sources.files import read_file
 from scanner.sources.line_map import aligned, fixed
@@ -52,6 +52,7 @@ class BuildOutcome:
     diagnostics: list[Diagnostic]
     not_built: str | None = None  # why the folder was not built, when it was not
     unrendered: list[Diagnostic] = field(default_factory=list)  # parts of it not rendered (helmCharts entries)
+    findings: list[Finding] = field(default_factory=list)  # what a source finds itself (rendered_duplicates)
 
 
 @dataclass
@@ -75,7 +76,7 @@ def build_all(folders: list[str], command: list[str], allow_network: bool, worke
         rendered = charts.render(list(work.values()), scratch) if work else {}
         with ThreadPoolExecutor(max_workers=workers) as pool:
             outcomes = list(pool.map(lambda p: _build(p, command, allow_network, charts, rendered, scratch), plans))
-    outcomes.extend(BuildOutcome(o.entry.folder, [], [d for d in o.diagnostics],
+    outcomes.extend(BuildOutcome(o.entry.folder, o.as_text, o.diagnostics, findings=o.findings,
                                  unrendered=[Diagnostic(o.entry.kustomization, o.not_rendered, level="notice")]
                                  if o.not_rendered else []) for o in rendered.values())
     return outcomes

@@ -21,12 +21,14 @@ from dataclasses import dataclass, field
 import yaml
 
 from scanner import data
-from scanner.model import Diagnostic, Manifest, Origin
+from scanner.model import Diagnostic, Finding, Manifest, Origin
 from scanner.sources import helm
+from scanner.sources.chart_fallback import unrenderable
 from scanner.sources.files import read_file
 from scanner.sources.helm_output import manifests_of
 from scanner.sources.kustomize_charts import ChartEntry, locate, values_of
 from scanner.sources.rendered import annotation, drop_annotation
+from scanner.sources.rendered_duplicates import split_duplicate_keys
 from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, read_text
 from scanner.versions import parse_minor
 
@@ -41,6 +43,8 @@ class EntryOutcome:
     text: str = ""  # the objects for kustomize, each tagged with OBJECT_ANNOTATION
     not_rendered: str | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)  # keys a template writes twice (rendered_duplicates)
+    as_text: list[Manifest] = field(default_factory=list)  # a chart helm cannot render, read as text
 
     @property
     def rendered(self) -> bool:
@@ -119,10 +123,17 @@ class HelmCharts:
     def _take(self, outcome: EntryOutcome, result: helm.RenderOutcome, in_tree: bool, line: int) -> None:
         entry = outcome.entry
         if result.error is not None:
-            outcome.diagnostics.append(Diagnostic(entry.kustomization, f"{entry.title}: helm could not render it: "
-                                                  f"{result.error}", line or None))
+            if in_tree:  # read as text, as a chart helm cannot render is (chart_fallback)
+                outcome.as_text, problems, _, _ = unrenderable(result)
+                outcome.diagnostics.extend(problems)
+                outcome.not_rendered = f"{entry.title}: helm could not render it ({result.error}); its " \
+                                       "templates were read as text, every branch"
+            else:
+                outcome.diagnostics.append(Diagnostic(entry.kustomization, f"{entry.title}: helm could not "
+                                                      f"render it: {result.error}", line or None))
             return
         found, problems, _ = manifests_of(result)
+        outcome.findings, problems = split_duplicate_keys(found, problems)
         if entry.spec.get("includeCRDs"):
             found.extend(_crds(result.release.chart_dir, result.release.via, problems))
         found = [m for m in found if _installed(m, entry.spec)]
