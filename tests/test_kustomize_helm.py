@@ -154,3 +154,19 @@ def test_a_chart_in_helms_local_cache_renders_offline(tools, tmp_path):
     # The chart's files are not the user's: the finding points at the entry that brings it.
     assert (finding["file"], finding["line"]) == (str(tmp_path / "app" / "kustomization.yaml"), 2)
     assert finding["via"].endswith("legacy/templates/psp.yaml")
+
+
+def test_a_chart_helm_cannot_render_is_read_as_text_not_an_input_problem(tools, tmp_path):
+    chart = tmp_path / "charts" / "broken"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: broken\nversion: 1.0.0\n")
+    (chart / "templates" / "psp.yaml").write_text(
+        "apiVersion: policy/v1beta1\nkind: PodSecurityPolicy\nmetadata:\n"
+        "  name: {{ required \"a name is required\" .Values.name }}\nspec: {}\n")
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "kustomization.yaml").write_text(
+        "helmGlobals:\n  chartHome: ../charts\nhelmCharts:\n  - name: broken\n")
+    code, report = scan("--target", "1.25", str(tmp_path), env=tools)
+    assert code == 1 and report["diagnostics"] == []
+    assert [(f["file"], f["line"]) for f in report["findings"]] == [(str(chart / "templates" / "psp.yaml"), 1)]
+    assert any("a name is required" in u["reason"] and "read as text" in u["reason"] for u in report["unrendered"])
