@@ -77,10 +77,10 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
             options: "ScanOptions") -> ScanInput:
     from scanner.rulebook import load_rulebook
     from scanner.sources import flux, helm
+    from scanner.sources.helm_capture import find_helm
     from scanner.sources.helm_output import manifests_of
-    from scanner.sources.tools import find_tool
 
-    helm_path = find_tool("helm") if options.render else None
+    helm_path = find_helm() if options.render else None
     why_not = _why_not_rendered(helm_path, options.render)
     if why_not:
         return _charts_as_text(charts, why_not)
@@ -93,7 +93,7 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
     releases = deployed.releases + helm.releases_for(c for c in charts if c not in deployed.charts_used)
     served = frozenset(book.served.served_at(target)) | _custom_apis(manifests)
     settings = helm.HelmSettings(helm_path, target, served, tuple(options.values_files))
-    for outcome in helm.render_all(releases, settings, helm.progress_printer()):
+    for outcome in helm.render_each(releases, settings, helm.progress_printer()):
         if outcome.error is not None:
             chart = outcome.release.where
             result.diagnostics.append(Diagnostic(chart, f"helm could not render it: {outcome.error}"))
@@ -115,7 +115,7 @@ def _custom_apis(manifests: list[Manifest]) -> set[tuple[str, str]]:
 
 
 def _why_not_rendered(helm_path: str | None, render: bool) -> str | None:
-    from scanner.sources.helm import unsupported
+    from scanner.sources.helm_capture import unsupported
 
     if not render:
         return "--no-render was given"
