@@ -13,6 +13,7 @@ from scanner.config import CONFIG_FILE
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK, FAIL_ON_LEVELS
 from scanner.report import FORMATS
 from scanner.versions import Minor, parse_minor
+from scanner.words import count
 
 
 def _version_message() -> str:
@@ -288,8 +289,8 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
     for line in [*(f"not migrated: {left}" for left in result.left), *map(str, result.diagnostics)]:
         click.echo(line, err=True)
     migrated = sum(f.migrated for f in result.files)
-    click.echo(f"{migrated} objects {'migrated' if write else 'to migrate'} in {len(result.files)} files; "
-               f"{len(result.left)} left to a person", err=True)
+    click.echo(f"{count(migrated, 'object')} {'migrated' if write else 'to migrate'} in "
+               f"{count(len(result.files), 'file')}; {len(result.left)} left to a person", err=True)
     sys.exit(EXIT_INPUT if any(d.level == "error" for d in result.diagnostics)
              else EXIT_BLOCKED if result.left else EXIT_OK)
 
@@ -303,7 +304,9 @@ def _unified_diff(path: str, original: str, fixed: str) -> str:
         return [line + "\n" for line in complete] + ([last] if last else [])
 
     name = os.path.relpath(path)
-    return "".join(difflib.unified_diff(lines(original), lines(fixed), f"a/{name}", f"b/{name}"))
+    diff = difflib.unified_diff(lines(original), lines(fixed), f"a/{name}", f"b/{name}")
+    # A last line without a newline is marked as diff(1) and git mark it, so the diff still ends with one.
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff)
 
 
 def _check_outputs(paths: list[str | None]) -> None:
@@ -374,7 +377,7 @@ def rules_command(removed_in, fmt, fields) -> None:
     for r in rules:
         removed = f"removed in {r.removed_in}" if r.removed_in else "deprecated only"
         click.echo(f"{r.id:<60} deprecated {r.deprecated_in}, {removed}; use {r.replacement or '(no successor)'}")
-    click.echo(f"{len(rules)} rules")
+    click.echo(count(len(rules), "rule"))
 
 
 def _echo_field_rules(rules, fmt: str) -> None:
@@ -394,7 +397,7 @@ def _echo_field_rules(rules, fmt: str) -> None:
         deprecated = f"deprecated {r.deprecated_in}" if r.deprecated_in else "deprecated"
         when = f"stops working in {r.removed_in}" if r.removed_in else deprecated
         click.echo(f"{r.id:<48} {when}; use {r.replacement or '(nothing)'}")
-    click.echo(f"{len(rules)} field rule{'' if len(rules) == 1 else 's'}")
+    click.echo(count(len(rules), "field rule"))
 
 
 def _write_keeping_bom(path: str, text: str) -> None:

@@ -16,49 +16,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from scanner.components.catalog import Catalog, Component, CrdRule, HopNote, Release, release_key
-from scanner.components.detect import ClusterPin, Detection, TreeComponents, by_component
-from scanner.model import Finding, Manifest, Origin
+from scanner.components.catalog import Catalog, HopNote
+from scanner.components.detect import ClusterPin, by_component
+from scanner.components.tree import TreeComponents
+from scanner.components.state import (BLOCKER, UNKNOWN, WARNING, ComponentState, Migration, Problem, Step,
+                                      Timeline, component_states, resolve)
+from scanner.model import Finding, Manifest
 from scanner.versions import Minor, minor_range
 
-BLOCKER, UNKNOWN, WARNING = "blocker", "unknown", "warning"
-
-
-@dataclass(frozen=True)
-class Step:
-    component: Component
-    source: Release
-    target: Release
-    pins: tuple[Origin, ...]  # where to edit the version
-    why: str
-
-    @property
-    def label(self) -> str:
-        return f"{self.component.name} {self.source.version} → {self.target.version}"
-
-
-@dataclass(frozen=True)
-class Migration:
-    rule: CrdRule
-    objects: tuple[Manifest, ...]
-    # The move that crosses the release dropping the API; None: the pinned release already dropped it.
-    step: Step | None = None
-
-    @property
-    def before(self) -> str:
-        """The component release that stops serving the API, e.g. "flux 2.9"."""
-        return f"{self.rule.component} {self.rule.removed_in}"
-
-    @property
-    def already(self) -> bool:
-        return self.step is None
-
-
-@dataclass(frozen=True)
-class Problem:
-    severity: str  # BLOCKER, UNKNOWN or WARNING
-    component: str | None
-    message: str
+__all__ = ["BLOCKER", "UNKNOWN", "WARNING", "ComponentState", "Migration", "Plan", "PlanInputError", "PlanRequest",
+           "Problem", "Step", "Window", "build_plan", "component_states", "plan_paths"]
 
 
 @dataclass
@@ -83,18 +50,6 @@ class Window:
 
 
 @dataclass
-class ComponentState:
-    component: Component
-    detections: list[Detection]  # the pins the plan edits (the most trusted kind found)
-    start: Release | None  # None: no known release matches the pins
-    final: Release | None = None
-
-    @property
-    def pins(self) -> tuple[Origin, ...]:
-        return tuple(d.origin for d in self.detections)
-
-
-@dataclass
 class Plan:
     current: Minor
     target: Minor
@@ -113,159 +68,23 @@ class Plan:
         return self.blocker_count > 0
 
 
-def component_states(detections: dict[str, list[Detection]], catalog: Catalog) -> list[ComponentState]:
-    """One state per detected component, planned from the oldest release its pins admit.
-
-    A pin without an upper bound ("*", ">=1.2") installs whatever is newest: its release is unknown.
-    """
-    states = []
-    for name, found in sorted(detections.items()):
-        best = min(d.rank for d in found)
-        pins = [d for d in found if d.rank == best]
-        admitted = [r for d in pins if not d.floating for r in d.releases]
-        start = min(admitted, key=lambda r: r.key) if admitted else None
-        states.append(ComponentState(catalog.components[name], pins, start))
-    return states
-
-
 def build_plan(states: list[ComponentState], current: Minor, target: Minor, catalog: Catalog,
                manifests: Sequence[Manifest] = (), findings: Sequence[Finding] = (),
                distro: str = "kubernetes", current_from: ClusterPin | None = None,
-               distro_from: str = "default") -> Plan:
-    minors = minor_range(current, target)
-    windows = [Window(i + 1, a, b) for i, (a, b) in enumerate(zip(minors, minors[1:]))]
-    releases = {s.component.name: s.start for s in states if s.start is not None}
-    by_name = {s.component.name: s for s in states}
-    for state in states:
-        _first(windows).problems.extend(_start_problems(state, current))
-    blocked: set[str] = set()
-    for window in windows:
-        _plan_window(window, by_name, releases, blocked, catalog)
-    for state in states:
-        state.final = releases.get(state.component.name)
-    _suggest_early_moves(windows, states)
-    _attach_migrations(windows, states, catalog, manifests)
+               distro_from: str = "default", timeline: Timeline | None = None) -> Plan:
+    """The windows of a plan, drawn from the component state (`timeline`, resolved here when not given)."""
+    timeline = timeline or resolve(states, current, target, catalog, manifests)
+    windows = [Window(i + 1, hop.source, hop.target, before=list(hop.moves), problems=list(hop.problems))
+               for i, hop in enumerate(timeline.hops)]
+    windows[0].problems[:0] = timeline.problems
+    _suggest_early_moves(windows, timeline.states)
+    by_hop = {w.target: w for w in windows}
+    for migration in timeline.migrations:
+        (windows[0] if migration.hop is None else by_hop[migration.hop]).migrations.append(migration)
     _attach_api_blockers(windows, findings, current)
     for window in windows:
         window.notes = _notes(catalog, distro, window.target)
-    return Plan(current, target, distro, current_from, distro_from, states, windows)
-
-
-def _start_problems(state: ComponentState, current: Minor) -> list[Problem]:
-    """What is already uncertain or wrong about a component before any hop."""
-    name, title, start = state.component.name, state.component.title, state.start
-    if start is None:
-        return [Problem(UNKNOWN, name, _unresolved(state))]
-    problems = []
-    admitted = sorted({r.key: r for d in state.detections for r in d.releases}.values(), key=lambda r: r.key)
-    if len(admitted) > 1:
-        problems.append(Problem(WARNING, name, (
-            f"{title}: the pins admit {admitted[0].version}…{admitted[-1].version}; planned from "
-            f"{start.version}, the oldest: pin one minor to plan exactly")))
-    if start.supports(current) is False:
-        problems.append(Problem(WARNING, name, (
-            f"{title} {start.version} does not list Kubernetes {current} (supports {start.support_text}): "
-            "the cluster already runs outside its stated range")))
-    return problems
-
-
-def _first(windows: list[Window]) -> Window:
-    if not windows:
-        raise ValueError("a plan needs at least one hop")
-    return windows[0]
-
-
-def _unresolved(state: ComponentState) -> str:
-    pins = ", ".join(f"{d.pin!r} at {d.origin.path}:{d.origin.line}" for d in state.detections)
-    if all(d.floating for d in state.detections):
-        return f"{state.component.title}: {pins} installs the newest release, which the tree does not say; " \
-               "its moves cannot be planned"
-    return f"{state.component.title}: no known release matches {pins}; its moves cannot be planned"
-
-
-def _plan_window(window: Window, states: dict[str, ComponentState], releases: dict[str, Release],
-                 blocked: set[str], catalog: Catalog) -> None:
-    """Plan one hop; a component blocked at an earlier hop is not planned again (its blocker stands)."""
-    moves: list[Step] = []
-    for name in sorted(set(releases) - blocked):
-        path, problem = route(states[name].component, releases[name], window.source, window.target)
-        if problem:
-            window.problems.append(problem)
-            if problem.severity == BLOCKER:
-                blocked.add(name)
-        moves.extend(_steps(states[name], releases[name], path, window))
-        if path:
-            releases[name] = path[-1]
-    window.before = _with_requirements(moves, states, releases, window, catalog)
-
-
-def route(component: Component, start: Release, a: Minor, b: Minor) -> tuple[list[Release], Problem | None]:
-    """The releases to step through, on Kubernetes a, so that the component runs on b."""
-    support = start.supports(b)
-    if support:
-        return [], None
-    if start.min is not None and b < start.min:
-        return [], Problem(WARNING, component.name, (
-            f"{component.title} {start.version} states support for {start.support_text} only: "
-            f"Kubernetes {b} is below that range"))
-    if support is None:
-        return [], Problem(UNKNOWN, component.name, (
-            f"{component.title} {start.version}: support for Kubernetes {b} is unknown "
-            f"(stated range {start.support_text})"))
-    later = component.releases[component.index(start) + 1:]
-    supporting = [r for r in later if r.supports(b)]
-    if not supporting:
-        unknown = [r.version for r in later if r.supports(b) is None]
-        detail = f"; {', '.join(unknown)}: range unknown" if unknown else ""
-        return [], Problem(BLOCKER, component.name,
-                           f"no known release of {component.title} supports Kubernetes {b}{detail}")
-    goal = supporting[0]
-    if goal.supports(a) is False:
-        return [], Problem(BLOCKER, component.name, (
-            f"no known release of {component.title} supports both {a} and {b} "
-            f"({goal.version} supports {goal.support_text}): it cannot move before the hop"))
-    if component.one_minor_at_a_time:
-        return later[:later.index(goal) + 1], None
-    return [goal], None
-
-
-def _steps(state: ComponentState, start: Release, path: list[Release], window: Window) -> list[Step]:
-    steps, source = [], start
-    for release in path:
-        why = f"{release.version} supports {release.support_text}"
-        if release is not path[-1]:
-            why += f" (one minor at a time: {release.version} comes first)"
-        elif state.component.one_minor_at_a_time is None and _skips(state.component, source, release):
-            why += "; whether minors may be skipped is unknown"
-        if release.supports(window.source) is False:
-            why += f"; does not list {window.source}, where it must run until the hop"
-        steps.append(Step(state.component, source, release, state.pins, why))
-        source = release
-    return steps
-
-
-def _skips(component: Component, source: Release, target: Release) -> bool:
-    return component.index(target) - component.index(source) > 1
-
-
-def _with_requirements(moves: list[Step], states: dict[str, ComponentState], releases: dict[str, Release],
-                       window: Window, catalog: Catalog) -> list[Step]:
-    """Moves a release requires of another component (Gateway API CRDs for Cilium) come first."""
-    first: list[Step] = []
-    for step in moves:
-        for name, version in step.target.requires:
-            component = catalog.components.get(name)
-            needed = component.release(version) if component else None
-            have = releases.get(name)
-            if needed is None or name not in states:
-                missing = "a release the data does not list" if name in states else "not found in the tree"
-                window.problems.append(Problem(WARNING, step.component.name,
-                                               f"{step.label} requires {name} {version}: {missing}"))
-            elif have is not None and have.key < needed.key:
-                first.append(Step(component, have, needed, states[name].pins,
-                                  f"required by {step.component.title} {step.target.version}"))
-                releases[name] = needed
-    return first + moves
+    return Plan(current, target, distro, current_from, distro_from, timeline.states, windows)
 
 
 def _suggest_early_moves(windows: list[Window], states: list[ComponentState]) -> None:
@@ -284,29 +103,6 @@ def _suggest_early_moves(windows: list[Window], states: list[ComponentState]) ->
                                                  f"may land from here on; required before the hop to {window.target}"))
                     break
             last_move = k
-
-
-def _attach_migrations(windows: list[Window], states: list[ComponentState], catalog: Catalog,
-                       manifests: Sequence[Manifest]) -> None:
-    objects: dict[tuple[str, str], list[Manifest]] = {}
-    for manifest in manifests:
-        objects.setdefault((manifest.api_version, manifest.kind), []).append(manifest)
-    for state in states:
-        if state.start is None:
-            continue
-        for rule in catalog.rules_for(state.component.name):
-            used = tuple(objects.get((rule.api_version, rule.kind), ()))
-            if not used or rule.removed_in is None:
-                continue
-            removed = release_key(rule.removed_in)
-            if removed <= state.start.key:
-                _first(windows).migrations.append(Migration(rule, used))
-                continue
-            crossing = next(((w, s) for w in windows for s in w.before
-                             if s.component is state.component and s.source.key < removed <= s.target.key), None)
-            if crossing is not None:
-                window, step = crossing
-                window.migrations.append(Migration(rule, used, step))
 
 
 def _attach_api_blockers(windows: list[Window], findings: Sequence[Finding], current: Minor) -> None:
@@ -344,7 +140,8 @@ def plan_paths(request: PlanRequest) -> tuple[Plan, TreeComponents]:
     """Detect, scan and plan a tree: the service behind `kubehop plan`."""
     from scanner.checks import ScanContext, run_checks
     from scanner.components.catalog import load_catalog
-    from scanner.components.detect import cluster_pin_from_version_json, detect
+    from scanner.components.detect import cluster_pin_from_version_json
+    from scanner.components.tree import detect
     from scanner.rulebook import load_rulebook
 
     catalog = load_catalog()

@@ -24,6 +24,7 @@ class ApiRule:
     replacement_kind: str
     note: str
     source: str
+    instead: str | None = None  # with no replacement: what to do instead
 
     @classmethod
     def from_data(cls, entry: dict) -> "ApiRule":
@@ -37,7 +38,18 @@ class ApiRule:
             replacement_kind=entry.get("replacement_kind", entry["kind"]),
             note=entry["note"],
             source=entry["source"],
+            instead=entry.get("instead"),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Successor:
+    """What an API's objects move to on a given minor: the end of its chain of replacements."""
+
+    api_version: str | None  # None: nothing replaces it there
+    kind: str
+    instead: str | None = None  # with no api_version: what to do instead (the last rule's `instead`)
+    served_from: Minor | None = None  # set when the minor asked about does not serve it yet
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +191,21 @@ class Rulebook:
 
     def known(self, minor: Minor) -> bool:
         return self.oldest <= minor <= self.newest
+
+    def successor(self, rule: ApiRule, target: Minor) -> Successor:
+        """The replacement a cluster at `target` serves: follow `replacement` past every version
+        that is itself gone by `target` (flowcontrol v1beta1 -> v1beta2 -> v1 on 1.29 or later)."""
+        seen = {rule.id}
+        while rule.replacement is not None:
+            key = (rule.replacement, rule.replacement_kind)
+            following = self.api_rules.get(key)
+            if following is None or following.removed_in is None or following.removed_in > target \
+                    or following.id in seen:
+                first = self.served.first_served(*key)
+                return Successor(*key, served_from=first if first is not None and first > target else None)
+            seen.add(following.id)
+            rule = following
+        return Successor(None, rule.kind, rule.instead)
 
     def rules(self) -> list[ApiRule]:
         return sorted(self.api_rules.values(),

@@ -19,10 +19,11 @@ A kind is served from the first minor whose schemas hold it to the last; a gap i
 is an error (the file format has one span per kind). This is a development tool: the
 scanner never imports kubernetes-validate at run time.
 
-Before 1.25 the OpenAPI of a minor is not the same thing as what it serves by default: the
-1.16 removals stay listed until their code went in 1.18, and discovery.k8s.io/v1alpha1
-(1.17-1.20) and policy/v1beta1 Eviction (1.22-1.24) are missing while still served. The
-removal minors in rules/core are the authority; tests hold them to these schemas from 1.25 on.
+What the OpenAPI lists is not always what a minor serves by default: the 1.16 removals stay
+listed in 1.16 and 1.17 (switched off by default, their code went in 1.18), and from 1.22 the
+pods/eviction subresource documents only its policy/v1 body though policy/v1beta1 is accepted
+until 1.25. Such rules say so in `schemas_differ`; tests/test_core_rules.py holds every other
+rule's removal minor to these spans, on every minor from 1.15.
 
     python scripts/gen_served_apis.py              # regenerate rules/served-apis.yaml
     python scripts/gen_served_apis.py --check      # exit 1 when the file is out of date

@@ -136,6 +136,29 @@ def test_small_aliases_are_fine(tmp_path):
     assert diagnostics_for(report, "alias.yaml") == []
 
 
+def test_a_redefined_anchor_is_valid_yaml(tmp_path):
+    # YAML 1.2 and go-yaml (what the API server and Flux parse with) let `&name` be defined again;
+    # each alias means the definition before it. PyYAML alone refuses it ("found duplicate anchor").
+    text = BLOCKER.replace("spec: {}", "spec:\n  rules:\n    - host: &h one.example\n    - host: *h\n"
+                                        "    - host: &h two.example\n    - host: *h\n")
+    (tmp_path / "good.yaml").write_text(text)
+    proc = run_kubehop("scan", "--target", "1.36", "--format", "json", str(tmp_path))
+    import json
+
+    report = json.loads(proc.stdout)
+    assert report["diagnostics"] == []
+    [finding] = report["findings"]
+    assert finding["object"]["name"] == "still-scanned" and finding["line"] == 1
+    assert proc.returncode == 1
+
+    from scanner.sources.yamldoc import read_text
+
+    [manifest], problems = read_text(text, "good.yaml")
+    assert problems == []
+    assert [rule["host"] for rule in manifest.body["spec"]["rules"]] == [
+        "one.example", "one.example", "two.example", "two.example"]
+
+
 @pytest.mark.parametrize("style", ["flow", "block"])
 def test_ten_thousand_deep_nesting(tmp_path, style):
     depth = 10_000

@@ -1,8 +1,10 @@
 """The core API rules, proved against Kubernetes' own API data.
 
 kubernetes-validate 1.37.0 ships the JSON schemas of minors 1.25-1.37 (converted from each
-release's OpenAPI). For every consecutive pair, each apiVersion/kind that disappears must have
-a rule with exactly that removed_in, and no rule may claim a removal the schemas contradict.
+release's OpenAPI); rules/served-apis.yaml, generated from it and from 1.24.1, covers 1.15-1.37.
+For every consecutive pair, each apiVersion/kind that disappears must have a rule with exactly
+that removed_in, unless the rule declares why it differs (schemas_differ), and no rule may claim
+a removal the schemas contradict.
 """
 
 from __future__ import annotations
@@ -90,20 +92,63 @@ def test_disappearing_api_has_a_rule(after: Minor, gvk: GVK) -> None:
     assert rule.removed_in == after
 
 
-def older_disappearances() -> list[GVK]:
-    """Kinds rules/served-apis.yaml (from kubernetes-validate 1.24.1) shows going before 1.25."""
+def raw_rules() -> dict[str, dict]:
+    """Every core rule as written, by id (for fields the scanner itself does not need)."""
+    return {entry["id"]: entry for _, document in data.load_folder("rules/core") for entry in document["rules"]}
+
+
+def schema_removal(gvk: GVK) -> tuple[Minor | None, Minor | None]:
+    """(last minor rules/served-apis.yaml lists the kind in, first minor after that), Nones while served."""
     served = load_served_apis()
-    older = [m for m in served.minors if m <= Minor(1, 25)]
-    return sorted({gvk for before, after in zip(older, older[1:])
-                   for gvk in served.served_at(before) - served.served_at(after)})
+    _, last = served.spans[gvk]
+    return (last, Minor(last.major, last.minor + 1)) if last is not None else (None, None)
 
 
-@pytest.mark.parametrize("gvk", older_disappearances(), ids="/".join)
-def test_api_gone_before_1_25_has_a_rule(gvk: GVK) -> None:
-    """Before 1.25 the OpenAPI lists what the code can serve, not what is on by default (the
-    1.16 removals stay listed until 1.17), so only the rule's existence is checked here."""
+def rule_removal(rule: ApiRule) -> Minor | None:
+    """removed_in, with an announced removal past the newest minor counted as still served."""
+    newest = load_served_apis().minors[-1]
+    return rule.removed_in if rule.removed_in is not None and rule.removed_in <= newest else None
+
+
+@pytest.mark.parametrize("rule", RULES, ids=rule_id)
+def test_rule_agrees_with_the_schemas_of_every_minor(rule: ApiRule) -> None:
+    """Against rules/served-apis.yaml (1.15-1.37): removed_in is the first minor whose schemas no longer
+    list the kind, unless the rule declares why it differs (schemas_differ) and that is what differs."""
+    gvk = (rule.api_version, rule.kind)
+    assert gvk in load_served_apis().spans, f"{rule.id}: no minor's schemas list it"
+    last, gone = schema_removal(gvk)
+    differs = raw_rules()[rule.id].get("schemas_differ")
+    if differs is None:
+        assert rule_removal(rule) == gone, \
+            f"{rule.id}: removed_in {rule.removed_in}, but the schemas list it last in {last}"
+        return
+    assert rule_removal(rule) != gone, f"{rule.id}: declares schemas_differ, yet it agrees with the schemas"
+    assert differs["last_listed"] == (str(last) if last else None), \
+        f"{rule.id}: schemas_differ says last listed in {differs['last_listed']}, the schemas say {last}"
+
+
+def served_apis_disappearances() -> list[tuple[Minor, GVK]]:
+    served = load_served_apis()
+    return [(after, gvk) for before, after in zip(served.minors, served.minors[1:])
+            for gvk in sorted(served.served_at(before) - served.served_at(after))]
+
+
+@pytest.mark.parametrize("after, gvk", served_apis_disappearances(),
+                         ids=lambda v: str(v) if isinstance(v, Minor) else "/".join(v))
+def test_every_kind_the_schemas_drop_has_a_rule(after: Minor, gvk: GVK) -> None:
+    """Every kind that disappears between two minors of 1.15-1.37 has a rule (its minor: the test above)."""
     rule = load_rulebook().api_rules.get(gvk)
-    assert rule is not None and rule.removed_in is not None and rule.removed_in <= Minor(1, 25), gvk
+    assert rule is not None, f"{gvk[0]} {gvk[1]} stops being listed in {after} but has no rule"
+
+
+def test_the_deliberate_differences_are_the_known_ones() -> None:
+    """APIs switched off by default before their code went (the 1.16 removals, deleted in 1.18) and the
+    policy/v1beta1 Eviction body (accepted until 1.25, undocumented from 1.22): nothing else."""
+    differing = sorted(rule_id for rule_id, entry in raw_rules().items() if "schemas_differ" in entry)
+    assert len(differing) == 17 and "policy/v1beta1/Eviction" in differing, differing
+    assert all(r.startswith(("apps/v1beta1/", "apps/v1beta2/", "extensions/v1beta1/")) for r in differing
+               if r != "policy/v1beta1/Eviction"), differing
+    assert "extensions/v1beta1/Ingress" not in differing
 
 
 @NO_PACKAGE

@@ -307,3 +307,18 @@ def test_files_without_a_kind_fix_acts_on_are_not_parsed():
     assert _mentions("apiVersion: v1\nkind: Endpoints\n", interesting)
     assert _mentions('{"apiVersion": "extensions/v1beta1", "kind": "Ingress"}', interesting)
     assert _mentions("kind: List\nitems:\n- {apiVersion: extensions/v1beta1, kind: 'Ingress'}\n", interesting)
+
+
+def test_diff_of_a_file_without_a_final_newline_ends_with_one_and_applies(tmp_path):
+    """The summary on standard error must not be glued to the last line of the diff; git marks the
+    missing newline as diff(1) does, and the patch applies."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not on PATH (needed to apply the diff)")
+    text = "apiVersion: batch/v1beta1\nkind: CronJob\nmetadata: {name: nightly}\nspec: {schedule: '@daily'}"
+    (tmp_path / "job.yaml").write_text(text)
+    done = run_kubehop("fix", "--no-config", "--target", "1.36", ".", cwd=tmp_path)
+    assert done.stdout.endswith("\n\\ No newline at end of file\n")
+    assert done.stderr.splitlines()[-1] == "1 object to migrate in 1 file; 0 left to a person"
+    (tmp_path / "fix.patch").write_text(done.stdout)
+    subprocess.run(["git", "apply", "fix.patch"], cwd=tmp_path, check=True)
+    assert (tmp_path / "job.yaml").read_text() == text.replace("batch/v1beta1", "batch/v1")

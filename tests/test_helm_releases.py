@@ -77,7 +77,7 @@ def test_latest_deployed_revision_is_scanned_and_named(tmp_path):
     assert finding["file"] == path
     assert finding["line"] == item_line(path, "sh.helm.release.v1.shop.v2")
     assert report["summary"]["objects"] == 3  # shop's Ingress and Service, blog's Ingress
-    assert f"{path}: 2 deployed Helm release(s) scanned" in report["notices"]
+    assert f"{path}: 2 deployed Helm releases scanned" in report["notices"]
 
 
 def test_hooks_and_the_configmap_driver_are_read(tmp_path):

@@ -276,3 +276,10 @@ def test_fail_on_sets_the_exit_code(content, fail_on, code, tmp_path):
 def test_unreadable_input_fails_even_with_fail_on_never(tmp_path):
     (tmp_path / "a.yaml").write_bytes(b"\x00binary")
     assert kubehop_ok("scan", "--fail-on", "never", ".", cwd=tmp_path).returncode == 3
+
+
+@pytest.mark.parametrize("fmt, needle", [("text", "1 object in 1 file"), ("markdown", "1 object in 1 file")])
+def test_counts_of_one_are_singular(fmt, needle, tmp_path):
+    (tmp_path / "a.yaml").write_text(BLOCKER)
+    out = kubehop_ok("scan", "--format", fmt, ".", cwd=tmp_path).stdout.decode()
+    assert needle in out and "1 blocker," in out and "1 objects" not in out and "1 files" not in out

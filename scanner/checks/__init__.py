@@ -40,7 +40,10 @@ def all_checks() -> list[Check]:
 
 def rule_finding(manifest: Manifest, rule: ApiRule | FieldRule, removed: bool, message: str,
                  origin: Origin | None = None, **extra) -> Finding:
-    """A finding about `manifest` from a rule (API or field: both carry id, minors, replacement, note, source)."""
+    """A finding about `manifest` from a rule (API or field: both carry id, minors, replacement, note, source).
+
+    `extra` sets further Finding fields, or overrides the rule's replacement (the one the target serves)."""
+    extra = {"replacement": rule.replacement, **extra}
     return Finding(
         rule_id=rule.id,
         severity="error" if removed else "warning",
@@ -52,7 +55,6 @@ def rule_finding(manifest: Manifest, rule: ApiRule | FieldRule, removed: bool, m
         namespace=manifest.namespace,
         breaks_in=rule.removed_in,
         deprecated_in=rule.deprecated_in,
-        replacement=rule.replacement,
         note=rule.note,
         source_url=rule.source,
         **extra,

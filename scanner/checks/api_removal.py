@@ -6,7 +6,7 @@ from typing import Iterable, Sequence
 
 from scanner.checks import ScanContext, rule_finding
 from scanner.model import Finding, Manifest
-from scanner.rulebook import ApiRule
+from scanner.rulebook import ApiRule, Successor
 
 
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:
@@ -26,17 +26,23 @@ def _finding(manifest: Manifest, rule: ApiRule, context: ScanContext) -> Finding
         message = f"{what} is deprecated since {rule.deprecated_in} and stops being served in {rule.removed_in}"
     else:
         message = f"{what} is deprecated since {rule.deprecated_in}"
-    if rule.replacement:
-        successor = rule.replacement + ("" if rule.replacement_kind == rule.kind else f" {rule.replacement_kind}")
-        message += f"; use {successor}"
-    return rule_finding(manifest, rule, removed, message, migrate=_when_to_migrate(rule, context))
+    successor = context.rulebook.successor(rule, context.target)
+    if successor.api_version:
+        message += f"; use {successor.api_version}" + ("" if successor.kind == rule.kind else f" {successor.kind}")
+        if successor.served_from:
+            message += f" (served from {successor.served_from})"
+    elif successor.instead:
+        gone = "" if rule.replacement is None else f" on {context.target}"
+        message += f"; no API replaces it{gone}: {successor.instead}"
+    return rule_finding(manifest, rule, removed, message, replacement=successor.api_version,
+                        migrate=_when_to_migrate(successor, context))
 
 
-def _when_to_migrate(rule: ApiRule, context: ScanContext) -> str | None:
+def _when_to_migrate(successor: Successor, context: ScanContext) -> str | None:
     """With --from: can the replacement be adopted on today's cluster, or only later?"""
-    if context.current is None or rule.replacement is None:
+    if context.current is None or successor.api_version is None:
         return None
-    since = context.rulebook.served.first_served(rule.replacement, rule.replacement_kind)
+    since = context.rulebook.served.first_served(successor.api_version, successor.kind)
     if since is None:
         return None
     return "now" if since <= context.current else "during-hop"

@@ -14,8 +14,8 @@ from scanner.components.catalog import load_components, load_crd_rules
 from scanner.model import Finding, Manifest
 from scanner.versions import Minor
 
-if TYPE_CHECKING:  # detection and the plan are imported only when the tree uses such an API
-    from scanner.plan import Migration, Window
+if TYPE_CHECKING:  # detection and the component state are imported only when the tree uses such an API
+    from scanner.components.state import Migration
 
 
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:
@@ -24,30 +24,29 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
     if not owners:
         return  # the common case: the tree uses no API a component release drops
     from scanner.components.detect import by_component, detect_in_manifests
-    from scanner.plan import build_plan, component_states
+    from scanner.components.state import component_states, resolve
 
     catalog = load_components(owners)
     grouped = by_component(detect_in_manifests(manifests, catalog))
     start = context.current if context.current is not None and context.current < context.target \
         else Minor(context.target.major, context.target.minor - 1)
-    plan = build_plan(component_states(grouped, catalog), start, context.target, catalog, manifests)
-    for window in plan.windows:
-        for migration in window.migrations:
-            for manifest in migration.objects:
-                yield _finding(manifest, migration, window, context)
+    timeline = resolve(component_states(grouped, catalog), start, context.target, catalog, manifests)
+    for migration in timeline.migrations:
+        for manifest in migration.objects:
+            yield _finding(manifest, migration, context)
 
 
-def _finding(manifest: Manifest, migration: Migration, window: Window, context: ScanContext) -> Finding:
+def _finding(manifest: Manifest, migration: Migration, context: ScanContext) -> Finding:
     rule = migration.rule
     what = f"{rule.api_version} {rule.kind}"
     if migration.already:
         message = f"{what} was removed in {migration.before}: the release the tree pins no longer serves it"
     else:
-        message = (f"{what} is no longer served from {migration.before}, which the hop to {window.target} needs; "
+        message = (f"{what} is no longer served from {migration.before}, which the hop to {migration.hop} needs; "
                    f"migrate before that move")
     if rule.replacement:
         message += f"; use {rule.replacement}"
-    breaks_in = context.current if migration.already else window.target
+    breaks_in = context.current if migration.already else migration.hop
     return Finding(rule.id, "error", message, manifest.origin, manifest.api_version, manifest.kind, manifest.name,
                    manifest.namespace, breaks_in=breaks_in, replacement=rule.replacement, note=rule.note,
                    source_url=rule.source)

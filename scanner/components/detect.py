@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Sequence
 
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
@@ -19,9 +19,8 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from scanner import data
 from scanner.components.catalog import Catalog, Component, Release
 from scanner.components.semver import floats, parse_version
-from scanner.model import Diagnostic, Manifest, Origin
-from scanner.sources import collect
-from scanner.sources.files import KUSTOMIZATION_FILES, ManifestFile, read_file, walk
+from scanner.model import Manifest, Origin
+from scanner.sources.files import KUSTOMIZATION_FILES, read_file
 from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents, mapping_get, scalar
 from scanner.versions import Minor, parse_minor
 
@@ -66,34 +65,11 @@ class ClusterPin:
     what: str
 
 
-@dataclass
-class TreeComponents:
-    detections: list[Detection] = field(default_factory=list)
-    cluster: list[ClusterPin] = field(default_factory=list)
-    manifests: list[Manifest] = field(default_factory=list)
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    notices: list[str] = field(default_factory=list)  # what the sources left out (no helm...)
-
-
 def by_component(detections: Iterable[Detection]) -> dict[str, list[Detection]]:
     grouped: dict[str, list[Detection]] = {}
     for detection in detections:
         grouped.setdefault(detection.component, []).append(detection)
     return grouped
-
-
-def detect(paths: list[str], catalog: Catalog, target: Minor | None = None) -> TreeComponents:
-    """Pins and objects under `paths`; Helm charts are rendered for `target` (default: the newest minor)."""
-    scan_input = collect(paths, target)
-    result = TreeComponents(manifests=scan_input.manifests, diagnostics=scan_input.diagnostics,
-                            notices=scan_input.notices)
-    result.detections.extend(detect_in_manifests(scan_input.manifests, catalog))
-    result.cluster.extend(_cluster_pins_in_manifests(scan_input.manifests))
-    for item in walk([p for p in paths if p != "-"]):
-        if isinstance(item, ManifestFile) and not item.chart_template:
-            _detect_in_file(item.path, catalog, result)
-    result.detections = _unique(result.detections)
-    return result
 
 
 def detect_in_manifests(manifests: Sequence[Manifest], catalog: Catalog) -> list[Detection]:
@@ -104,10 +80,10 @@ def detect_in_manifests(manifests: Sequence[Manifest], catalog: Catalog) -> list
         found.extend(finder.in_manifest(manifest))
     # A label or image tag that names no known release is some other version (a sidecar, a
     # controller of its own numbering): it says nothing about the component's release.
-    return _unique(d for d in found if d.releases or d.source not in ("label", "image"))
+    return unique(d for d in found if d.releases or d.source not in ("label", "image"))
 
 
-def _unique(detections: Iterable[Detection]) -> list[Detection]:
+def unique(detections: Iterable[Detection]) -> list[Detection]:
     """One detection per component, pin and file: a chart's 20 objects with one label are one pin."""
     seen: dict[tuple[str, str, str, str], Detection] = {}
     for d in sorted(detections, key=lambda d: (d.origin.path, d.origin.line, d.origin.column)):
@@ -292,14 +268,21 @@ def normalize_image(name: str) -> str:
 
 # --- files that hold no Kubernetes object ---------------------------------------------------------
 
-def _detect_in_file(path: str, catalog: Catalog, result: TreeComponents) -> None:
-    name = os.path.basename(path)
-    for node in _documents(path):
+def detect_in_documents(documents: Iterable[tuple[str, Any]], catalog: Catalog
+                        ) -> tuple[list[Detection], list[ClusterPin]]:
+    """Pins held by documents that are not objects: Chart.yaml, kustomizations, `*_version` variables.
+
+    `documents` are (path, root node) pairs, as the sources keep them (ScanInput.documents)."""
+    detections: list[Detection] = []
+    cluster: list[ClusterPin] = []
+    for path, node in documents:
         if not isinstance(node, MappingNode):
             continue
-        result.detections.extend(_pins_in_document(node, name, path, catalog))
+        name = os.path.basename(path)
+        detections.extend(_pins_in_document(node, name, path, catalog))
         if name not in _CHART_FILES + KUSTOMIZATION_FILES and scalar(mapping_get(node, "kind")) is None:
-            result.cluster.extend(_cluster_variables(node, path))
+            cluster.extend(_cluster_variables(node, path))
+    return detections, cluster
 
 
 def _pins_in_document(node: MappingNode, name: str, path: str, catalog: Catalog) -> Iterator[Detection]:
@@ -407,7 +390,7 @@ def _cluster_pin(version: str, origin: Origin, what: str) -> ClusterPin | None:
     return ClusterPin(version, minor, distro_of(version), origin, what)
 
 
-def _cluster_pins_in_manifests(manifests: Sequence[Manifest]) -> Iterator[ClusterPin]:
+def cluster_pins_in_manifests(manifests: Sequence[Manifest]) -> Iterator[ClusterPin]:
     rules = _cluster_version_rules()["objects"]
     for manifest in manifests:
         for rule in rules:

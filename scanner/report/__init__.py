@@ -7,6 +7,7 @@ import os
 from typing import TYPE_CHECKING, Callable
 
 from scanner.model import Finding
+from scanner.words import count
 
 if TYPE_CHECKING:  # the CLI reads FORMATS at start-up: no scan machinery imported for that
     from scanner.scan import ScanResult
@@ -56,10 +57,6 @@ def counts(result: ScanResult) -> str:
     if result.input_errors:
         parts.append(count(len(result.input_errors), "unreadable input"))
     return ", ".join(parts)
-
-
-def count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def repo_path(path: str) -> str:

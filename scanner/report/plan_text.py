@@ -8,6 +8,7 @@ from itertools import groupby
 from scanner import __version__
 from scanner.model import Origin
 from scanner.plan import BLOCKER, UNKNOWN, WARNING, Migration, Plan, Step, Window
+from scanner.words import count
 
 _COLUMNS = (("Window", 6), ("Hop", 11), ("Move before the hop", 36), ("Migrate before", 34),
             ("Blockers", 16), ("May move after", 36))
@@ -31,7 +32,7 @@ def migration_labels(migrations: list[Migration]) -> list[str]:
     counts: dict[str, int] = {}
     for migration in migrations:
         counts[migration.rule.api_version] = counts.get(migration.rule.api_version, 0) + len(migration.objects)
-    return [f"{api} ({n} object{'s' if n != 1 else ''})" for api, n in counts.items()]
+    return [f"{api} ({count(n, 'object')})" for api, n in counts.items()]
 
 
 def blocker_labels(window: Window) -> list[str]:
@@ -154,6 +155,5 @@ def _migration_lines(migration: Migration) -> list[str]:
 
 def _verdict(plan: Plan) -> str:
     if plan.blocked:
-        count = plan.blocker_count
-        return f"blocked: {count} blocker{'s' if count != 1 else ''} on the way to {plan.target}"
+        return f"blocked: {count(plan.blocker_count, 'blocker')} on the way to {plan.target}"
     return f"nothing known blocks {plan.target}"

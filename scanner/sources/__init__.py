@@ -12,13 +12,16 @@ import dataclasses
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from yaml.nodes import MappingNode, ScalarNode
 
 from scanner.model import STDIN_PATH, Diagnostic, Manifest
-from scanner.sources.files import ChartFolder, KustomizeFolder, ManifestFile, read_file, walk
-from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, read_text
+from scanner.sources.files import KUSTOMIZATION_FILES, ChartFolder, KustomizeFolder, ManifestFile, read_file, walk
+from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, mapping_get, read_text
 from scanner.suppress import MARKER, Suppression, read_suppressions
 from scanner.versions import Minor
+from scanner.words import count
 
 if TYPE_CHECKING:
     from scanner.scan import ScanOptions
@@ -34,9 +37,13 @@ class ScanInput:
     suppressions: list[Suppression] = field(default_factory=list)
     files_read: int = 0
     notices: list[str] = field(default_factory=list)
+    # (path, root node) of the documents that may pin a component or cluster version without being a
+    # Kubernetes object: Chart.yaml, kustomizations, `*_version:` variables (scanner.components.detect).
+    documents: list[tuple[str, Any]] = field(default_factory=list)
 
     def extend(self, other: "ScanInput") -> None:
         self.manifests.extend(other.manifests)
+        self.documents.extend(other.documents)
         self.diagnostics.extend(other.diagnostics)
         self.unrendered.extend(other.unrendered)
         self.suppressions.extend(other.suppressions)
@@ -183,7 +190,18 @@ def _helm_releases(dump: str) -> ScanInput:
 
     manifests, diagnostics, releases = read_helm_releases(dump)
     return ScanInput(manifests=manifests, diagnostics=diagnostics, files_read=1,
-                     notices=[f"{dump}: {releases} deployed Helm release(s) scanned"])
+                     notices=[f"{dump}: {count(releases, 'deployed Helm release')} scanned"])
+
+
+# Files whose documents name versions whatever their keys: Helm chart metadata and kustomizations.
+PIN_FILES = frozenset(("Chart.yaml", "requirements.yaml", "requirements.yml", *KUSTOMIZATION_FILES))
+
+
+def _holds_version_variable(node: Any) -> bool:
+    """A plain mapping (not an object) with a `<name>_version` key: Ansible defaults, values files."""
+    if not isinstance(node, MappingNode) or mapping_get(node, "kind") is not None:
+        return False
+    return any(isinstance(key, ScalarNode) and key.value.endswith("_version") for key, _ in node.value)
 
 
 def read_manifest_file(item: ManifestFile, stdin_bytes: bytes | None = None) -> ScanInput:
@@ -196,8 +214,9 @@ def read_manifest_file(item: ManifestFile, stdin_bytes: bytes | None = None) -> 
     if problem is not None:
         result.diagnostics.append(dataclasses.replace(problem, path=display))
         return result
+    documents: list[Any] = []
     try:
-        manifests, diagnostics = read_text(text, display)
+        manifests, diagnostics = read_text(text, display, documents)
     except DocumentProblem as problem:
         result.diagnostics.append(Diagnostic(display, str(problem), problem.line))
         return result
@@ -206,6 +225,8 @@ def read_manifest_file(item: ManifestFile, stdin_bytes: bytes | None = None) -> 
         return result
     result.manifests = manifests
     result.diagnostics = diagnostics
+    pin_file = os.path.basename(display) in PIN_FILES
+    result.documents = [(display, node) for node in documents if pin_file or _holds_version_variable(node)]
     if MARKER in text:
         result.suppressions, problems = read_suppressions(text, display)
         result.diagnostics.extend(problems)

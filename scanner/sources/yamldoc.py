@@ -31,6 +31,8 @@ MAX_EXPANDED_NODES = 1_000_000
 _TOO_DEEP = f"nesting deeper than {MAX_DEPTH} levels; document skipped"
 _LIBYAML_DEPTH_LIMIT = "exceeded maximum nesting depth"  # the limit newer libyaml builds stop at
 
+_DUPLICATE_ANCHOR = "found duplicate anchor"
+
 _STD_TAG = "tag:yaml.org,2002:"
 _DOC_SEPARATOR = re.compile(r"^---(?:[ \t].*)?$", re.MULTILINE)
 _PLACEHOLDER = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[:=-][^}]*)?\}")
@@ -50,16 +52,20 @@ class DocumentProblem(Exception):
         self.line = line
 
 
-def read_text(text: str, path: str) -> tuple[list[Manifest], list[Diagnostic]]:
-    """Every Kubernetes object in `text`, and what was wrong with the text."""
+def read_text(text: str, path: str, documents: list[Any] | None = None) -> tuple[list[Manifest], list[Diagnostic]]:
+    """Every Kubernetes object in `text`, and what was wrong with the text.
+
+    `documents`, when given, receives the root node of every trusted document, object or not."""
     nodes, diagnostics = compose_documents(text, path)
+    if documents is not None:
+        documents.extend(nodes)
     manifests: list[Manifest] = []
     for node in nodes:
         manifests.extend(_manifests_of(node, path, diagnostics))
     return manifests, diagnostics
 
 
-def compose_documents(text: str, path: str) -> tuple[list[Any], list[Diagnostic]]:
+def compose_documents(text: str, path: str, anchors_renamed: bool = False) -> tuple[list[Any], list[Diagnostic]]:
     """The root node of every document that can be trusted, Kubernetes object or not."""
     diagnostics: list[Diagnostic] = []
     _check_flow_depth(text, path)
@@ -69,6 +75,8 @@ def compose_documents(text: str, path: str) -> tuple[list[Any], list[Diagnostic]
     except yaml.YAMLError as err:
         if maybe_template:
             raise TemplateSyntax() from err
+        if _DUPLICATE_ANCHOR in str(err) and not anchors_renamed:
+            return compose_documents(_renamed_duplicate_anchors(text), path, anchors_renamed=True)
         # One broken document must not hide the others: parse them one by one.
         nodes = []
         for chunk_nodes, problem in _compose_by_document(text):
@@ -109,6 +117,30 @@ def _compose_all(text: str) -> Iterator[Any]:
                 yield node
     finally:
         loader.dispose()
+
+
+def _renamed_duplicate_anchors(text: str) -> str:
+    """YAML 1.2 (and go-yaml, which Kubernetes and Flux parse with) lets a later `&name` redefine
+    an anchor; PyYAML refuses it. Each redefinition gets a name of its own, and the aliases after
+    it follow it, so the document means what the API server reads. Lines stay where they were."""
+    edits: list[tuple[int, int, str]] = []
+    current: dict[str, str] = {}
+    defined: dict[str, int] = {}
+    try:
+        for token in yaml.scan(text, Loader=_Loader):
+            if isinstance(token, (yaml.DocumentStartToken, yaml.DocumentEndToken)):
+                current, defined = {}, {}
+            elif isinstance(token, yaml.AnchorToken):
+                count = defined[token.value] = defined.get(token.value, 0) + 1
+                current[token.value] = token.value if count == 1 else f"{token.value}-kubehop{count}"
+                edits.append((token.start_mark.index, token.end_mark.index, "&" + current[token.value]))
+            elif isinstance(token, yaml.AliasToken) and token.value in current:
+                edits.append((token.start_mark.index, token.end_mark.index, "*" + current[token.value]))
+    except yaml.YAMLError:
+        return text  # broken in another way too: reported as it is
+    for start, end, replacement in reversed(edits):
+        text = text[:start] + replacement + text[end:]
+    return text
 
 
 def _compose_by_document(text: str):
