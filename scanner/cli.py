@@ -17,9 +17,9 @@ from scanner.words import count
 
 
 def _version_message() -> str:
-    from scanner.rulebook import load_rulebook
+    from scanner.freshness import data_checked
 
-    return f"kubehop {__version__} (data checked {load_rulebook().checked})"
+    return f"kubehop {__version__} (data checked {data_checked()})"
 
 
 class MinorType(click.ParamType):
@@ -62,6 +62,11 @@ def cli() -> None:
     Example:
       kubehop scan --target 1.36 platform/
     """
+    from scanner.freshness import stale_notice
+
+    notice = stale_notice()
+    if notice:
+        click.echo(f"kubehop: notice: {notice}", err=True)
 
 
 def config_options(command):

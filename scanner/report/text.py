@@ -16,7 +16,8 @@ def render(result: ScanResult, color: bool = False) -> str:
         return f"\033[{_COLORS[style]}m{text}\033[0m" if color else text
 
     lines = [paint(f"kubehop {__version__}: {scan_span(result)}, "
-                   f"{count(result.objects, 'object')} in {count(result.files_read, 'file')}", "head"), ""]
+                   f"{count(result.objects, 'object')} in {count(result.files_read, 'file')} "
+                   f"(data checked {result.data_checked})", "head"), ""]
     for label, group in groupby(result.findings, key=lambda f: hop_label(f, result)):
         group = list(group)
         lines.append(paint(f"{label[0].upper()}{label[1:]}: {count(len(group), 'finding')}", "head"))
