@@ -3,6 +3,7 @@ that chart alone; the render pool fits the machine's cores and free memory."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -64,9 +65,11 @@ def test_memory_over_the_limit_stops_the_render(tmp_path, monkeypatch):
 
 
 def test_time_over_the_limit_stops_the_render(tmp_path, monkeypatch):
-    outcomes = render(tmp_path, monkeypatch, ["slow", "fine"], RenderLimits(seconds=2))
-    assert outcomes["slow"].error == "helm did not finish within 2 s"
-    assert outcomes["fine"].error is None
+    """(Alone: on a loaded machine even a small chart may take longer than so short a limit.)"""
+    started = time.monotonic()
+    outcomes = render(tmp_path, monkeypatch, ["slow"], RenderLimits(seconds=3))
+    assert outcomes["slow"].error == "helm did not finish within 3 s"
+    assert time.monotonic() - started < 60  # stopped, not run to its end
 
 
 def test_a_limit_problem_is_not_cached(tmp_path, monkeypatch):
