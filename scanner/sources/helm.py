@@ -19,18 +19,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-import yaml
-
 from scanner.model import Origin
 from scanner.sources import render_cache
 from scanner.sources.discovery import FakeDiscovery
+from scanner.sources.files import read_yaml_file
 from scanner.sources.helm_capture import Capture
 from scanner.sources.render_limits import RenderLimits, pool_size, run_bounded
 from scanner.sources.tools import tool_version
 from scanner.versions import Minor
 
 FILENAME_ANNOTATION = "postrenderer.helm.sh/postrender-filename"
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: 277 Chart.yaml files in 0.1 s, not 1
 # helm keeps discovery on disk between runs and rewrites it each time it asks again; kubehop's
 # discovery lives for one scan, so a path that cannot be created keeps it in memory (half the CPU).
 _NO_DISK_CACHE = os.path.join(os.devnull, "kube-cache")
@@ -93,11 +91,7 @@ class HelmSettings:
 
 def chart_metadata(chart_dir: str) -> tuple[str, str]:
     """(name, version) from Chart.yaml; the folder name when it cannot be read."""
-    try:
-        with open(os.path.join(chart_dir, "Chart.yaml"), encoding="utf-8") as handle:
-            meta = yaml.load(handle, Loader=_LOADER) or {}
-    except (OSError, yaml.YAMLError):
-        meta = {}
+    meta, _ = read_yaml_file(os.path.join(chart_dir, "Chart.yaml"))  # helm reports what is wrong with it
     meta = meta if isinstance(meta, dict) else {}
     return str(meta.get("name") or os.path.basename(os.path.abspath(chart_dir))), str(meta.get("version") or "")
 
