@@ -109,11 +109,11 @@ def _all_or_each(folders: list[str], read, *args) -> ScanInput:
 def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
             options: "ScanOptions") -> ScanInput:
     from scanner.sources import chart_fallback, flux, helm
+    from scanner.sources.helm_capture import find_helm
     from scanner.sources.helm_output import manifests_of
     from scanner.sources.rendered_duplicates import split_duplicate_keys
-    from scanner.sources.tools import find_tool
 
-    helm_path = find_tool("helm") if options.render else None
+    helm_path = find_helm() if options.render else None
     why_not = _why_not_rendered(helm_path, options.render)
     if why_not:
         return _charts_as_text(charts, why_not)
@@ -124,7 +124,7 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
     releases = deployed.releases + helm.releases_for(c for c in charts if c not in deployed.charts_used)
     settings = _helm_settings(helm_path, manifests, target, options)
     latent = 0
-    for outcome in helm.render_all(releases, settings, helm.progress_printer()):
+    for outcome in helm.render_each(releases, settings, helm.progress_printer()):
         if outcome.error is not None:
             found, problems, not_rendered, templates = chart_fallback.unrenderable(outcome)
             result.extend(ScanInput(found, problems, not_rendered, files_read=templates))
@@ -164,7 +164,7 @@ def _custom_apis(manifests: list[Manifest]) -> set[tuple[str, str]]:
 
 
 def _why_not_rendered(helm_path: str | None, render: bool) -> str | None:
-    from scanner.sources.helm import unsupported
+    from scanner.sources.helm_capture import unsupported
 
     if not render:
         return "--no-render was given"
