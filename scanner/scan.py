@@ -78,6 +78,7 @@ class ScanOptions:
     write_baseline: bool = False  # record today's findings in `baseline` first
     # Files or folders dumped with kubectl (--cluster-state): CRDs, custom resources, nodes, version.
     cluster_state: tuple[str, ...] = ()
+    unknown: str = "warn"  # --unknown: what a fact nobody states counts as (warn, block, ignore)
 
 
 def scan(paths: list[str], target: Minor, current: Minor | None = None,
@@ -98,7 +99,9 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
             current, order_notices = _current_from_orders(scan_input.manifests, target)
             notices += order_notices
         context = ScanContext(target=target, current=current, rulebook=rulebook, crds=crds, cluster=cluster,
-                              current_from_orders=from_orders and current is not None)
+                              current_from_orders=from_orders and current is not None,
+                              components=_components(scan_input, target, current, options.unknown),
+                              unknown=options.unknown)
         findings = _latent_as_warnings(
             early.findings + run_checks(scan_input.manifests, context, scan_input.diagnostics, tree_checks())
             + run_checks(early.unchecked(scan_input.manifests), context, scan_input.diagnostics, per_object)
@@ -138,6 +141,15 @@ class _EarlyChecks:
     def unchecked(self, manifests: Sequence[Manifest]) -> Sequence[Manifest]:
         """The objects no file gave (rendered charts, kustomize builds, release dumps): checked at the end."""
         return manifests[self.objects:]
+
+
+def _components(scan_input: ScanInput, target: Minor, current: Minor | None, unknown: str):
+    """The component state of the whole tree, as `kubehop plan` resolves it."""
+    from scanner.components.catalog import load_catalog
+    from scanner.components.tree import component_timeline, pins_of
+
+    catalog = load_catalog()
+    return component_timeline(pins_of(scan_input, catalog), catalog, target, current, unknown)
 
 
 def _apply_policy(findings: list[Finding], suppressions: Sequence[suppress.Suppression],
