@@ -100,7 +100,7 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
             notices += order_notices
         context = ScanContext(target=target, current=current, rulebook=rulebook, crds=crds, cluster=cluster,
                               current_from_orders=from_orders and current is not None,
-                              components=_components(scan_input, target, current, options.unknown),
+                              components=_components(scan_input, target, current, options.unknown, early.pins),
                               unknown=options.unknown)
         findings = _latent_as_warnings(
             early.findings + run_checks(scan_input.manifests, context, scan_input.diagnostics, tree_checks())
@@ -128,13 +128,18 @@ class _EarlyChecks:
     are let go (sources/retention.py), so a scan's memory does not grow with its tree."""
 
     def __init__(self, context: ScanContext, checks: Sequence):
+        from scanner.components.catalog import load_catalog
+        from scanner.components.detect import ObjectPins
+
         self.context, self.checks = context, checks
         self.findings: list[Finding] = []
+        self.pins = ObjectPins(load_catalog())  # component pins, as the objects' nodes are held
         self.objects = 0  # collect puts the objects of plain files first: these many were checked here
         self._retention = Retention()
 
     def __call__(self, found: ScanInput) -> None:
         self.findings += run_checks(found.manifests, self.context, found.diagnostics, self.checks)
+        self.pins.add(found.manifests, found.diagnostics)
         self.objects += len(found.manifests)
         self._retention.release(found.manifests)
 
@@ -143,13 +148,14 @@ class _EarlyChecks:
         return manifests[self.objects:]
 
 
-def _components(scan_input: ScanInput, target: Minor, current: Minor | None, unknown: str):
-    """The component state of the whole tree, as `kubehop plan` resolves it."""
+def _components(scan_input: ScanInput, target: Minor, current: Minor | None, unknown: str, early=None):
+    """The component state of the whole tree, as `kubehop plan` resolves it (`early`: the object
+    pins taken as the files were read)."""
     from scanner.components.catalog import load_catalog
     from scanner.components.tree import component_timeline, pins_of
 
     catalog = load_catalog()
-    return component_timeline(pins_of(scan_input, catalog), catalog, target, current, unknown)
+    return component_timeline(pins_of(scan_input, catalog, early), catalog, target, current, unknown)
 
 
 def _apply_policy(findings: list[Finding], suppressions: Sequence[suppress.Suppression],

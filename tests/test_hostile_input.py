@@ -329,3 +329,22 @@ def test_fix_write_replaces_the_file_and_never_writes_through_a_hard_link(tmp_pa
     assert "1 object migrated in 1 file; 1 left to a person" in done.stderr
     assert sorted(p.name for p in tree_.iterdir()) == ["good.yaml", "linked.yaml"]  # no temporary file left
     assert done.returncode == EXIT_BLOCKED
+
+
+def test_no_tool_is_handed_a_file_kubehop_refused_as_a_bomb(tmp_path):
+    """kustomize itself recurses into a recursive alias until its stack overflows (12 s, 1 GB)."""
+    from conftest import kustomize_or_skip
+
+    kustomize_or_skip()
+    root = tree(tmp_path, {
+        "k/kustomization.yaml": "resources: [cm.yaml]\n",
+        "k/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: k}\ndata: &a {b: *a}\n",
+        "chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 1.0.0\n",
+        "chart/values.yaml": "a: &a [*a]\n",
+        "chart/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+    })
+    code, report = scan_json(str(root), timeout=60)
+    held = {Path(u["file"]).name: u["reason"] for u in report["unrendered"]}
+    assert held["k"].startswith("kustomization not built: ") and "k/cm.yaml holds an alias bomb" in held["k"]
+    assert held["chart"].startswith("Helm chart not rendered: ") and "values.yaml holds" in held["chart"]
+    assert code == EXIT_INPUT

@@ -19,6 +19,7 @@ from yaml.nodes import MappingNode, ScalarNode
 from scanner.guard import unexpected
 from scanner.model import STDIN_PATH, Diagnostic, Finding, Manifest
 from scanner.sources.files import KUSTOMIZATION_FILES, ChartFolder, KustomizeFolder, ManifestFile, read_file, walk
+from scanner.sources.hazards import hazardous_files, held_back
 from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, mapping_get, read_text
 from scanner.suppress import MARKER, Suppression, read_suppressions
 from scanner.versions import Minor
@@ -85,6 +86,10 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
             if on_file is not None:
                 on_file(found)
             result.extend(found)
+    hazards = hazardous_files(result.diagnostics)
+    if hazards and (charts or kustomizations):
+        charts, kustomizations, held = held_back(charts, kustomizations, hazards, paths)
+        result.unrendered.extend(held)
     if kustomizations and charts:
         charts = _without_kustomize_charts(charts, kustomizations, options)
     if charts or any(m.kind == "HelmRelease" for m in result.manifests):

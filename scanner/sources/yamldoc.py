@@ -33,6 +33,9 @@ MAX_EXPANDED_NODES = 1_000_000
 MAX_EXPANDED_CHARS = 20 * 1024 * 1024
 
 _TOO_DEEP = f"nesting deeper than {MAX_DEPTH} levels; document skipped"
+# What the refusals above say: a file holding one is never handed to a tool (helm, kustomize),
+# which would expand it without a limit (sources/hazards.py).
+HAZARDS = ("nesting deeper than", "(recursive alias)", "(alias bomb)")
 _LIBYAML_DEPTH_LIMIT = "exceeded maximum nesting depth"  # the limit newer libyaml builds stop at
 
 _DUPLICATE_ANCHOR = "found duplicate anchor"
