@@ -26,11 +26,13 @@ except AttributeError:  # pragma: no cover - depends on how PyYAML was built
 # Kubernetes objects are a few dozen levels deep at most; libyaml itself
 # crashes (C stack) on flow nesting in the tens of thousands.
 MAX_DEPTH = 256
-# What an alias-expanded document may reach before it is refused ("billion laughs"): nodes, and
-# characters of scalar text (one long string aliased many times is as bad as many nodes). A document
-# without aliases is never bigger than its file, which read_file already bounds.
-MAX_EXPANDED_NODES = 1_000_000
-MAX_EXPANDED_CHARS = 20 * 1024 * 1024
+# How much aliases may grow a document once expanded ("billion laughs"): nodes, and characters of
+# scalar text (one long string aliased many times is as bad as many nodes). What reads a document
+# whole (a JSON dump, Flux values handed to helm, kustomize) pays for every expanded copy; honest
+# anchors (a backend or a values block reused) grow a document by a few hundred nodes.
+MAX_ALIAS_GROWTH_NODES = 100_000
+MAX_ALIAS_GROWTH_CHARS = 4 * 1024 * 1024
+_CEILING = 1 << 40  # expanded sizes are counted no further (they grow exponentially)
 
 _TOO_DEEP = f"nesting deeper than {MAX_DEPTH} levels; document skipped"
 # What the refusals above say: a file holding one is never handed to a tool (helm, kustomize),
@@ -278,22 +280,24 @@ def _report_duplicates(pairs, path: str, diagnostics: list[Diagnostic]) -> None:
 
 
 def _check_expansion(root: Any) -> None:
-    """Refuse a document whose aliases expand it past the limits, or that holds itself."""
-    nodes, chars = expanded_size(root)
-    if nodes is None:
+    """Refuse a document whose aliases grow it past the limits, or that holds itself."""
+    growth = alias_growth(root)
+    if growth is None:
         raise DocumentProblem("an alias refers to a node that holds it (recursive alias); document skipped",
                               root.start_mark.line + 1)
-    if nodes > MAX_EXPANDED_NODES or chars > MAX_EXPANDED_CHARS:
+    nodes, chars = growth
+    if nodes > MAX_ALIAS_GROWTH_NODES or chars > MAX_ALIAS_GROWTH_CHARS:
         raise DocumentProblem(
-            f"aliases expand to more than {MAX_EXPANDED_NODES:,} nodes or {MAX_EXPANDED_CHARS // 1048576} MiB "
-            f"of text (alias bomb); document skipped", root.start_mark.line + 1)
+            f"aliases expand it by more than {MAX_ALIAS_GROWTH_NODES:,} nodes or {MAX_ALIAS_GROWTH_CHARS // 1048576} "
+            f"MiB of text (alias bomb); document skipped", root.start_mark.line + 1)
 
 
-def expanded_size(root: Any) -> tuple[int | None, int]:
-    """(nodes, scalar characters) of the tree with every alias expanded, each capped just past its
-    limit; nodes is None when the tree holds itself (an alias inside the node it names)."""
+def alias_growth(root: Any) -> tuple[int, int] | None:
+    """(nodes, scalar characters) that expanding every alias adds to the tree; None when the tree holds
+    itself (an alias inside the node it names)."""
     sizes: dict[int, tuple[int, int]] = {}
     open_: set[int] = set()  # nodes whose children are being sized: meeting one again is a cycle
+    distinct_chars = 0
     # Post-order without recursion: children are sized before their parent.
     stack = [(root, False)]
     while stack:
@@ -304,17 +308,18 @@ def expanded_size(root: Any) -> tuple[int | None, int]:
         children = _children(node)
         if ready:
             open_.discard(key)
-            nodes = min(1 + sum(sizes[id(c)][0] for c in children), MAX_EXPANDED_NODES + 1)
             own = len(node.value) if isinstance(node, ScalarNode) else 0
-            chars = min(own + sum(sizes[id(c)][1] for c in children), MAX_EXPANDED_CHARS + 1)
-            sizes[key] = (nodes, chars)
+            distinct_chars += own
+            sizes[key] = (min(1 + sum(sizes[id(c)][0] for c in children), _CEILING),
+                          min(own + sum(sizes[id(c)][1] for c in children), _CEILING))
             continue
         if key in open_:
-            return None, 0
+            return None
         open_.add(key)
         stack.append((node, True))
         stack.extend((c, False) for c in children if id(c) not in sizes)
-    return sizes[id(root)]
+    nodes, chars = sizes[id(root)]
+    return nodes - len(sizes), chars - distinct_chars
 
 
 def _children(node: Any) -> list:
