@@ -65,6 +65,11 @@ class Manifest:
             return self._recompose(self)
         return self._node
 
+    def __reduce__(self):
+        """A node does not cross processes (sources/parallel.py): the receiver composes it again. Only
+        an object read from a file of its own (no line_map) is sent."""
+        return (Manifest, (self.api_version, self.kind, self.name, self.namespace, self.origin))
+
     def release(self, recompose: Callable[["Manifest"], Any]) -> None:
         """Let go of the node and body; `recompose(self)` gives the node again when it is asked for."""
         self._node = self._body = None

@@ -100,12 +100,13 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
             notices += order_notices
         context = ScanContext(target=target, current=current, rulebook=rulebook, crds=crds, cluster=cluster,
                               current_from_orders=from_orders and current is not None,
-                              components=_components(scan_input, target, current, options.unknown, early.pins),
+                              components=_components(scan_input, target, current, options.unknown),
                               unknown=options.unknown)
+        late = scan_input.manifests[scan_input.checked_early:]  # rendered, built or dumped objects
         findings = _latent_as_warnings(
-            early.findings + run_checks(scan_input.manifests, context, scan_input.diagnostics, tree_checks())
-            + run_checks(early.unchecked(scan_input.manifests), context, scan_input.diagnostics, per_object)
-            + scan_input.findings, scan_input.latent)
+            run_checks(scan_input.manifests, context, scan_input.diagnostics, tree_checks())
+            + run_checks(late, context, scan_input.diagnostics, per_object) + scan_input.findings,
+            scan_input.latent)
     findings, unused, policy_notices, silenced = _apply_policy(findings, scan_input.suppressions, options)
     diagnostics = scan_input.diagnostics + unused
     return ScanResult(
@@ -124,38 +125,32 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
 
 
 class _EarlyChecks:
-    """The per-object checks, run on each plain file as soon as it is read; then its objects' nodes
-    are let go (sources/retention.py), so a scan's memory does not grow with its tree."""
+    """Run on each plain file as soon as it is read: the per-object checks (their findings join the
+    file's) and the component pins of its objects, while their nodes are held; then the nodes are let
+    go (sources/retention.py), so a scan's memory does not grow with its tree."""
 
     def __init__(self, context: ScanContext, checks: Sequence):
         from scanner.components.catalog import load_catalog
         from scanner.components.detect import ObjectPins
 
         self.context, self.checks = context, checks
-        self.findings: list[Finding] = []
-        self.pins = ObjectPins(load_catalog())  # component pins, as the objects' nodes are held
-        self.objects = 0  # collect puts the objects of plain files first: these many were checked here
+        self.pins = ObjectPins(load_catalog())
         self._retention = Retention()
 
     def __call__(self, found: ScanInput) -> None:
-        self.findings += run_checks(found.manifests, self.context, found.diagnostics, self.checks)
-        self.pins.add(found.manifests, found.diagnostics)
-        self.objects += len(found.manifests)
+        found.findings += run_checks(found.manifests, self.context, found.diagnostics, self.checks)
+        found.pins += self.pins.of(found.manifests, found.diagnostics)
+        found.checked_early = len(found.manifests)
         self._retention.release(found.manifests)
 
-    def unchecked(self, manifests: Sequence[Manifest]) -> Sequence[Manifest]:
-        """The objects no file gave (rendered charts, kustomize builds, release dumps): checked at the end."""
-        return manifests[self.objects:]
 
-
-def _components(scan_input: ScanInput, target: Minor, current: Minor | None, unknown: str, early=None):
-    """The component state of the whole tree, as `kubehop plan` resolves it (`early`: the object
-    pins taken as the files were read)."""
+def _components(scan_input: ScanInput, target: Minor, current: Minor | None, unknown: str):
+    """The component state of the whole tree, as `kubehop plan` resolves it."""
     from scanner.components.catalog import load_catalog
     from scanner.components.tree import component_timeline, pins_of
 
     catalog = load_catalog()
-    return component_timeline(pins_of(scan_input, catalog, early), catalog, target, current, unknown)
+    return component_timeline(pins_of(scan_input, catalog), catalog, target, current, unknown)
 
 
 def _apply_policy(findings: list[Finding], suppressions: Sequence[suppress.Suppression],

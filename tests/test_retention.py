@@ -91,3 +91,24 @@ def test_repeated_scans_in_one_process_do_not_pile_up(tmp_path):
     for _ in range(3):
         scan([str(tmp_path)], Minor(1, 36))
     assert _live_nodes() <= after_one
+
+
+def test_files_read_by_worker_processes_give_the_same_report(tmp_path, monkeypatch):
+    """Many files are read in worker processes (sources/parallel.py): the report is the same."""
+    import shutil
+
+    from conftest import FIXTURES
+    from scanner.report import render
+    from scanner.sources import parallel
+
+    _tree(tmp_path)
+    shutil.copytree(FIXTURES / "seed002", tmp_path / "seed002")  # Flux, pins, values with *_version keys
+    for n in range(40):
+        (tmp_path / f"pod-{n}.yaml").write_text(GIT_REPO_VOLUME.replace("name: p", f"name: p{n}"))
+    files = sum(1 for p in tmp_path.rglob("*.y*ml"))
+    reports = []
+    for threshold in (files + 1, 2):  # in the scan's process, then in workers
+        monkeypatch.setattr(parallel, "PARALLEL_FROM", threshold)
+        reports.append(render(scan([str(tmp_path)], Minor(1, 36), Minor(1, 31)), "json"))
+    assert reports[0] == reports[1]
+    assert '"crd/' in reports[1] and "gitRepo" in reports[1]

@@ -84,26 +84,25 @@ class ObjectPins:
 
     def __init__(self, catalog: Catalog):
         self.finder = _Finder(catalog, ())
-        self.detections: list[Detection] = []
-        self.objects = 0  # the first objects of the scan: their object pins are taken
 
-    def add(self, manifests: Sequence[Manifest], problems: list[Diagnostic]) -> None:
+    def of(self, manifests: Sequence[Manifest], problems: list[Diagnostic]) -> list[Detection]:
+        found: list[Detection] = []
         for manifest in manifests:
             try:
-                self.detections.extend(self.finder.object_pins(manifest))
+                found.extend(self.finder.object_pins(manifest))
             except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
                 problems.append(unexpected(manifest.origin.path, err, manifest.origin.line, "read this object"))
-        self.objects += len(manifests)
+        return found
 
 
 def detect_in_manifests(manifests: Sequence[Manifest], catalog: Catalog, problems: list[Diagnostic] | None = None,
-                        early: ObjectPins | None = None) -> list[Detection]:
+                        early: tuple[Sequence[Detection], int] = ((), 0)) -> list[Detection]:
     """Pins held by Kubernetes objects (the part a scan's checks can use). With `problems`, an object
-    kubehop fails on (a bug) is an input problem there instead of an exception. `early` holds the
-    object pins of the first objects, taken as they were read."""
+    kubehop fails on (a bug) is an input problem there instead of an exception. `early`: the object
+    pins of the first objects, taken as they were read (ObjectPins), and how many objects those are."""
     finder = _Finder(catalog, manifests)
-    found: list[Detection] = list(early.detections) if early else []
-    done = early.objects if early else 0
+    found: list[Detection] = list(early[0])
+    done = early[1]
     for number, manifest in enumerate(manifests):
         try:
             found.extend(finder.deployed_charts(manifest) if number < done else finder.in_manifest(manifest))

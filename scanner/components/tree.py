@@ -31,10 +31,11 @@ class TreeComponents:
     notices: list[str] = field(default_factory=list)  # what the sources left out (no helm...)
 
 
-def pins_of(scan_input: ScanInput, catalog: Catalog, early: ObjectPins | None = None) -> TreeComponents:
-    """The pins among what the sources read (`early`: the object pins the scan took as it read)."""
+def pins_of(scan_input: ScanInput, catalog: Catalog) -> TreeComponents:
+    """The pins among what the sources read (with those a scan took as it read: ScanInput.pins)."""
     problems = scan_input.diagnostics  # a bug met on one object or document is an input problem there
     in_documents, cluster = detect_in_documents(scan_input.documents, catalog, problems)
+    early = (scan_input.pins, scan_input.checked_early)
     return TreeComponents(
         detections=unique(detect_in_manifests(scan_input.manifests, catalog, problems, early) + in_documents),
         cluster=list(cluster_pins_in_manifests(scan_input.manifests)) + cluster,

@@ -20,6 +20,7 @@ from scanner.guard import unexpected
 from scanner.model import STDIN_PATH, Diagnostic, Finding, Manifest
 from scanner.sources.files import KUSTOMIZATION_FILES, ChartFolder, KustomizeFolder, ManifestFile, read_file, walk
 from scanner.sources.hazards import hazardous_files, held_back
+from scanner.sources.parallel import read_all
 from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, mapping_get, read_text
 from scanner.suppress import MARKER, Suppression, read_suppressions
 from scanner.versions import Minor
@@ -46,8 +47,15 @@ class ScanInput:
     findings: list[Finding] = field(default_factory=list)
     # The `via` of objects read from templates a chart's values switch off: their findings are warnings.
     latent: set[str] = field(default_factory=set)
+    # The first `checked_early` objects had the per-object checks and their component pins taken as
+    # their file was read (scanner.scan); `pins` are those pins (scanner.components.detect.Detection).
+    checked_early: int = 0
+    pins: list[Any] = field(default_factory=list)
 
     def extend(self, other: "ScanInput") -> None:
+        if other.checked_early and self.checked_early == len(self.manifests):
+            self.checked_early += other.checked_early  # still a prefix
+        self.pins.extend(other.pins)
         self.manifests.extend(other.manifests)
         self.findings.extend(other.findings)
         self.latent.update(other.latent)
@@ -64,13 +72,15 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     """Everything under `paths`, charts rendered for `target` (default: the newest minor known).
 
     `on_file` sees what each plain file gave as soon as it is read (the scan checks its objects
-    there, then lets their nodes go); those objects come first in the result, in that order."""
+    there, then lets their nodes go); those objects come first in the result, in that order. Only
+    then may files be read by worker processes (sources/parallel.py): nothing else needs every node."""
     from scanner.scan import ScanOptions
 
     options = options or ScanOptions()
     result = ScanInput()
     charts: list[str] = []
     kustomizations: list[str] = []
+    files: list[ManifestFile] = []
     stdin_bytes = sys.stdin.buffer.read() if "-" in paths else None
     for item in walk(paths):
         if any(e.matches(item.path) for e in options.exclude):
@@ -82,10 +92,17 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
         elif isinstance(item, KustomizeFolder):
             kustomizations.append(item.path)
         else:
-            found = _guarded(item.path, read_manifest_file, item, stdin_bytes)
-            if on_file is not None:
-                on_file(found)
-            result.extend(found)
+            files.append(item)
+
+    def read(item: ManifestFile) -> ScanInput:
+        found = _guarded(item.path, read_manifest_file, item, stdin_bytes)
+        if on_file is not None:
+            on_file(found)
+        return found
+
+    in_workers = on_file is not None and stdin_bytes is None
+    for found in (read_all(files, read) if in_workers else map(read, files)):
+        result.extend(found)
     hazards = hazardous_files(result.diagnostics)
     if hazards and (charts or kustomizations):
         charts, kustomizations, held = held_back(charts, kustomizations, hazards, paths)

@@ -9,6 +9,7 @@ any other is composed again from its file when asked for.
 
 from __future__ import annotations
 
+import os
 from collections import OrderedDict
 from typing import Any, Iterable
 
@@ -26,13 +27,12 @@ class Retention:
     """Lets go of the nodes of each file's objects once its per-object checks have run."""
 
     def __init__(self) -> None:
-        self.recompose = Recomposer()
         self._crds: set[str] = set()  # names of the CRDs kept
 
     def release(self, manifests: Iterable[Manifest]) -> None:
         for manifest in manifests:
-            if manifest.origin.path == STDIN_PATH or manifest.line_map is not None or manifest.origin.via:
-                continue  # not read from a file of its own: it could not be composed again
+            if not recomposable(manifest):
+                continue
             group = manifest.group
             if group.endswith(_KEPT_GROUP_SUFFIX):
                 continue
@@ -40,25 +40,42 @@ class Retention:
                 if not manifest.name or manifest.name not in self._crds:
                     self._crds.add(manifest.name or "")
                     continue
-            manifest.release(self.recompose)
+            manifest.release(recompose)
+
+
+def recomposable(manifest: Manifest) -> bool:
+    """Was the object read from a file of its own, which can be read again?"""
+    return manifest.origin.path != STDIN_PATH and manifest.line_map is None and not manifest.origin.via
 
 
 class Recomposer:
-    """Composes the node of a released object again from its file; the last few files are remembered."""
+    """Composes the node of a released object again from its file; the last few files are remembered
+    (as long as they are unchanged)."""
 
     def __init__(self) -> None:
-        self._files: OrderedDict[str, dict[tuple[int, int, str], Any]] = OrderedDict()
+        self._files: OrderedDict[tuple, dict[tuple[int, int, str], Any]] = OrderedDict()
 
     def __call__(self, manifest: Manifest) -> Any:
         path = manifest.origin.path
-        nodes = self._files.get(path)
+        try:
+            info = os.stat(path)
+        except OSError:
+            return None
+        key = (path, info.st_mtime_ns, info.st_size)
+        nodes = self._files.get(key)
         if nodes is None:
-            nodes = self._files[path] = _nodes_of(path)
+            nodes = self._files[key] = _nodes_of(path)
             if len(self._files) > _FILES_REMEMBERED:
                 self._files.popitem(last=False)
         else:
-            self._files.move_to_end(path)
+            self._files.move_to_end(key)
         return nodes.get((manifest.origin.line, manifest.origin.column, manifest.kind))
+
+    def forget(self) -> None:
+        self._files.clear()
+
+
+recompose = Recomposer()  # one for the process: objects read by worker processes arrive released
 
 
 def _nodes_of(path: str) -> dict[tuple[int, int, str], Any]:
