@@ -14,7 +14,7 @@ from scanner.checks import ScanContext, per_object_checks, run_checks, sort_find
 from scanner.cluster_state import ClusterState, load_cluster_state
 from scanner.crds import CrdIndex
 from scanner.freshness import data_checked
-from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK, Diagnostic, Finding, Manifest
+from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK, Diagnostic, Finding
 from scanner.rulebook import load_rulebook
 from scanner.sources import ScanInput, collect
 from scanner.sources.exclude import Exclusions
