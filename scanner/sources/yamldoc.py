@@ -308,7 +308,7 @@ def construct(node: Any, _memo: dict | None = None) -> Any:
         convert = _SCALARS.get(node.tag)
         try:
             value = convert(node) if convert else node.value
-        except (ValueError, KeyError, yaml.YAMLError):  # !!int abc, !!bool maybe: read as the text written
+        except (ValueError, KeyError, IndexError, yaml.YAMLError):  # !!int abc, !!bool maybe, !!int '': as written
             value = node.value
         return value
     if isinstance(node, SequenceNode):
