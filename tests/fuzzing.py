@@ -6,7 +6,7 @@ files mutated (bytes, lines, YAML structure, types where names belong, aliases, 
 template syntax, names holding workflow commands), and one command line. It fails when kubehop
 raises, asks for a bug report ("please report it": its last line of defence caught a bug), exits
 with a code the README does not promise for it, prints a workflow command from the tree in a text
-report, or takes over the time bound. Every case is a function of (seed, number): a failure is
+report or on standard error, or takes over the time bound. Every case is a function of (seed, number): a failure is
 replayed with `case(seed, number)`.
 
 The short deterministic run is tests/test_fuzz.py; long runs: scripts/fuzz.py.
@@ -361,7 +361,7 @@ def run_case(case: Case, time_bound: float = 5.0) -> Outcome:
     elif result.exit_code not in EXPECTED_EXITS and not (result.exit_code == 2 and case.wrote_config):
         problem = f"exit code {result.exit_code}: {(stdout + stderr).strip().splitlines()[-1:]}"
     else:
-        printed = stderr + (stdout if case.command == "scan" and "text" in _format(case.args) else "")
+        printed = stderr + (stdout if case.command != "fix" and _format(case.args) == "text" else "")
         bad = [line for line in printed.split("\n") if line.lstrip().startswith("::") or "##[" in line]
         if bad:
             problem = f"a workflow command from the tree reached a log line: {bad[0][:200]!r}"

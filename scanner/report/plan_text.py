@@ -12,6 +12,7 @@ from scanner.components.state import BLOCKED, UNKNOWN_RELEASE, UNKNOWN_SUPPORT, 
 from scanner.plan import BLOCKER, UNKNOWN, WARNING, Migration, Plan, Step, Window
 from scanner.report import plan_orders
 from scanner.words import count
+from scanner.report.plain import log_lines
 
 _COLUMNS = (("Window", 6), ("Hop", 11), ("Move before the hop", 36), ("Migrate before", 34),
             ("Blockers", 16), ("May move after", 36))
@@ -100,7 +101,7 @@ def render(plan: Plan) -> str:
         lines.append("")
     lines.extend(plan_orders.notes_lines(plan))
     lines.append(_verdict(plan))
-    return "\n".join(lines) + "\n"
+    return log_lines(lines)  # one line each: nothing from the tree breaks one (report/plain.py)
 
 
 def _table(plan: Plan) -> list[str]:
