@@ -348,3 +348,16 @@ def test_no_tool_is_handed_a_file_kubehop_refused_as_a_bomb(tmp_path):
     assert held["k"].startswith("kustomization not built: ") and "k/cm.yaml holds an alias bomb" in held["k"]
     assert held["chart"].startswith("Helm chart not rendered: ") and "values.yaml holds" in held["chart"]
     assert code == EXIT_INPUT
+
+
+@pytest.mark.parametrize("command", [["components"], ["inventory"], ["plan", "--from", "1.31", "--target", "1.36"]])
+def test_the_other_text_reports_print_no_workflow_command_from_the_tree(tmp_path, command):
+    tree(tmp_path, {"hr.yaml": (
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\n"
+        'metadata: {name: "x\\n::error::injected", namespace: "ns\\n##[error]legacy"}\n'
+        "spec:\n  chart:\n    spec: {chart: cilium, version: 1.14.0, sourceRef: {kind: HelmRepository, name: c}}\n"
+        "---\napiVersion: extensions/v1beta1\nkind: Ingress\nmetadata: {name: \"i\\n::warning::x\"}\n")})
+    done = kubehop(*command, ".", cwd=tmp_path)
+    assert "Traceback" not in done.stderr
+    printed = (done.stdout + done.stderr).split("\n")
+    assert not [line for line in printed if line.lstrip().startswith("::") or "##[" in line]
