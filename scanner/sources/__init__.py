@@ -107,11 +107,11 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
             options: "ScanOptions") -> ScanInput:
     from scanner.rulebook import load_rulebook
     from scanner.sources import chart_fallback, flux, helm
+    from scanner.sources.helm_capture import find_helm
     from scanner.sources.helm_output import manifests_of
     from scanner.sources.rendered_duplicates import split_duplicate_keys
-    from scanner.sources.tools import find_tool
 
-    helm_path = find_tool("helm") if options.render else None
+    helm_path = find_helm() if options.render else None
     why_not = _why_not_rendered(helm_path, options.render)
     if why_not:
         return _charts_as_text(charts, why_not)
@@ -125,7 +125,7 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
     served = frozenset(book.served.served_at(target)) | _custom_apis(manifests)
     settings = helm.HelmSettings(helm_path, target, served, tuple(options.values_files))
     latent = 0
-    for outcome in helm.render_all(releases, settings, helm.progress_printer()):
+    for outcome in helm.render_each(releases, settings, helm.progress_printer()):
         if outcome.error is not None:
             found, problems, not_rendered, templates = chart_fallback.unrenderable(outcome)
             result.extend(ScanInput(found, problems, not_rendered, files_read=templates))
@@ -155,7 +155,7 @@ def _custom_apis(manifests: list[Manifest]) -> set[tuple[str, str]]:
 
 
 def _why_not_rendered(helm_path: str | None, render: bool) -> str | None:
-    from scanner.sources.helm import unsupported
+    from scanner.sources.helm_capture import unsupported
 
     if not render:
         return "--no-render was given"
