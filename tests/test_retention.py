@@ -55,7 +55,7 @@ def _tree(tmp_path: Path) -> Path:
 def test_findings_from_released_and_recomposed_objects_keep_their_lines(tmp_path):
     result = scan([str(_tree(tmp_path))], Minor(1, 36))
     where = {(f.rule_id.split("/")[0], Path(f.origin.path).name, f.origin.line) for f in result.findings}
-    assert ("crd", "widget.yaml", 6) in where  # schema check of a released object: its node composed again
+    assert ("crd", "widget.yaml", 6) in where  # schema check of a custom resource (kept: the CRD checks read it)
     assert any(name == "pod.yaml" and line == 8 for _, name, line in where)  # gitRepo, checked as it was read
 
 
@@ -64,10 +64,12 @@ def test_released_objects_are_composed_again_on_demand(tmp_path):
     retention = Retention()
     retention.release(manifests)
     held = {m.kind: m._node is not None for m in manifests}
-    assert held == {"CustomResourceDefinition": True, "Widget": False, "Pod": False}
-    widget = next(m for m in manifests if m.kind == "Widget")
-    assert widget.node.start_mark.line == 1 and widget.body["spec"] == {"size": "big"}
-    assert widget._node is None and widget._body is None  # composed for the reader, not kept
+    assert held == {"CustomResourceDefinition": True, "Widget": True, "Pod": False}
+    pod = next(m for m in manifests if m.kind == "Pod")
+    assert pod.node.start_mark.line == 0 and pod.body["spec"]["volumes"][0]["name"] == "src"
+    assert pod._node is None and pod._body is None  # composed for the reader, not kept
+    (tmp_path / "pod.yaml").write_text("# moved down\n" + GIT_REPO_VOLUME)
+    assert pod.node is None  # the file changed: the object is no longer where it was read
 
 
 def test_a_repeated_crd_is_released_the_first_kept(tmp_path):

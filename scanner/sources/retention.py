@@ -9,6 +9,7 @@ any other is composed again from its file when asked for.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import OrderedDict
 from typing import Any, Iterable
@@ -16,8 +17,8 @@ from typing import Any, Iterable
 from scanner.model import STDIN_PATH, Manifest
 
 # Kept whole: CRDs (every scan indexes them; the first definition of a name wins, so a repeat is let
-# go) and Flux's own objects (HelmReleases and their sources are read to render charts and to find
-# component pins).
+# go), custom resources (the CRD checks read them) and Flux's own objects (HelmReleases and their
+# sources are read to render charts and to find component pins).
 _CRD_GROUP = "apiextensions.k8s.io"
 _KEPT_GROUP_SUFFIX = ".toolkit.fluxcd.io"
 _FILES_REMEMBERED = 8  # files whose nodes stay composed after a reader asked for one of them
@@ -28,19 +29,29 @@ class Retention:
 
     def __init__(self) -> None:
         self._crds: set[str] = set()  # names of the CRDs kept
+        self._built_in = _built_in()
 
     def release(self, manifests: Iterable[Manifest]) -> None:
         for manifest in manifests:
             if not recomposable(manifest):
                 continue
             group = manifest.group
-            if group.endswith(_KEPT_GROUP_SUFFIX):
-                continue
+            if group.endswith(_KEPT_GROUP_SUFFIX) or (manifest.api_version, manifest.kind) not in self._built_in:
+                continue  # custom resources: the CRD checks read them (a tree holds few)
             if group == _CRD_GROUP and manifest.kind == "CustomResourceDefinition":
                 if not manifest.name or manifest.name not in self._crds:
                     self._crds.add(manifest.name or "")
                     continue
             manifest.release(recompose)
+
+
+@functools.cache
+def _built_in() -> frozenset[tuple[str, str]]:
+    """(apiVersion, kind) of every built-in API some minor serves."""
+    from scanner.rulebook import load_rulebook
+
+    served = load_rulebook().served
+    return frozenset(api for minor in served.minors for api in served.served_at(minor))
 
 
 def recomposable(manifest: Manifest) -> bool:
