@@ -108,9 +108,9 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
     from scanner.rulebook import load_rulebook
     from scanner.sources import flux, helm
     from scanner.sources.chart_copies import ChartCopies, Preparation
-    from scanner.sources.tools import find_tool
+    from scanner.sources.helm_capture import find_helm
 
-    helm_path = find_tool("helm") if options.render else None
+    helm_path = find_helm() if options.render else None
     why_not = _why_not_rendered(helm_path, options.render)
     if why_not:
         return _charts_as_text(charts, why_not, paths)
@@ -128,7 +128,7 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
         prepared = Preparation()
         releases = copies.prepare(releases, prepared)
         result.extend(ScanInput(unrendered=prepared.unrendered, diagnostics=prepared.diagnostics))
-        for outcome in helm.render_all(releases, settings, helm.progress_printer()):
+        for outcome in helm.render_each(releases, settings, helm.progress_printer()):
             read, switched_off = _rendered(outcome, options)
             result.extend(read)
             latent += switched_off
@@ -170,7 +170,7 @@ def _custom_apis(manifests: list[Manifest]) -> set[tuple[str, str]]:
 
 
 def _why_not_rendered(helm_path: str | None, render: bool) -> str | None:
-    from scanner.sources.helm import unsupported
+    from scanner.sources.helm_capture import unsupported
 
     if not render:
         return "--no-render was given"
