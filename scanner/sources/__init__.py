@@ -78,10 +78,13 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
             kustomizations.append(item.path)
         else:
             result.extend(_guarded(item.path, read_manifest_file, item, stdin_bytes))
+    if kustomizations and charts:
+        charts = _without_kustomize_charts(charts, kustomizations, options)
     if charts or any(m.kind == "HelmRelease" for m in result.manifests):
         result.extend(_all_or_each(charts, _charts, charts, result.manifests, target, options, paths))
     if kustomizations:
-        result.extend(_all_or_each(kustomizations, _kustomizations, kustomizations, result.manifests, options))
+        result.extend(_all_or_each(kustomizations, _kustomizations, kustomizations, result.manifests, target,
+                                   options, paths))
     for dump in options.helm_releases:
         result.extend(_guarded(dump, _helm_releases, dump))
     return result
@@ -105,7 +108,6 @@ def _all_or_each(folders: list[str], read, *args) -> ScanInput:
 
 def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
             options: "ScanOptions", paths: list[str]) -> ScanInput:
-    from scanner.rulebook import load_rulebook
     from scanner.sources import flux, helm
     from scanner.sources.chart_copies import ChartCopies, Preparation
     from scanner.sources.helm_capture import find_helm
@@ -115,14 +117,11 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
     if why_not:
         return _charts_as_text(charts, why_not, paths)
     result = ScanInput()
-    book = load_rulebook(options.rule_folders)  # the scan's own, already loaded
-    target = target or book.newest
     deployed = flux.flux_releases(manifests, charts, options.allow_network)
     result.unrendered.extend(deployed.not_rendered)
     result.diagnostics.extend(deployed.notes)
     releases = deployed.releases + helm.releases_for(c for c in charts if c not in deployed.charts_used)
-    served = frozenset(book.served.served_at(target)) | _custom_apis(manifests)
-    settings = helm.HelmSettings(helm_path, target, served, tuple(options.values_files))
+    settings = _helm_settings(helm_path, manifests, target, options)
     latent = 0
     with ChartCopies(paths, helm_path, options.allow_network) as copies:  # what helm reads: chart_copies.py
         prepared = Preparation()
@@ -159,6 +158,16 @@ def _rendered(outcome: Any, options: "ScanOptions") -> tuple[ScanInput, int]:
     switched_off, via, latent = chart_fallback.latent_templates(outcome, found, problems)
     read.extend(ScanInput(switched_off, files_read=latent, latent={via} if switched_off else set()))
     return read, latent
+
+
+def _helm_settings(helm_path: str, manifests: list[Manifest], target: Minor | None, options: "ScanOptions"):
+    from scanner.rulebook import load_rulebook
+    from scanner.sources import helm
+
+    book = load_rulebook(options.rule_folders)  # the scan's own, already loaded
+    target = target or book.newest
+    served = frozenset(book.served.served_at(target)) | _custom_apis(manifests)
+    return helm.HelmSettings(helm_path, target, served, tuple(options.values_files))
 
 
 def _custom_apis(manifests: list[Manifest]) -> set[tuple[str, str]]:
@@ -205,7 +214,8 @@ def _charts_as_text(charts: list[str], why: str, paths: list[str]) -> ScanInput:
     return result
 
 
-def _kustomizations(folders: list[str], manifests: list[Manifest], options: "ScanOptions") -> ScanInput:
+def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor | None, options: "ScanOptions",
+                    scanned: list[str]) -> ScanInput:
     from scanner.sources import kustomize
     from scanner.sources.tools import kustomize_command
 
@@ -222,15 +232,47 @@ def _kustomizations(folders: list[str], manifests: list[Manifest], options: "Sca
         return result
     # An object already read from its own file (or from another build) is not reported again.
     seen = {_identity(m) for m in manifests}
-    for outcome in kustomize.build_all(folders, command, options.allow_network, workers=os.cpu_count() or 1):
+    charts = _kustomize_helm(manifests, target, options)
+    flux_paths = kustomize.flux_paths(manifests, scanned)
+    for outcome in kustomize.build_all(folders, command, options.allow_network, os.cpu_count() or 1, charts,
+                                       scanned, flux_paths):
         if outcome.not_built:
             result.unrendered.append(Diagnostic(outcome.folder, outcome.not_built, level="notice"))
+        result.unrendered.extend(outcome.unrendered)
         result.diagnostics.extend(outcome.diagnostics)
+        result.findings.extend(outcome.findings)
         for manifest in outcome.manifests:
             if _identity(manifest) not in seen:
                 seen.add(_identity(manifest))
                 result.manifests.append(manifest)
     return result
+
+
+def _kustomize_helm(manifests: list[Manifest], target: Minor | None, options: "ScanOptions"):
+    """kubehop's helm for Kustomize helmCharts entries, at the same Capabilities as the scan's charts."""
+    from scanner.sources.kustomize_helm import HelmCharts
+    from scanner.sources.tools import find_tool
+
+    helm_path = find_tool("helm") if options.render else None
+    why_not = _why_not_rendered(helm_path, options.render)
+    if why_not:
+        return HelmCharts(None, why_not, options.allow_network)
+    return HelmCharts(_helm_settings(helm_path, manifests, target, options), None, options.allow_network)
+
+
+def _without_kustomize_charts(charts: list[str], folders: list[str], options: "ScanOptions") -> list[str]:
+    """Chart folders a kustomization's helmCharts render are rendered there, with its values, not on
+    their own (when kubehop can build kustomizations and render charts; else they are read as charts)."""
+    from scanner.sources.kustomize_charts import local_charts
+    from scanner.sources.tools import find_tool, kustomize_command
+
+    if not options.render or kustomize_command() is None or _why_not_rendered(find_tool("helm"), True):
+        return charts
+    try:
+        used = local_charts(folders)
+    except Exception:  # noqa: BLE001 - the kustomizations' own reading reports what is wrong with them
+        return charts
+    return [chart for chart in charts if os.path.realpath(chart) not in used]
 
 
 def _identity(manifest: Manifest) -> tuple:
