@@ -8,6 +8,7 @@ from itertools import groupby
 from scanner import __version__
 from scanner.model import Origin
 from scanner.plan import BLOCKER, UNKNOWN, WARNING, Migration, Plan, Step, Window
+from scanner.report.paths import at
 from scanner.words import count
 
 _COLUMNS = (("Window", 6), ("Hop", 11), ("Move before the hop", 36), ("Migrate before", 34),
@@ -15,7 +16,7 @@ _COLUMNS = (("Window", 6), ("Hop", 11), ("Move before the hop", 36), ("Migrate b
 
 
 def where(origin: Origin) -> str:
-    return f"{origin.path}:{origin.line}:{origin.column}"
+    return at(origin)
 
 
 def chains(steps: list[Step]) -> list[str]:

@@ -6,6 +6,7 @@ from itertools import groupby
 
 from scanner import __version__
 from scanner.report import count, counts, hop_label, scan_span, verdict
+from scanner.report.paths import where
 from scanner.scan import ScanResult
 
 _COLORS = {"error": "31", "warning": "33", "head": "1", "dim": "2", "ok": "32"}
@@ -21,8 +22,8 @@ def render(result: ScanResult, color: bool = False) -> str:
         group = list(group)
         lines.append(paint(f"{label[0].upper()}{label[1:]}: {count(len(group), 'finding')}", "head"))
         for f in group:
-            where = f"{f.origin.path}:{f.origin.line}:{f.origin.column}"
-            lines.append(f"  {where}  {paint(f.severity, f.severity)}  {f.object_ref}")
+            lines.append(f"  {where(f.origin.path, f.origin.line, f.origin.column)}  "
+                         f"{paint(f.severity, f.severity)}  {f.object_ref}")
             if f.origin.via:
                 lines.append(f"      via {f.origin.via}")
             lines.append(f"      {f.message}")
@@ -37,12 +38,12 @@ def render(result: ScanResult, color: bool = False) -> str:
         lines.append("")
     if result.diagnostics:
         lines.append(paint(f"Input problems: {len(result.diagnostics)}", "head"))
-        lines.extend(f"  {paint(d.level, 'error' if d.level == 'error' else 'dim')}  {d}"
-                     for d in result.diagnostics)
+        lines.extend(f"  {paint(d.level, 'error' if d.level == 'error' else 'dim')}  {where(d.path, d.line)}: "
+                     f"{d.message}" for d in result.diagnostics)
         lines.append("")
     if result.unrendered:
         lines.append(paint(f"Not rendered: {count(len(result.unrendered), 'file')}", "head"))
-        lines.extend(f"  {d.path}: {d.message}" for d in result.unrendered)
+        lines.extend(f"  {where(d.path)}: {d.message}" for d in result.unrendered)
         lines.append("")
     lines.extend(f"notice: {n}" for n in result.notices)
     lines.append(_summary(result, paint))
