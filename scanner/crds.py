@@ -64,10 +64,7 @@ class Crd:
     def versions_origin(self) -> Origin:
         """The line of spec.versions: where the served set is edited."""
         key = key_node(mapping_get(self.manifest.node, "spec"), "versions")
-        origin = self.manifest.origin
-        if key is None:
-            return origin
-        return Origin(origin.path, key.start_mark.line + 1, key.start_mark.column + 1, origin.via)
+        return self.manifest.origin if key is None else self.manifest.origin_at(key)
 
     @property
     def where(self) -> str:

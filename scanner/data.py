@@ -38,6 +38,8 @@ DATA_KINDS: dict[str, str] = {
     "rules/hop-notes": "rules/schema/hop-notes.schema.json",
     "compat-matrix": "compat-matrix/schema/component.schema.json",
     "rules/cluster-version.yaml": "rules/schema/cluster-version.schema.json",
+    "rules/upgrade-orders.yaml": "rules/schema/upgrade-orders.schema.json",
+    "rules/distro-releases.yaml": "rules/schema/distro-releases.schema.json",
 }
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from scanner.versions import Minor
 
@@ -45,6 +45,16 @@ class Manifest:
     origin: Origin
     node: Any = None
     _body: Any = field(default=None, repr=False)
+    # For an object read from a tool's output (a render, a build): its nodes' (line, column) there ->
+    # (line, column) in origin.path (sources/line_map.py). None: the nodes were read from that file.
+    line_map: Callable[[int, int], tuple[int, int]] | None = field(default=None, repr=False)
+
+    def origin_at(self, node: Any) -> Origin:
+        """Where a person edits `node` (a key, an item) of this object: its file, line and column."""
+        line, column = node.start_mark.line + 1, node.start_mark.column + 1
+        if self.line_map is not None:
+            line, column = self.line_map(line, column)
+        return Origin(self.origin.path, line, column, self.origin.via)
 
     @property
     def body(self) -> dict:
@@ -72,7 +82,7 @@ def object_ref(kind: str, namespace: str | None, name: str | None) -> str:
 @dataclass(frozen=True, slots=True)
 class Finding:
     rule_id: str
-    severity: str  # "error" (blocks the target) or "warning"
+    severity: str  # "error" (blocks the target), "warning", or "notice" (worth knowing; never fails a scan)
     message: str
     origin: Origin
     api_version: str

@@ -50,7 +50,7 @@ class ScanResult:
         # Unreadable input wins, whatever --fail-on: the scan is incomplete, so "nothing blocks" can't be claimed.
         if self.input_errors:
             return EXIT_INPUT
-        failing = {"error": self.errors, "warning": self.findings, "never": []}[self.fail_on]
+        failing = {"error": self.errors, "warning": self.errors + self.warnings, "never": []}[self.fail_on]
         return EXIT_BLOCKED if failing else EXIT_OK
 
 
@@ -84,7 +84,12 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
             scan_input.diagnostics.extend(problems)
             current, notices = _current_minor(current, cluster, target)
             crds = crds.then(cluster.crds)  # a custom resource whose CRD is not in the tree
-        context = ScanContext(target=target, current=current, rulebook=rulebook, crds=crds, cluster=cluster)
+        from_orders = current is None
+        if from_orders:
+            current, order_notices = _current_from_orders(scan_input.manifests, target)
+            notices += order_notices
+        context = ScanContext(target=target, current=current, rulebook=rulebook, crds=crds, cluster=cluster,
+                              current_from_orders=from_orders and current is not None)
         findings = run_checks(scan_input.manifests, context)
     findings, unused, policy_notices = _apply_policy(findings, scan_input.suppressions, options)
     diagnostics = scan_input.diagnostics + unused
@@ -144,6 +149,20 @@ def _current_minor(given: Minor | None, cluster: ClusterState, target: Minor) ->
     if dumped > target:
         return None, [f"the cluster dump's API server ({dumped}) is newer than --target {target}"]
     return dumped, [f"--from {dumped} taken from the cluster dump (API server {cluster.server_version})"]
+
+
+def _current_from_orders(manifests, target: Minor) -> tuple[Minor | None, list[str]]:
+    """--from read from the tree's upgrade orders (the oldest cluster's, when the tree holds several)."""
+    from scanner.orders.read import cluster_pins, read_orders
+
+    pins = sorted(cluster_pins(read_orders(manifests)), key=lambda order: order.minor)
+    if not pins:
+        return None, []
+    pin = pins[0]
+    where = f"{pin.what} {pin.version_text} at {pin.origin.path}:{pin.origin.line}"
+    if pin.minor > target:
+        return None, [f"the tree's upgrade orders move the cluster to {pin.minor} ({where}), past --target {target}"]
+    return pin.minor, [f"--from {pin.minor} taken from the tree's upgrade orders: {where}"]
 
 
 @contextmanager

@@ -96,7 +96,8 @@ def test_cellcast_deprecated_but_served_version_gives_warnings_only():
     assert [(f["rule"], f["severity"], f["object"]["name"]) for f in report["findings"]] == [
         ("crd/deprecated-version", "warning", "cell-eu-1"), ("crd/deprecated-version", "warning", "spread")]
     assert "cellcast.io/v1alpha1 is deprecated; use cellcast.io/v1beta1" in report["findings"][0]["message"]
-    assert report["hops"] == [{"hop": "at any Kubernetes version", "breaks_in": None, "errors": 0, "warnings": 2}]
+    assert report["hops"] == [{"hop": "at any Kubernetes version", "breaks_in": None, "errors": 0, "warnings": 2,
+                              "notices": 0}]
 
 
 @pytest.mark.parametrize("args", [HOMELAB_SCAN, CELLCAST_SCAN], ids=["homelab", "cellcast"])

@@ -23,6 +23,9 @@ class ScanContext:
     target: Minor
     rulebook: Rulebook
     current: Minor | None = None  # --from: the minor the cluster runs today
+    # `current` was read from the tree's own upgrade orders (no --from, no cluster dump): checks of
+    # those orders must not compare them with themselves.
+    current_from_orders: bool = False
     crds: CrdIndex = field(default_factory=CrdIndex)  # the CRDs among the scanned manifests
     cluster: ClusterState | None = None  # --cluster-state: what the cluster holds today
 
@@ -32,10 +35,12 @@ Check = Callable[[Sequence[Manifest], ScanContext], Iterable[Finding]]
 
 def all_checks() -> list[Check]:
     from scanner.checks import (api_removal, cluster_objects, crd_component_removal, crd_schema, crd_served,
-                                field_rules, node_skew, stored_versions)
+                                field_rules, node_skew, order_concurrency, order_skew, stored_versions,
+                                upgrade_orders)
 
     return [api_removal.check, field_rules.check, crd_served.check, crd_schema.check, stored_versions.check,
-            cluster_objects.check, node_skew.check, crd_component_removal.check]
+            cluster_objects.check, node_skew.check, crd_component_removal.check, upgrade_orders.check,
+            order_skew.check, order_concurrency.check]
 
 
 def rule_finding(manifest: Manifest, rule: ApiRule | FieldRule, removed: bool, message: str,

@@ -55,7 +55,7 @@ def _at_unserved_version(obj: Manifest, crd: Crd, context: ScanContext) -> Findi
 def _stale_managed_fields(obj: Manifest, crd: Crd, stale: list) -> Finding:
     first_entry = stale[0][0]
     key = key_node(first_entry, "apiVersion")
-    origin = Origin(obj.origin.path, key.start_mark.line + 1, key.start_mark.column + 1)
+    origin = obj.origin_at(key)
     managers = ", ".join(sorted({f"{scalar(mapping_get(e, 'manager')) or '?'} at {v}" for e, v in stale}))
     return _finding(
         obj, crd, "crd/managed-fields-unserved-version", "error", origin,

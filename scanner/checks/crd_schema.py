@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 from scanner.checks import ScanContext
 from scanner.crds import Crd, CrdVersion, object_finding
-from scanner.model import Finding, Manifest, Origin
+from scanner.model import Finding, Manifest
 from scanner.sources.yamldoc import locate
 
 if TYPE_CHECKING:  # scanner.openapi pulls in jsonschema: imported only when a CRD is in the tree
@@ -78,10 +78,8 @@ def _finding(manifest: Manifest, crd: Crd, version: CrdVersion, problem: SchemaP
         message = f"{field}: unknown field; {schema_of} has no such field: remove it"
     else:
         message = f"{field or '(object)'}: {problem.message} in {schema_of}"
-    mark = locate(manifest.node, problem.path).start_mark
     rule_id = "crd/unknown-field" if problem.unknown_field else "crd/invalid-value"
-    origin = Origin(manifest.origin.path, mark.line + 1, mark.column + 1, manifest.origin.via)
-    return object_finding(manifest, rule_id, "error", message, origin)
+    return object_finding(manifest, rule_id, "error", message, manifest.origin_at(locate(manifest.node, problem.path)))
 
 
 def _dotted(path: tuple[str | int, ...]) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from scanner.checks import ScanContext, rule_finding
-from scanner.model import Finding, Manifest, Origin
+from scanner.model import Finding, Manifest
 from scanner.pathexpr import Match
 from scanner.rulebook import FieldCheck, FieldRule
 from scanner.sources.yamldoc import scalar
@@ -26,9 +26,8 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
 def _finding(manifest: Manifest, field_check: FieldCheck, match: Match, context: ScanContext) -> Finding:
     rule = field_check.rule
     removed = rule.removed_in is not None and rule.removed_in <= context.target
-    mark = match.key.start_mark
-    origin = Origin(manifest.origin.path, mark.line + 1, mark.column + 1, manifest.origin.via)
-    return rule_finding(manifest, rule, removed, f"{match.where}: {_verdict(rule, removed)}", origin)
+    return rule_finding(manifest, rule, removed, f"{match.where}: {_verdict(rule, removed)}",
+                        manifest.origin_at(match.key))
 
 
 def _verdict(rule: FieldRule, removed: bool) -> str:

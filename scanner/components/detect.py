@@ -20,6 +20,8 @@ from scanner import data
 from scanner.components.catalog import Catalog, Component, Release
 from scanner.components.semver import floats, parse_version
 from scanner.model import Manifest, Origin
+from scanner.orders.read import cluster_pins, read_orders
+from scanner.orders.version import cluster_distros, distro_of  # noqa: F401 (cluster_distros: for the CLI)
 from scanner.sources.files import KUSTOMIZATION_FILES, read_file
 from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents, mapping_get, scalar
 from scanner.versions import Minor, parse_minor
@@ -372,16 +374,6 @@ def _cluster_version_rules() -> dict:
     return data.load("rules/cluster-version.yaml")
 
 
-def cluster_distros() -> tuple[str, ...]:
-    """The distributions a cluster version string can name (k3s, rke2...)."""
-    return tuple(d["name"] for d in _cluster_version_rules()["distros"])
-
-
-def distro_of(version: str) -> str | None:
-    """k3s for v1.31.5+k3s1, rke2 for v1.31.5+rke2r1, None for a plain Kubernetes version."""
-    return next((d["name"] for d in _cluster_version_rules()["distros"] if d["version_marker"] in version), None)
-
-
 def _cluster_pin(version: str, origin: Origin, what: str) -> ClusterPin | None:
     try:
         minor = parse_minor(version)
@@ -391,16 +383,11 @@ def _cluster_pin(version: str, origin: Origin, what: str) -> ClusterPin | None:
 
 
 def cluster_pins_in_manifests(manifests: Sequence[Manifest]) -> Iterator[ClusterPin]:
-    rules = _cluster_version_rules()["objects"]
-    for manifest in manifests:
-        for rule in rules:
-            if (manifest.api_version, manifest.kind) != (rule["apiVersion"], rule["kind"]):
-                continue
-            node = _at(manifest.node, *rule["field"])
-            pin = scalar(node) and _cluster_pin(scalar(node), _origin(manifest.origin.path, node),
-                                                f"{manifest.object_ref} {'.'.join(rule['field'])}")
-            if pin:
-                yield pin
+    """The upgrade orders' answer (scanner.orders.read.cluster_pins): the one place it is inferred."""
+    for order in cluster_pins(read_orders(manifests)):
+        field = ".".join(order.kind.version if order.version is not None else order.kind.channel or ())
+        yield ClusterPin(order.version_text, order.minor, order.distro if order.distro != "kubernetes" else None,
+                         order.origin, f"{order.what} {field}")
 
 
 def _cluster_variables(node: Any, path: str) -> Iterator[ClusterPin]:

@@ -34,10 +34,12 @@ def hop_label(finding: Finding, result: ScanResult) -> str:
     """The group a finding belongs to in a report: the hop where it breaks."""
     if finding.unscheduled:
         return "at any Kubernetes version"
-    if finding.severity == "warning" or finding.breaks_in is None:  # None: promoted by a severity override
+    # A warning about a deprecation (or an error a severity override promoted, with no minor) is not a hop's;
+    # a warning or notice about a hop (an upgrade order's) is.
+    if finding.breaks_in is None or (finding.severity != "error" and finding.deprecated_in is not None):
         return f"deprecated, still works at {result.target}"
     if result.current is not None and finding.breaks_in <= result.current:
-        return f"already broken at {result.current}"
+        return f"already broken at {result.current}" if finding.severity == "error" else f"at {result.current}"
     return f"hop to {finding.breaks_in}"
 
 
@@ -53,6 +55,9 @@ def verdict(result: ScanResult) -> str:
 
 def counts(result: ScanResult) -> str:
     parts = [count(len(result.errors), "blocker"), count(len(result.warnings), "warning")]
+    noticed = sum(f.severity == "notice" for f in result.findings)
+    if noticed:
+        parts.append(count(noticed, "notice"))
     if result.input_errors:
         parts.append(count(len(result.input_errors), "unreadable input"))
     return ", ".join(parts)

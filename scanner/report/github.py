@@ -47,7 +47,7 @@ def _finding(f: Finding) -> str:
         details += ["fix:", *f.remediation]
     if f.source_url:
         details.append(f"source: {f.source_url}")
-    return command("error" if f.severity == "error" else "warning", "\n".join(details),
+    return command({"error": "error", "notice": "notice"}.get(f.severity, "warning"), "\n".join(details),
                    file=_where(f.origin.path), line=f.origin.line, col=f.origin.column,
                    title=f"kubehop {f.rule_id}")
 

@@ -48,8 +48,8 @@ def render(result: ScanResult, color: bool = False) -> str:
     for finding in result.findings:
         label = hop_label(finding, result)
         entry = hops.setdefault(label, {"hop": label, "breaks_in": _minor(finding.breaks_in),
-                                        "errors": 0, "warnings": 0})
-        entry["errors" if finding.severity == "error" else "warnings"] += 1
+                                        "errors": 0, "warnings": 0, "notices": 0})
+        entry[{"error": "errors", "notice": "notices"}.get(finding.severity, "warnings")] += 1
     document = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "kubehop", "version": __version__, "data_checked": result.data_checked},
@@ -61,6 +61,7 @@ def render(result: ScanResult, color: bool = False) -> str:
             "objects": result.objects,
             "errors": len(result.errors),
             "warnings": len(result.warnings),
+            "notices": sum(f.severity == "notice" for f in result.findings),
             "input_errors": len(result.input_errors),
             "unrendered": len(result.unrendered),
         },

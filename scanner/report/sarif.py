@@ -116,7 +116,7 @@ def _result(finding: Finding, rule_index: int, result: ScanResult, root: str | N
     sarif_result = {
         "ruleId": finding.rule_id,
         "ruleIndex": rule_index,
-        "level": "error" if finding.severity == "error" else "warning",
+        "level": {"error": "error", "notice": "note"}.get(finding.severity, "warning"),
         "message": {"text": _message(finding)},
         "partialFingerprints": {"kubehopObject/v1": _fingerprint(finding)},
         "properties": {

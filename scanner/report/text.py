@@ -9,7 +9,7 @@ from scanner.report import count, counts, hop_label, scan_span, verdict
 from scanner.report.paths import where
 from scanner.scan import ScanResult
 
-_COLORS = {"error": "31", "warning": "33", "head": "1", "dim": "2", "ok": "32"}
+_COLORS = {"error": "31", "warning": "33", "notice": "36", "head": "1", "dim": "2", "ok": "32"}
 
 
 def render(result: ScanResult, color: bool = False) -> str:

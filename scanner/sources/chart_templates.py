@@ -14,11 +14,12 @@ import re
 from dataclasses import dataclass
 
 from scanner.model import Manifest, Origin
+from scanner.sources.line_map import fixed
 from scanner.sources.yamldoc import read_text
 
 _DOC_SEPARATOR = re.compile(r"^---[ \t]*$", re.MULTILINE)
 _API_VERSION_LINE = re.compile(r"^([ \t]*)apiVersion:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
-_KIND_LINE = re.compile(r"^[ \t]*kind:[ \t]*[\"']?([A-Za-z0-9]+)[\"']?[ \t]*$", re.MULTILINE)
+_KIND_LINE = re.compile(r"^([ \t]*)kind:[ \t]*[\"']?([A-Za-z0-9]+)[\"']?[ \t]*$", re.MULTILINE)
 _LITERAL = re.compile(r"^[\"']?([a-z0-9.-]+/)?v[0-9]+((alpha|beta)[0-9]+)?[\"']?$")
 # An apiVersion written anywhere in a template action or helper, e.g. {{ print "apps/v1" }}.
 _QUOTED_API_VERSION = re.compile(r"\"((?:[a-z0-9-]+\.)*[a-z0-9-]+/v[0-9]+(?:(?:alpha|beta)[0-9]+)?|v1)\"")
@@ -33,7 +34,8 @@ class ApiVersionLine:
     column: int  # 1-based, of the `apiVersion` key
     literal: str | None  # the value when the template writes it out; None when an action makes it
     expression: str  # the text after `apiVersion:`
-    kind: str | None  # the document's literal kind, when it has one
+    kinds: tuple[str, ...]  # the document's literal kinds (several when an {{ if }} chooses one)
+    nested: bool = False  # inside the document's object (a scaleTargetRef's apiVersion), not an object
 
 
 @functools.lru_cache(maxsize=4096)
@@ -48,15 +50,20 @@ def api_version_lines(path: str) -> tuple[ApiVersionLine, ...]:
     starts = [0] + [m.end() for m in _DOC_SEPARATOR.finditer(text)]
     for begin, end in zip(starts, starts[1:] + [len(text)]):
         document = text[begin:end]
-        kind = _KIND_LINE.search(document)
-        for match in _API_VERSION_LINE.finditer(document):
+        kind_lines = _KIND_LINE.findall(document)
+        matches = list(_API_VERSION_LINE.finditer(document))
+        top = min((len(m.group(1)) for m in matches), default=0)
+        for match in matches:
             value = match.group(2)
+            # The object's own kind is as indented as its apiVersion (a roleRef's kind is deeper).
+            kinds = tuple(dict.fromkeys(kind for indent, kind in kind_lines if indent == match.group(1)))
             found.append(ApiVersionLine(
                 line=text.count("\n", 0, begin + match.start()) + 1,
                 column=len(match.group(1)) + 1,
                 literal=value.strip("\"'") if _LITERAL.match(value) else None,
                 expression=value,
-                kind=kind.group(1) if kind else None,
+                kinds=kinds,
+                nested=len(match.group(1)) > top,
             ))
     return tuple(found)
 
@@ -69,7 +76,7 @@ def locate(path: str, api_version: str, kind: str, occurrence: int = 0) -> tuple
     equals (a template emitting several objects). (0, 0) when the template has no such line.
     """
     lines = api_version_lines(path)
-    same_kind = [entry for entry in lines if entry.kind in (kind, None)]
+    same_kind = [entry for entry in lines if kind in entry.kinds or not entry.kinds]
     for candidates in (
         [e for e in same_kind if e.literal == api_version],
         [e for e in same_kind if e.literal is None],
@@ -116,10 +123,11 @@ def possible_objects(chart_dir: str) -> list[TemplateObject]:
         if os.path.basename(path).startswith("_") or path.endswith(".tpl"):
             continue  # helpers emit nothing by themselves
         for entry in api_version_lines(path):
-            if entry.kind is None:
+            if entry.nested:
                 continue
             for api_version in _possible_values(entry, helpers):
-                objects.append(TemplateObject(path, entry.line, entry.column, api_version, entry.kind))
+                objects.extend(TemplateObject(path, entry.line, entry.column, api_version, kind)
+                               for kind in entry.kinds)
     return objects
 
 
@@ -161,5 +169,6 @@ def text_fallback(chart_dir: str, via: str) -> list[Manifest]:
         document = f"apiVersion: {json.dumps(found.api_version)}\nkind: {json.dumps(found.kind)}\n"
         (manifest,), _ = read_text(document, found.path)
         manifest.origin = Origin(found.path, found.line, found.column, via)
+        manifest.line_map = fixed(found.line, found.column)
         manifests.append(manifest)
     return manifests

@@ -15,6 +15,7 @@ from scanner import data
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.sources.chart_templates import locate
 from scanner.sources.helm import FILENAME_ANNOTATION, ChartRelease, RenderOutcome
+from scanner.sources.line_map import aligned, fixed
 from scanner.sources.rendered import annotation, drop_annotation, read_output, reorigin
 
 _FILENAME_LINE = re.compile(rf"^\s*{re.escape(FILENAME_ANNOTATION)}:\s*['\"]?(.+?)['\"]?\s*$", re.MULTILINE)
@@ -42,6 +43,7 @@ def _chart_manifests(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagn
     manifests, diagnostics = read_output(outcome.text or "", display)
     occurrences: dict[tuple[str, str, str], int] = {}
     templates: set[str] = set()
+    output = (outcome.text or "").split("\n")
 
     def where(manifest: Manifest) -> Origin:
         source = annotation(manifest, FILENAME_ANNOTATION)
@@ -53,7 +55,11 @@ def _chart_manifests(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagn
         key = (path, manifest.api_version, manifest.kind)
         occurrence = occurrences.get(key, 0)
         occurrences[key] = occurrence + 1
+        # A template with no apiVersion line of its own (a helper writes the object): its first line.
         line, column = locate(path, manifest.api_version, manifest.kind, occurrence)
+        line, column = (line, column) if line else (1, 1)
+        node = manifest.node
+        manifest.line_map = aligned(output, node.start_mark.line + 1, node.end_mark.line + 1, path, line)
         return Origin(path, line, column, release.via)
 
     found = reorigin(manifests, where)
@@ -84,6 +90,7 @@ def _remote_manifests(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diag
     def where(manifest: Manifest) -> Origin:
         source = annotation(manifest, FILENAME_ANNOTATION)
         drop_annotation(manifest, FILENAME_ANNOTATION)
+        manifest.line_map = fixed(asked.line, asked.column)
         return Origin(asked.path, asked.line, asked.column, f"{release.via}, {source}" if source else release.via)
 
     return reorigin(manifests, where), diagnostics, 0

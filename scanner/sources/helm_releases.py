@@ -18,6 +18,7 @@ from typing import Any
 from scanner.crds import as_dict, as_list
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.sources.files import read_file
+from scanner.sources.line_map import fixed
 from scanner.sources.rendered import read_output, reorigin, source_comments
 from scanner.sources.yamldoc import (DocumentProblem, TemplateSyntax, construct, key_node, mapping_get, read_text,
                                      scalar)
@@ -131,6 +132,7 @@ def _objects_of(revision: Revision, path: str) -> tuple[list[Manifest], list[Dia
 
     def where(manifest: Manifest) -> Origin:
         template = template_of(manifest)
+        manifest.line_map = fixed(revision.origin.line, revision.origin.column)
         return Origin(path, revision.origin.line, revision.origin.column,
                       f"{label}, {template}" if template else label)
 

@@ -21,6 +21,7 @@ import yaml
 from scanner.crds import as_list
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.sources.files import KUSTOMIZATION_FILES, read_file
+from scanner.sources.line_map import aligned
 from scanner.sources.rendered import annotation, drop_annotation, read_output, reorigin
 from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, read_text
 
@@ -72,7 +73,7 @@ def build(folder: str, command: list[str], allow_network: bool) -> BuildOutcome:
         if done.returncode != 0:
             return _failed(folder, _message(done.stderr))
         manifests, diagnostics = read_output(done.stdout, f"{folder} (built)")
-        return BuildOutcome(folder, reorigin(manifests, _origin_finder(folder, wrapper)), diagnostics)
+        return BuildOutcome(folder, reorigin(manifests, _origin_finder(folder, wrapper, done.stdout)), diagnostics)
 
 
 def _failed(folder: str, message: str) -> BuildOutcome:
@@ -94,8 +95,9 @@ def _message(stderr: str) -> str:
     return first.removeprefix("Error:").strip()
 
 
-def _origin_finder(folder: str, wrapper: str):
+def _origin_finder(folder: str, wrapper: str, built: str):
     via = f"kustomize build {folder}"
+    output = built.split("\n")
 
     def where(manifest: Manifest) -> Origin:
         origin = yaml.safe_load(annotation(manifest, ORIGIN_ANNOTATION) or "null")
@@ -105,6 +107,8 @@ def _origin_finder(folder: str, wrapper: str):
         relative = origin.get("path") or origin.get("configuredIn")
         path = _display_path(folder, os.path.normpath(os.path.join(wrapper, str(relative))))
         line, column = locate_object(path, manifest) if origin.get("path") else (0, 0)
+        node = manifest.node
+        manifest.line_map = aligned(output, node.start_mark.line + 1, node.end_mark.line + 1, path, line)
         return Origin(path, line, column, via)
 
     return where

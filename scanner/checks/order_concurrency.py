@@ -1,0 +1,118 @@
+"""How many nodes an upgrade order takes down at once, as its controller will really do it.
+
+yaki-operator (rules/upgrade-orders.yaml: max_unavailable) upgrades at most `maxUnavailable`
+selected workers at a time, an integer or a percentage rounded up, and never more than a ceiling
+share of the selected workers: a value past it is clamped, and the warning says to what. The
+selected workers are counted from a --cluster-state nodes dump (the order's nodeNames or
+nodeSelector, else every node that is not a control-plane node); without a dump only a percentage
+above the ceiling is certain to be clamped. A kind whose control plane is down while its only
+node upgrades gets a notice when the dump holds one control-plane node.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Iterable, Iterator, Sequence
+
+from scanner.checks import ScanContext
+from scanner.cluster_state import ClusterNode
+from scanner.model import Finding, Manifest
+from scanner.orders.kinds import CONTROL_PLANE, MaxUnavailable, control_plane_labels
+from scanner.orders.read import UpgradeOrder, clusters, read_orders
+from scanner.orders.version import parse_order_version
+from scanner.sources.yamldoc import mapping_get, scalar
+
+CLAMPED = "upgrade-order/max-unavailable-clamped"
+SINGLE = "upgrade-order/single-control-plane"
+_PERCENT = re.compile(r"^\s*(\d+)\s*%\s*$")
+_INTEGER = re.compile(r"^\s*(\d+)\s*$")
+
+
+def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:
+    orders = read_orders(manifests)
+    if not orders:
+        return
+    nodes = context.cluster.nodes if context.cluster is not None else []
+    for cluster in clusters(orders):
+        for order in cluster.live_workers:
+            if order.kind.max_unavailable is not None:
+                yield from _max_unavailable(order, order.kind.max_unavailable, nodes)
+        newest = cluster.newest_control_plane
+        if newest is not None and newest.kind.single_control_plane_downtime:
+            yield from _single_control_plane(newest, nodes)
+
+
+def _max_unavailable(order: UpgradeOrder, limit: MaxUnavailable, nodes: list[ClusterNode]) -> Iterator[Finding]:
+    node = order.node(limit.path)
+    text = scalar(node)
+    if text is None:
+        return  # the default (limit.default) is never above the ceiling
+    percent, count = _PERCENT.match(text), _INTEGER.match(text)
+    if not (percent or count):
+        return
+    selected = _selected_workers(order, limit, nodes) if nodes else None
+    origin = order.origin_of(limit.path)
+    field = ".".join(limit.path)
+    if selected is None:
+        if percent and int(percent.group(1)) > limit.ceiling_percent:
+            yield order.finding(CLAMPED, "warning", (
+                f"{field} {text} is above the operator's ceiling of {limit.ceiling_percent}% of the selected "
+                f"workers: it is clamped to {limit.ceiling_percent}% of them (rounded down, at least one); "
+                f"give --cluster-state with a nodes dump for the number"), order.minor, origin=origin)
+        return
+    if not selected:
+        return
+    n = len(selected)
+    asked = math.ceil(int(percent.group(1)) * n / 100) if percent else int(count.group(1))
+    ceiling = max(1, math.floor(limit.ceiling_percent * n / 100))
+    if asked <= ceiling:
+        return
+    why = f"{text} of {n} selected workers rounds up to {asked}" if percent else f"{asked} of {n} selected workers"
+    yield order.finding(CLAMPED, "warning", (
+        f"{field}: {why}, above the operator's ceiling of {limit.ceiling_percent}% ({ceiling}): it upgrades "
+        f"{ceiling} at a time instead"), order.minor, origin=origin,
+        remediation=(f"set {field} to {ceiling} to say what will happen",))
+
+
+def _selected_workers(order: UpgradeOrder, limit: MaxUnavailable, nodes: list[ClusterNode]) -> list[ClusterNode]:
+    labels = control_plane_labels()
+    workers = [n for n in nodes if not any(label in n.labels for label in labels)]
+    names = order.node(limit.node_names) if limit.node_names else None
+    if names is not None:
+        wanted = {scalar(item) for item in getattr(names, "value", ()) if not isinstance(item, tuple)}
+        return [n for n in workers if n.name in wanted]
+    selector = order.node(limit.node_selector) if limit.node_selector else None
+    return [n for n in workers if _selects(selector, n.labels)] if selector is not None else workers
+
+
+def _selects(selector: Any, labels: dict[str, str]) -> bool:
+    """A label selector's matchLabels and matchExpressions, as Kubernetes evaluates them."""
+    match_labels = mapping_get(selector, "matchLabels")
+    for key, value in getattr(match_labels, "value", ()):
+        if labels.get(scalar(key)) != scalar(value):
+            return False
+    for expression in getattr(mapping_get(selector, "matchExpressions"), "value", ()):
+        key, operator = scalar(mapping_get(expression, "key")), scalar(mapping_get(expression, "operator"))
+        values = {scalar(v) for v in getattr(mapping_get(expression, "values"), "value", ())}
+        present = key in labels
+        ok = {"In": present and labels.get(key) in values, "NotIn": not present or labels.get(key) not in values,
+              "Exists": present, "DoesNotExist": not present}.get(operator, False)
+        if not ok:
+            return False
+    return True
+
+
+def _single_control_plane(order: UpgradeOrder, nodes: list[ClusterNode]) -> Iterator[Finding]:
+    labels = control_plane_labels()
+    control_planes = [n for n in nodes if any(label in n.labels for label in labels)]
+    if len(control_planes) != 1 or order.version is None or order.role != CONTROL_PLANE:
+        return
+    node = control_planes[0]
+    running = parse_order_version(node.kubelet_version)
+    if running is not None and running.key >= order.version.key:
+        return  # the node is there already: nothing left to move
+    yield order.finding(SINGLE, "notice", (
+        f"the cluster dump holds one control-plane node ({node.name}): its API server is down while it upgrades "
+        f"to {order.version_text}; controllers stop reconciling and kubectl fails until it is back (running pods "
+        f"keep running)"), order.minor)

@@ -1,0 +1,56 @@
+"""The 2019 chart collection (../shared/corpora/helm-charts-2019, 277 real charts) scanned whole with
+the real helm: every finding's line lies inside its file, in its own object."""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from conftest import run_kubehop, shared_or_skip, tool_or_skip
+
+_SEPARATOR = re.compile(r"^---(\s|$)")
+_KIND = re.compile(r"^\s*kind:\s*[\"']?([^\s\"']+)")
+
+
+@pytest.fixture(scope="module")
+def corpus_report(tmp_path_factory) -> dict:
+    stable = shared_or_skip("corpora/helm-charts-2019/stable")
+    env = {"KUBEHOP_HELM": tool_or_skip("helm"), "KUBEHOP_CACHE_DIR": str(tmp_path_factory.mktemp("cache"))}
+    charts = sorted(str(p.parent) for p in stable.glob("*/Chart.yaml"))
+    proc = run_kubehop("scan", "--format", "json", "--target", "1.36", *charts, env=env)
+    assert b"Traceback" not in proc.stderr, proc.stderr.decode()[-3000:]
+    return json.loads(proc.stdout)
+
+
+@cache
+def lines(path: str) -> list[str]:
+    return Path(path).read_text(encoding="utf-8", errors="replace").split("\n")
+
+
+def document_kinds(path: str, line: int) -> set[str] | None:
+    """The kinds written in the `---` document holding `line`; None when a template action writes it."""
+    text = lines(path)
+    begin = line - 1
+    while begin > 0 and not _SEPARATOR.match(text[begin - 1]):
+        begin -= 1
+    end = line
+    while end < len(text) and not _SEPARATOR.match(text[end]):
+        end += 1
+    kinds = {m.group(1) for t in text[begin:end] if (m := _KIND.match(t))}
+    return None if not kinds or any("{{" in k for k in kinds) else kinds
+
+
+def test_every_finding_lies_inside_its_file_in_its_own_object(corpus_report):
+    findings = corpus_report["findings"]
+    assert len(findings) > 250
+    for finding in findings:
+        path, line = finding["file"], finding["line"]
+        assert Path(path).is_file(), finding
+        assert 1 <= line <= len(lines(path)), finding
+        if path.endswith((".yaml", ".yml")):
+            kinds = document_kinds(path, line)
+            assert kinds is None or finding["object"]["kind"] in kinds, (finding, kinds)

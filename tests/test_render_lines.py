@@ -1,0 +1,155 @@
+"""Every finding's line lies inside its file, in its own object, whatever produced the object:
+a chart render (real helm), a kustomize build (real kustomize), a release Secret."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import kustomize_or_skip, run_kubehop, tool_or_skip
+from scanner.sources.line_map import aligned
+
+DAEMONSET = """\
+{{- if .Values.enabled }}
+{{- range $i, $e := until 3 }}
+# a comment helm keeps in its output
+{{- end }}
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: {{ .Release.Name }}-agent
+  labels:
+{{ include "agent.labels" . | indent 4 }}
+spec:
+  selector:
+    matchLabels:
+      app: agent
+  template:
+    metadata:
+      labels:
+        app: agent
+      annotations:
+        scheduler.alpha.kubernetes.io/critical-pod: ''
+    spec:
+      containers:
+        - name: agent
+          image: "agent:{{ .Values.tag }}"
+      tolerations:
+{{ toYaml .Values.tolerations | indent 8 }}
+{{- end }}
+"""
+HELPERS = """\
+{{- define "agent.labels" -}}
+app.kubernetes.io/name: agent
+app.kubernetes.io/instance: {{ .Release.Name }}
+helm.sh/chart: agent-1.0.0
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+"""
+VALUES = """\
+enabled: true
+tag: "1.0"
+tolerations:
+  - key: node-role.kubernetes.io/master
+    effect: NoSchedule
+"""
+
+
+def scan_json(*args: str, env: dict | None = None) -> tuple[int, dict]:
+    proc = run_kubehop("scan", "--format", "json", *args, env=env)
+    assert b"Traceback" not in proc.stderr, proc.stderr.decode()
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def line_of(path: str, line: int) -> str:
+    return Path(path).read_text().split("\n")[line - 1]
+
+
+def write_chart(root: Path) -> Path:
+    chart = root / "agent"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: agent\nversion: 1.0.0\n")
+    (chart / "values.yaml").write_text(VALUES)
+    (chart / "templates" / "daemonset.yaml").write_text(DAEMONSET)
+    (chart / "templates" / "_helpers.tpl").write_text(HELPERS)
+    return chart
+
+
+def test_field_findings_of_a_render_point_at_the_template_lines(tmp_path):
+    env = {"KUBEHOP_HELM": tool_or_skip("helm"), "KUBEHOP_CACHE_DIR": str(tmp_path / "cache")}
+    chart = write_chart(tmp_path)
+    template = str(chart / "templates" / "daemonset.yaml")
+    code, report = scan_json("--target", "1.36", str(chart), env=env)
+    found = {f["rule"]: (f["file"], f["line"], f["column"]) for f in report["findings"]}
+    # The literal annotation at its own line; the toleration, written by values.yaml, at the key that
+    # takes it in the template (the nearest line of the object helm's output has a counterpart for).
+    assert found["field/annotation/critical-pod"] == (template, 20, 9)
+    assert found["field/node-label/master-role"][:2] == (template, 25)
+    assert line_of(template, 25).strip() == "tolerations:"
+
+
+def test_a_finding_never_points_outside_its_object():
+    """An output line without counterpart before any aligned line stays at the object's apiVersion."""
+    output = ["apiVersion: v1", "kind: ConfigMap", "data:", "  made: by-a-helper"]
+    where = aligned(output, 1, 4, __file__, 1)
+    assert where(4, 3)[0] >= 1
+
+
+KUSTOMIZE_BASE = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      nodeSelector:
+        beta.kubernetes.io/os: linux
+      containers:
+        - name: web
+          image: web:1
+"""
+
+
+def test_field_findings_of_a_kustomize_build_point_at_the_base_file(tmp_path):
+    command = kustomize_or_skip()
+    env = {"KUBEHOP_KUSTOMIZE": command[0]} if command[1:] == ["build"] else {"KUBEHOP_KUBECTL": command[0]}
+    base = tmp_path / "base"
+    overlay = tmp_path / "overlay"
+    base.mkdir()
+    overlay.mkdir()
+    (base / "deployment.yaml").write_text("---\n# the web front end\n" + KUSTOMIZE_BASE)
+    (base / "kustomization.yaml").write_text("resources: [deployment.yaml]\n")
+    (overlay / "kustomization.yaml").write_text(textwrap.dedent("""\
+        resources: [../base]
+        commonLabels: {team: shop, tier: front, owner: someone}
+        commonAnnotations: {a: "1", b: "2", c: "3", d: "4"}
+        """))
+    code, report = scan_json("--target", "1.36", str(overlay), env=env)
+    (finding,) = [f for f in report["findings"] if f["rule"] == "field/node-label/beta-os"]
+    assert finding["file"] == str(base / "deployment.yaml")
+    assert line_of(finding["file"], finding["line"]).strip() == "beta.kubernetes.io/os: linux"
+
+
+def test_field_findings_of_a_release_secret_point_at_the_secret(tmp_path):
+    from test_helm_releases import dump, release_item
+
+    manifest = "---\n# Source: shop/templates/deployment.yaml\n" + KUSTOMIZE_BASE * 1
+    path = dump(tmp_path, release_item("shop", "apps", 1, "deployed", manifest))
+    code, report = scan_json("--target", "1.36", "--helm-releases", path, str(tmp_path / "empty"))
+    (finding,) = [f for f in report["findings"] if f["rule"] == "field/node-label/beta-os"]
+    lines = Path(path).read_text().split("\n")
+    assert finding["file"] == path and 1 <= finding["line"] <= len(lines)
+    assert "kind: Secret" in lines[finding["line"] - 1] or "apiVersion: v1" in lines[finding["line"] - 1]
+
+
+@pytest.fixture(autouse=True)
+def _empty(tmp_path):
+    (tmp_path / "empty").mkdir()
