@@ -10,16 +10,16 @@ import click
 
 from scanner import __version__
 from scanner.config import CONFIG_FILE
-from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK, FAIL_ON_LEVELS
+from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, FAIL_ON_LEVELS
 from scanner.report import FORMATS
 from scanner.versions import Minor, parse_minor
 from scanner.words import count
 
 
 def _version_message() -> str:
-    from scanner.rulebook import load_rulebook
+    from scanner.freshness import data_checked
 
-    return f"kubehop {__version__} (data checked {load_rulebook().checked})"
+    return f"kubehop {__version__} (data checked {data_checked()})"
 
 
 class MinorType(click.ParamType):
@@ -62,6 +62,11 @@ def cli() -> None:
     Example:
       kubehop scan --target 1.36 platform/
     """
+    from scanner.freshness import stale_notice
+
+    notice = stale_notice()
+    if notice:
+        click.echo(f"kubehop: notice: {notice}", err=True)
 
 
 def config_options(command):
@@ -263,6 +268,7 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
     """
     from scanner.data import DataError
     from scanner.fix import fix
+    from scanner.report.plain import log_line, printable
     from scanner.fix.plan import Planner
     from scanner.model import Diagnostic
     from scanner.rulebook import load_rulebook
@@ -287,7 +293,7 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
         else:
             click.echo(_unified_diff(change.path, change.original, change.fixed), nl=False)
     for line in [*(f"not migrated: {left}" for left in result.left), *map(str, result.diagnostics)]:
-        click.echo(line, err=True)
+        click.echo(log_line(printable(line)), err=True)
     migrated = sum(f.migrated for f in result.files)
     click.echo(f"{count(migrated, 'object')} {'migrated' if write else 'to migrate'} in "
                f"{count(len(result.files), 'file')}; {len(result.left)} left to a person", err=True)
@@ -412,7 +418,18 @@ def _use_color() -> bool:
 
 
 def main() -> None:
-    cli(prog_name="kubehop")
+    from scanner.guard import debugging, describe
+
+    try:
+        cli(prog_name="kubehop")  # usage errors are click's: exit code 2
+    except Exception as err:  # noqa: BLE001 - anything else is a bug in kubehop, never "blockers found"
+        if debugging():
+            raise
+        from scanner.report.plain import log_line, printable
+
+        click.echo(log_line(f"kubehop: internal error ({printable(describe(err))}); please report it "
+                            "(KUBEHOP_DEBUG=1 shows the traceback)"), err=True)
+        sys.exit(EXIT_INTERNAL)
 
 
 # The component and plan commands live in their own module; importing it registers them.

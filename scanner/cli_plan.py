@@ -19,11 +19,13 @@ def _paths_argument(function):
 
 def _report_input_problems(source) -> bool:
     """What the sources could not read, and what they left out, on standard error; True on errors."""
+    from scanner.report.plain import log_line, printable
+
     errors = [d for d in source.diagnostics if d.level == "error"]
     for problem in errors:
-        click.echo(f"kubehop: {problem}", err=True)
+        click.echo(log_line(f"kubehop: {printable(problem)}"), err=True)
     for notice in source.notices:
-        click.echo(f"kubehop: notice: {notice}", err=True)
+        click.echo(log_line(f"kubehop: notice: {printable(notice)}"), err=True)
     return bool(errors)
 
 

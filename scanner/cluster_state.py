@@ -13,13 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import yaml
-
 from scanner.crds import Crd, CrdIndex, as_dict, is_crd, parse_crd
-from scanner.data import parse_yaml
+from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest, Origin, object_ref
 from scanner.sources.files import ManifestFile, read_file, walk
-from scanner.sources.yamldoc import DocumentProblem, key_node, mapping_get, read_text, yaml_error
+from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, key_node, load_data, mapping_get, read_text
 from scanner.versions import Minor, parse_minor
 
 
@@ -63,7 +61,10 @@ def load_cluster_state(paths: list[str]) -> tuple[ClusterState, list[Diagnostic]
         if problem is not None:
             diagnostics.append(problem)
             continue
-        diagnostics.extend(_read_dump(item.path, text, state, crds))
+        try:
+            diagnostics.extend(_read_dump(item.path, text, state, crds))
+        except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
+            diagnostics.append(unexpected(item.path, err))
     state.crds = CrdIndex(crds)
     if state.nodes and state.server is None:
         diagnostics.append(Diagnostic(
@@ -79,6 +80,8 @@ def _read_dump(path: str, text: str, state: ClusterState, crds: list[Crd]) -> li
         manifests, diagnostics = read_text(text, path)
     except DocumentProblem as problem:
         return [Diagnostic(path, str(problem), problem.line)]
+    except TemplateSyntax:
+        return [Diagnostic(path, "holds template syntax ({{ }}): not a kubectl dump")]
     if not manifests and not any(d.level == "error" for d in diagnostics):
         diagnostics.append(Diagnostic(path, "no Kubernetes objects: not a kubectl get -o yaml/json dump"))
     for manifest in manifests:
@@ -137,10 +140,9 @@ def _node(manifest: Manifest) -> ClusterNode | None:
 def _read_version(path: str, text: str, state: ClusterState) -> list[Diagnostic]:
     """kubectl version -o json, -o yaml or plain (also YAML): only the server's version matters."""
     try:
-        document = parse_yaml(text)
-    except yaml.YAMLError as err:
-        problem = yaml_error(path, err)
-        return [Diagnostic(path, f"kubectl version output that does not parse: {problem.message}", problem.line)]
+        document = load_data(text, path)
+    except DocumentProblem as problem:
+        return [Diagnostic(path, f"kubectl version output that does not parse: {problem}", problem.line)]
     document = as_dict(document)
     version = as_dict(document.get("serverVersion")).get("gitVersion") or document.get("Server Version")
     try:

@@ -6,7 +6,6 @@ filesystem root. Validated by rules/schema/config.schema.json; command-line flag
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -112,16 +111,15 @@ def _parse_pyproject(raw: bytes, path: Path) -> Any:
 
 
 def _parse_yaml(raw: bytes, path: Path) -> Any:
-    import yaml
-
-    from scanner.data import parse_yaml
-    from scanner.sources.yamldoc import yaml_error
+    from scanner.sources.yamldoc import DocumentProblem, load_data
 
     try:
-        document = parse_yaml(raw)
-    except yaml.YAMLError as err:
-        problem = yaml_error(str(path), err)
-        raise ConfigError(str(dataclasses.replace(problem, message=f"cannot read: {problem.message}"))) from None
+        document = load_data(raw.decode("utf-8-sig"), str(path))
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{path}: cannot read: not UTF-8 text (byte 0x{raw[err.start]:02x})") from None
+    except DocumentProblem as problem:
+        where = f"{path}:{problem.line}" if problem.line else str(path)
+        raise ConfigError(f"{where}: cannot read: {problem}") from None
     return {} if document is None else document
 
 

@@ -125,7 +125,7 @@ def parse_crd(manifest: Manifest) -> Crd | None:
     versions = tuple(v for v in map(_parse_version, as_list(spec.get("versions"))) if v is not None)
     stored = as_list(as_dict(body.get("status")).get("storedVersions"))
     return Crd(
-        name=as_dict(body.get("metadata")).get("name") or f"{plural}.{group}",
+        name=manifest.name or f"{plural}.{group}",
         group=group,
         kind=kind,
         namespaced=spec.get("scope", "Namespaced") == "Namespaced",
@@ -160,6 +160,11 @@ def as_dict(value: Any) -> dict:
 
 def as_list(value: Any) -> list:
     return value if isinstance(value, list) else []
+
+
+def as_str(value: Any) -> str | None:
+    """`value` when it is a non-empty string, else None (a list or a map where a name belongs)."""
+    return value if isinstance(value, str) and value else None
 
 
 def rule_source(rule_id: str) -> str:

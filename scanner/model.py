@@ -17,6 +17,7 @@ EXIT_OK = 0  # nothing blocks the target
 EXIT_BLOCKED = 1  # at least one error-level finding (or blocker, or object left to a person)
 EXIT_USAGE = 2  # bad command line (click's own code too)
 EXIT_INPUT = 3  # some input could not be read; everything else was still scanned
+EXIT_INTERNAL = 4  # kubehop failed (a bug): no report can be trusted
 
 
 @dataclass(frozen=True, slots=True)

@@ -231,7 +231,7 @@ def load_rulebook(extra_rules: tuple[Path, ...] = ()) -> Rulebook:
                 raise data.DataError(f"{where}: {rule.id} duplicates {api_rules[key].id}")
             api_rules[key] = rule
     return Rulebook(
-        checked=meta["checked"],
+        checked=meta["data_checked"],
         oldest=parse_minor(meta["oldest_minor"]),
         newest=parse_minor(meta["newest_minor"]),
         api_rules=api_rules,

@@ -13,6 +13,7 @@ from scanner import baseline, suppress
 from scanner.checks import ScanContext, run_checks
 from scanner.cluster_state import ClusterState, load_cluster_state
 from scanner.crds import CrdIndex
+from scanner.freshness import data_checked
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK, Diagnostic, Finding
 from scanner.rulebook import load_rulebook
 from scanner.sources import ScanInput, collect
@@ -90,7 +91,7 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
             notices += order_notices
         context = ScanContext(target=target, current=current, rulebook=rulebook, crds=crds, cluster=cluster,
                               current_from_orders=from_orders and current is not None)
-        findings = run_checks(scan_input.manifests, context)
+        findings = run_checks(scan_input.manifests, context, scan_input.diagnostics)
     findings, unused, policy_notices = _apply_policy(findings, scan_input.suppressions, options)
     diagnostics = scan_input.diagnostics + unused
     return ScanResult(
@@ -102,7 +103,7 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
         unrendered=sorted(scan_input.unrendered, key=lambda d: d.path),
         files_read=scan_input.files_read,
         objects=len(scan_input.manifests),
-        data_checked=rulebook.checked,
+        data_checked=data_checked(),
         fail_on=options.fail_on,
     )
 

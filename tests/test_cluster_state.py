@@ -203,7 +203,8 @@ def test_the_dumped_api_server_version_and_from(given, target, current, notice):
 
 
 def test_an_object_without_a_name_is_named_unnamed(tmp_path):
-    [message] = _messages(tmp_path, "nodes.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: [n1]}\n")
+    notice, message = _messages(tmp_path, "nodes.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: [n1]}\n")
+    assert notice.startswith("metadata.name is a list, not a string")
     assert message.startswith("Node <unnamed> has no valid status.nodeInfo.kubeletVersion")
 
 

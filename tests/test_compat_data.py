@@ -56,7 +56,7 @@ def test_every_data_file_obeys_its_schema(relative):
 
 
 def test_the_schemas_reject_a_range_without_source():
-    component = {"name": "x", "title": "X", "one_minor_at_a_time": "unknown", "detect": {},
+    component = {"name": "x", "title": "X", "data_checked": "2026-12-01", "one_minor_at_a_time": "unknown", "detect": {},
                  "releases": [{"version": "1.0", "released": None, "kubernetes": {"min": None, "max": None},
                                "source_kind": "primary"}]}
     with pytest.raises(data.DataError, match="source"):
@@ -65,7 +65,8 @@ def test_the_schemas_reject_a_range_without_source():
 
 def test_an_open_ended_range_has_a_minimum_and_no_maximum():
     def component(kubernetes: dict) -> dict:
-        return {"name": "x", "title": "X", "one_minor_at_a_time": "unknown", "detect": {},
+        return {"name": "x", "title": "X", "data_checked": "2026-12-01", "one_minor_at_a_time": "unknown",
+                "detect": {},
                 "releases": [{"version": "1.0", "released": None, "kubernetes": kubernetes,
                               "source": "https://example.org/x", "source_kind": "primary"}]}
     schema = data.schema_for("compat-matrix/x.yaml")

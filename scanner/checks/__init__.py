@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from scanner.crds import CrdIndex
-from scanner.model import Finding, Manifest, Origin
+from scanner.guard import debugging, unexpected
+from scanner.model import Diagnostic, Finding, Manifest, Origin
 from scanner.rulebook import ApiRule, FieldRule, Rulebook
 from scanner.versions import Minor
 
@@ -66,11 +67,39 @@ def rule_finding(manifest: Manifest, rule: ApiRule | FieldRule, removed: bool, m
     )
 
 
-def run_checks(manifests: Sequence[Manifest], context: ScanContext) -> list[Finding]:
+def run_checks(manifests: Sequence[Manifest], context: ScanContext,
+               problems: list[Diagnostic] | None = None) -> list[Finding]:
+    """Every check's findings. With `problems`, a check that fails (a bug) is run again object by object:
+    an object it still fails on becomes an input problem there, the others keep their findings."""
     findings: list[Finding] = []
     for check in all_checks():
-        findings.extend(check(manifests, context))
+        try:
+            findings.extend(check(manifests, context))
+        except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
+            if problems is None or debugging():
+                raise
+            findings.extend(_object_by_object(check, manifests, context, problems, err))
     return sort_findings(findings)
+
+
+def _object_by_object(check: Check, manifests: Sequence[Manifest], context: ScanContext,
+                      problems: list[Diagnostic], err: Exception) -> list[Finding]:
+    name, before = f"<{check.__module__.rpartition('.')[2]} check>", len(problems)
+    try:
+        common = list(check([], context))  # what the check finds in the context alone (cluster state)
+    except Exception as again:  # noqa: BLE001 - it fails whatever the objects: the check as a whole
+        problems.append(unexpected(name, again, what="run this check"))
+        return []
+    found: dict[Finding, None] = dict.fromkeys(common)
+    for manifest in manifests:
+        try:
+            found.update(dict.fromkeys(check([manifest], context)))
+        except Exception as failed:  # noqa: BLE001
+            problems.append(unexpected(manifest.origin.path, failed, manifest.origin.line,
+                                       f"check {manifest.object_ref}"))
+    if len(problems) == before:  # pragma: no cover - the whole failed, but no part of it does
+        problems.append(unexpected(name, err, what="run this check"))
+    return list(found)
 
 
 def sort_findings(findings: Iterable[Finding]) -> list[Finding]:

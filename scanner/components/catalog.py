@@ -25,20 +25,12 @@ def release_key(version: str) -> tuple[int, int]:
 
 
 @dataclass(frozen=True)
-class Release:
-    version: str
-    released: str | None
+class Range:
+    """The Kubernetes minors a project states a release supports."""
+
     min: Minor | None  # None: the project states no bound (unknown, not "any")
     max: Minor | None
-    source: str
     open_ended: bool = False  # the project states every minor from `min` on ("1.34+")
-    source_kind: str = "primary"
-    requires: tuple[tuple[str, str], ...] = ()
-    note: str | None = None
-
-    @property
-    def key(self) -> tuple[int, int]:
-        return release_key(self.version)
 
     def supports(self, minor: Minor) -> bool | None:
         """True or False when the data says so; None when it does not know."""
@@ -51,7 +43,7 @@ class Release:
         return True
 
     @property
-    def support_text(self) -> str:
+    def text(self) -> str:
         if self.min is None and self.max is None:
             return "unknown"
         low = str(self.min) if self.min else "?"
@@ -59,6 +51,62 @@ class Release:
             return f"{low} and later"
         high = str(self.max) if self.max else "? (no stated maximum)"
         return f"{low}–{high}"
+
+
+@dataclass(frozen=True)
+class PatchRange:
+    """A later patch of a minor that states another range (Longhorn 1.7.3 lists newer Kubernetes than 1.7.0)."""
+
+    first: str  # "1.7.3": the range holds from this patch on, until the next PatchRange
+    range: Range
+    source: str
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Release:
+    version: str
+    released: str | None
+    min: Minor | None  # of the .0 release; None: the project states no bound (unknown, not "any")
+    max: Minor | None
+    source: str
+    open_ended: bool = False  # the project states every minor from `min` on ("1.34+")
+    source_kind: str = "primary"
+    requires: tuple[tuple[str, str], ...] = ()
+    note: str | None = None
+    patches: tuple[PatchRange, ...] = ()  # later patches that restate the range, oldest first
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return release_key(self.version)
+
+    @property
+    def range(self) -> Range:
+        return Range(self.min, self.max, self.open_ended)
+
+    def supports(self, minor: Minor) -> bool | None:
+        """What the .0 release states: True or False when the data says so; None when it does not know.
+        Later patches may say otherwise: `patch_supporting`."""
+        return self.range.supports(minor)
+
+    def range_at(self, version: str) -> Range:
+        """The range stated for a patch of this minor ("1.7.5" -> what 1.7.3 states, when 1.7.3 restated it)."""
+        parsed = parse_version(version)
+        if parsed is None:
+            return self.range
+        found = [p.range for p in self.patches if parse_version(p.first).floor <= parsed.floor]
+        return found[-1] if found else self.range
+
+    def patch_supporting(self, minor: Minor) -> str | None:
+        """The oldest patch of this minor stated to support `minor` ("1.7" for the .0 release, "1.7.3"), or None."""
+        if self.supports(minor):
+            return self.version
+        return next((p.first for p in self.patches if p.range.supports(minor)), None)
+
+    @property
+    def support_text(self) -> str:
+        text = self.range.text
+        return "; ".join([text] + [f"from {p.first}: {p.range.text}" for p in self.patches])
 
 
 @dataclass(frozen=True)
@@ -76,6 +124,9 @@ class Component:
     charts: tuple[Chart, ...] = ()
     # None: chart version == app version; else (chart line, app minor) pairs.
     chart_lines: tuple[tuple[str, str], ...] | None = None
+    # Chart lines that state a range of their own (Chart.yaml kubeVersion), which replaces the app
+    # release's for those chart versions: (chart line, range, source).
+    chart_ranges: tuple[tuple[str, Range, str], ...] = ()
     images: tuple[str, ...] = ()
     crd_groups: tuple[str, ...] = ()
     kustomize_urls: tuple[str, ...] = ()
@@ -103,6 +154,15 @@ class Component:
             apps = {release_key(app) for line, app in self.chart_lines if admits_line(intervals, line)}
             return tuple(r for r in self.releases if r.key in apps)
         return tuple(r for r in self.releases if admits_line(intervals, r.version))
+
+    def chart_range(self, chart_version: str) -> tuple[Range, str] | None:
+        """The range a chart version's own line states, with its source; None when the line states none
+        (the app release's range then applies)."""
+        intervals = parse_pin(chart_version)
+        if intervals is None:
+            return None
+        found = [(r, s) for line, r, s in self.chart_ranges if admits_line(intervals, line)]
+        return found[-1] if found else None
 
     def has_chart(self, name: str) -> bool:
         return any(chart.name == name for chart in self.charts)
@@ -167,10 +227,17 @@ def component_from_data(document: dict) -> Component:
         releases=releases,
         charts=tuple(Chart(c["name"], tuple(c.get("repositories", ()))) for c in detect.get("charts", ())),
         chart_lines=None if mapping == "same" else tuple((str(m["chart"]), str(m["app"])) for m in mapping),
+        chart_ranges=() if mapping == "same" else tuple(
+            (str(m["chart"]), _range(m["kubernetes"]), m["source"]) for m in mapping if "kubernetes" in m),
         images=tuple(detect.get("images", ())),
         crd_groups=tuple(detect.get("crd_groups", ())),
         kustomize_urls=tuple(detect.get("kustomize_urls", ())),
     )
+
+
+def _range(support: dict) -> Range:
+    return Range(_minor_or_none(support.get("min")), _minor_or_none(support.get("max")),
+                 support.get("open_ended", False))
 
 
 def _release(entry: dict) -> Release:
@@ -185,6 +252,8 @@ def _release(entry: dict) -> Release:
         source_kind=entry.get("source_kind", "primary"),
         requires=tuple((r["component"], str(r["version"])) for r in entry.get("requires", ())),
         note=entry.get("note"),
+        patches=tuple(PatchRange(p["from"], _range(p["kubernetes"]), p["source"], p.get("note"))
+                      for p in entry.get("patches", ())),
     )
 
 

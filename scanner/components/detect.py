@@ -19,7 +19,8 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from scanner import data
 from scanner.components.catalog import Catalog, Component, Release
 from scanner.components.semver import floats, parse_version
-from scanner.model import Manifest, Origin
+from scanner.guard import unexpected
+from scanner.model import Diagnostic, Manifest, Origin
 from scanner.orders.read import cluster_pins, read_orders
 from scanner.orders.version import cluster_distros, distro_of  # noqa: F401 (cluster_distros: for the CLI)
 from scanner.sources.files import KUSTOMIZATION_FILES, read_file
@@ -74,12 +75,19 @@ def by_component(detections: Iterable[Detection]) -> dict[str, list[Detection]]:
     return grouped
 
 
-def detect_in_manifests(manifests: Sequence[Manifest], catalog: Catalog) -> list[Detection]:
-    """Pins held by Kubernetes objects (the part a scan's checks can use)."""
+def detect_in_manifests(manifests: Sequence[Manifest], catalog: Catalog,
+                        problems: list[Diagnostic] | None = None) -> list[Detection]:
+    """Pins held by Kubernetes objects (the part a scan's checks can use). With `problems`, an object
+    kubehop fails on (a bug) is an input problem there instead of an exception."""
     finder = _Finder(catalog, manifests)
     found: list[Detection] = []
     for manifest in manifests:
-        found.extend(finder.in_manifest(manifest))
+        try:
+            found.extend(finder.in_manifest(manifest))
+        except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
+            if problems is None:
+                raise
+            problems.append(unexpected(manifest.origin.path, err, manifest.origin.line, "read this object"))
     # A label or image tag that names no known release is some other version (a sidecar, a
     # controller of its own numbering): it says nothing about the component's release.
     return unique(d for d in found if d.releases or d.source not in ("label", "image"))
@@ -270,20 +278,26 @@ def normalize_image(name: str) -> str:
 
 # --- files that hold no Kubernetes object ---------------------------------------------------------
 
-def detect_in_documents(documents: Iterable[tuple[str, Any]], catalog: Catalog
-                        ) -> tuple[list[Detection], list[ClusterPin]]:
+def detect_in_documents(documents: Iterable[tuple[str, Any]], catalog: Catalog,
+                        problems: list[Diagnostic] | None = None) -> tuple[list[Detection], list[ClusterPin]]:
     """Pins held by documents that are not objects: Chart.yaml, kustomizations, `*_version` variables.
 
-    `documents` are (path, root node) pairs, as the sources keep them (ScanInput.documents)."""
+    `documents` are (path, root node) pairs, as the sources keep them (ScanInput.documents). With
+    `problems`, a document kubehop fails on (a bug) is an input problem there instead of an exception."""
     detections: list[Detection] = []
     cluster: list[ClusterPin] = []
     for path, node in documents:
         if not isinstance(node, MappingNode):
             continue
         name = os.path.basename(path)
-        detections.extend(_pins_in_document(node, name, path, catalog))
-        if name not in _CHART_FILES + KUSTOMIZATION_FILES and scalar(mapping_get(node, "kind")) is None:
-            cluster.extend(_cluster_variables(node, path))
+        try:
+            detections.extend(_pins_in_document(node, name, path, catalog))
+            if name not in _CHART_FILES + KUSTOMIZATION_FILES and scalar(mapping_get(node, "kind")) is None:
+                cluster.extend(_cluster_variables(node, path))
+        except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
+            if problems is None:
+                raise
+            problems.append(unexpected(path, err, node.start_mark.line + 1))
     return detections, cluster
 
 

@@ -31,9 +31,10 @@ class TreeComponents:
 
 def pins_of(scan_input: ScanInput, catalog: Catalog) -> TreeComponents:
     """The pins among what the sources read."""
-    in_documents, cluster = detect_in_documents(scan_input.documents, catalog)
+    problems = scan_input.diagnostics  # a bug met on one object or document is an input problem there
+    in_documents, cluster = detect_in_documents(scan_input.documents, catalog, problems)
     return TreeComponents(
-        detections=unique(detect_in_manifests(scan_input.manifests, catalog) + in_documents),
+        detections=unique(detect_in_manifests(scan_input.manifests, catalog, problems) + in_documents),
         cluster=list(cluster_pins_in_manifests(scan_input.manifests)) + cluster,
         manifests=scan_input.manifests, diagnostics=scan_input.diagnostics, notices=scan_input.notices)
 

@@ -16,6 +16,7 @@ from scanner.fix.migrations import Migration, load_migrations
 from scanner.fix.plan import Planner
 from scanner.fix.result import FileFix, FixResult, Left
 from scanner.fix.template import rewrite_template
+from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest, object_ref
 from scanner.sources.exclude import Exclusions
 from scanner.sources.files import SKIPPED_DIRS, ChartFolder, KustomizeFolder, ManifestFile, read_file, walk
@@ -43,7 +44,10 @@ def fix(paths: Sequence[str], planner: Planner, exclusions: Sequence[Exclusions]
                 result.diagnostics.append(problem)
             continue
         if _mentions(text, interesting):
-            _fix_file(item, text, planner, result)
+            try:
+                _fix_file(item, text, planner, result)
+            except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
+                result.diagnostics.append(unexpected(item.path, err))
     result.left.sort(key=lambda left: (left.path, left.line))
     return result
 

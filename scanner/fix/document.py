@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-import yaml
 from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.error import YAMLError as RuamelError
 
-from scanner.data import parse_yaml
 from scanner.fix.engine import NotSafe, migrate
 from scanner.fix.layout import Layout, splice
 from scanner.fix.migrations import Migration
 from scanner.fix.result import Left
+from scanner.sources.yamldoc import DocumentProblem, load_data
 
 
 
@@ -28,10 +27,15 @@ def rewrite_document(lines: list[str], first_line: int, path: str,
         try:
             layout = Layout(text)
             document = layout.load(text)
+            before = layout.dump(document)
         except RuamelError as err:
             reason = f"cannot be rewritten: {_first_line(err)}; correct the YAML first"
             return None, 0, [Left(path, line, name, reason) for line, (name, _) in todo.items()]
-        before = layout.dump(document)
+        except (ValueError, KeyError, AttributeError, TypeError, OverflowError, RecursionError) as err:
+            # ruamel's round-trip constructors raise these on values PyYAML reads as text (!!int abc,
+            # a 4,301-digit integer, 2001-13-45): what the scan reads, fix still cannot rewrite.
+            reason = f"cannot be rewritten: ruamel.yaml cannot load a value in it ({type(err).__name__}); edit it by hand"
+            return None, 0, [Left(path, line, name, reason) for line, (name, _) in todo.items()]
         try:
             migrated = _migrate_objects(document, first_line, todo, not_safe)
             break
@@ -83,8 +87,8 @@ def _objects(node: Any) -> Iterator[CommentedMap]:
 
 def _data(lines: list[str]) -> Any:
     try:
-        return parse_yaml("\n".join(lines))
-    except yaml.YAMLError:
+        return load_data("\n".join(lines), "")
+    except DocumentProblem:
         return _Unreadable
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from ruamel.yaml.comments import CommentedMap, merge_attrib
+from ruamel.yaml.comments import CommentedMap, CommentedOrderedMap, CommentedSet, TaggedScalar, merge_attrib
 from ruamel.yaml.scalarstring import ScalarString
 
 from scanner.fix.migrations import Migration
@@ -19,6 +19,7 @@ class NotSafe(Exception):
 
 def migrate(obj: CommentedMap, migration: Migration) -> None:
     """Rewrite `obj` in place; NotSafe may leave it half done (the caller starts again without it)."""
+    _refuse_unusual(obj)
     for unsafe in migration.unsafe:
         if any(_plain(value) == unsafe.equals for value in _values_at(obj, unsafe.path)):
             raise NotSafe(f"{unsafe.path}: {unsafe.reason}")
@@ -28,6 +29,28 @@ def migrate(obj: CommentedMap, migration: Migration) -> None:
         kind, spec = next(iter(operation.items()))
         for mapping in _mappings_at(obj, spec["at"]):
             (_move if kind == "move" else _default)(mapping, spec)
+
+
+def _refuse_unusual(obj: CommentedMap) -> None:
+    """Merge keys hide where a key comes from, and sets, ordered maps and tagged values have no
+    place a migration can move them to: an object holding any is left to a person."""
+    stack, seen = [obj], set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, (CommentedSet, CommentedOrderedMap, TaggedScalar)):
+            tag = node.tag.value if isinstance(node, TaggedScalar) else "!!set" if isinstance(node, CommentedSet) \
+                else "!!omap"
+            raise NotSafe(f"it holds a {tag} value, which cannot be rewritten mechanically; edit it by hand")
+        if isinstance(node, CommentedMap):
+            if getattr(node, merge_attrib, None):
+                raise NotSafe("a mapping in it uses a YAML merge key (<<), which hides where its keys come from; "
+                              "edit it by hand")
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
 
 
 def _segments(path: str) -> list[tuple[str, bool]]:
@@ -64,8 +87,6 @@ def _move_target(mapping: CommentedMap, spec: dict) -> str | None:
     """Where `from` goes for this value; raises NotSafe when it cannot be told or the key is merged in."""
     if spec["from"] not in mapping:
         return None
-    if getattr(mapping, merge_attrib, None):
-        raise NotSafe(f"{spec['from']} sits in a mapping that uses a YAML merge key (<<); edit it by hand")
     to = spec["to"]
     if isinstance(to, str):
         return to

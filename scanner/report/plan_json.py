@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from scanner import __version__
+from scanner.freshness import data_checked
 from scanner.model import Origin
 from scanner.plan import Migration, Plan, Step, Window
 from scanner.report.paths import repo_path
@@ -52,7 +53,7 @@ def render(plan: Plan) -> str:
     pin = plan.current_from
     document = {
         "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "kubehop", "version": __version__},
+        "tool": {"name": "kubehop", "version": __version__, "data_checked": data_checked()},
         "from": str(plan.current),
         "from_source": None if pin is None else {**location(pin.origin), "version": pin.version, "what": pin.what},
         "target": str(plan.target),

@@ -6,6 +6,7 @@ import textwrap
 from itertools import groupby
 
 from scanner import __version__
+from scanner.freshness import data_checked
 from scanner.model import Origin
 from scanner.plan import BLOCKER, UNKNOWN, WARNING, Migration, Plan, Step, Window
 from scanner.report.paths import at
@@ -58,6 +59,7 @@ def header(plan: Plan) -> list[str]:
         lines.append(f"  from {plan.current}: {pin.version}, {pin.what} at {where(pin.origin)}")
     if plan.distro_from != "--distro":
         lines.append(f"  distribution {plan.distro}: {plan.distro_from}")
+    lines.append(f"  data checked {data_checked()}: releases after it are unknown to kubehop")
     return lines
 
 

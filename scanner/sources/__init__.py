@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from yaml.nodes import MappingNode, ScalarNode
 
+from scanner.guard import unexpected
 from scanner.model import STDIN_PATH, Diagnostic, Manifest
 from scanner.sources.files import KUSTOMIZATION_FILES, ChartFolder, KustomizeFolder, ManifestFile, read_file, walk
 from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, mapping_get, read_text
@@ -70,14 +71,30 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
         elif isinstance(item, KustomizeFolder):
             kustomizations.append(item.path)
         else:
-            result.extend(read_manifest_file(item, stdin_bytes))
+            result.extend(_guarded(item.path, read_manifest_file, item, stdin_bytes))
     if charts or any(m.kind == "HelmRelease" for m in result.manifests):
-        result.extend(_charts(charts, result.manifests, target, options))
+        result.extend(_all_or_each(charts, _charts, charts, result.manifests, target, options))
     if kustomizations:
-        result.extend(_kustomizations(kustomizations, result.manifests, options))
+        result.extend(_all_or_each(kustomizations, _kustomizations, kustomizations, result.manifests, options))
     for dump in options.helm_releases:
-        result.extend(_helm_releases(dump))
+        result.extend(_guarded(dump, _helm_releases, dump))
     return result
+
+
+def _guarded(path: str, read, *args) -> ScanInput:
+    """`read(*args)`, or, should kubehop fail on this input, an input problem for `path`."""
+    try:
+        return read(*args)
+    except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
+        return ScanInput(diagnostics=[unexpected(STDIN_PATH if path == "-" else path, err)])
+
+
+def _all_or_each(folders: list[str], read, *args) -> ScanInput:
+    """`read(*args)` for all `folders` at once; should kubehop fail there, an input problem for each."""
+    try:
+        return read(*args)
+    except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
+        return ScanInput(diagnostics=[unexpected(folder, err) for folder in folders] or [unexpected("", err)])
 
 
 def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
@@ -106,7 +123,10 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
             result.diagnostics.append(Diagnostic(chart, f"helm could not render it: {outcome.error}"))
             result.unrendered.append(Diagnostic(chart, "helm failed (see input problems)", level="notice"))
             continue
-        found, problems, templates = manifests_of(outcome)
+        try:
+            found, problems, templates = manifests_of(outcome)
+        except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
+            found, problems, templates = [], [unexpected(outcome.release.where, err)], 0
         result.manifests.extend(found)
         result.diagnostics.extend(problems)
         result.files_read += templates
@@ -137,7 +157,11 @@ def _charts_as_text(charts: list[str], why: str) -> ScanInput:
 
     result = ScanInput()
     for chart_dir in charts:
-        found = text_fallback(chart_dir, f"{describe_chart(chart_dir)}, template read as text (not rendered)")
+        try:
+            found = text_fallback(chart_dir, f"{describe_chart(chart_dir)}, template read as text (not rendered)")
+        except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
+            result.diagnostics.append(unexpected(chart_dir, err))
+            continue
         result.manifests.extend(found)
         result.files_read += len({m.origin.path for m in found})  # as rendering counts: templates with objects
         result.unrendered.append(Diagnostic(chart_dir, "Helm chart read as text: every branch of its "

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Any, Iterator
 
 from scanner.model import Diagnostic
 
@@ -146,18 +147,42 @@ def _in_chart_templates(path: str) -> bool:
         parent = up
 
 
+def _too_big(path: str, size: int) -> Diagnostic:
+    return Diagnostic(path, f"file is {size / 1048576:.0f} MiB, over the {MAX_FILE_BYTES // 1048576} MiB limit; skipped")
+
+
+def read_yaml_file(path: str) -> tuple[Any, Diagnostic | None]:
+    """The data of a one-document YAML file kubehop reads for itself (Chart.yaml, a kustomization),
+    read and guarded like a manifest; or the one-line reason it cannot be."""
+    from scanner.sources.yamldoc import DocumentProblem, load_data
+
+    text, problem = read_file(path)
+    if problem is not None:
+        return None, problem
+    try:
+        return load_data(text, path), None
+    except DocumentProblem as err:
+        return None, Diagnostic(path, str(err), err.line)
+
+
 def read_file(path: str, stdin_bytes: bytes | None = None) -> tuple[str | None, Diagnostic | None]:
     """The text of a file, or the one-line reason it cannot be scanned."""
     try:
         if path == "-":
             data = stdin_bytes or b""
         else:
-            size = os.path.getsize(path)
-            if size > MAX_FILE_BYTES:
-                return None, Diagnostic(
-                    path, f"file is {size / 1048576:.0f} MiB, over the {MAX_FILE_BYTES // 1048576} MiB limit; skipped")
-            with open(path, "rb") as handle:
-                data = handle.read()
+            # Non-blocking: opening a FIFO named x.yaml must not wait for a writer; then only a
+            # regular file is read at all.
+            flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+            with os.fdopen(os.open(path, flags), "rb") as handle:
+                info = os.fstat(handle.fileno())
+                if not stat.S_ISREG(info.st_mode):
+                    return None, Diagnostic(path, "not a regular file (a FIFO, socket or device); skipped")
+                if info.st_size > MAX_FILE_BYTES:
+                    return None, _too_big(path, info.st_size)
+                data = handle.read(MAX_FILE_BYTES + 1)  # it may have grown since
+            if len(data) > MAX_FILE_BYTES:
+                return None, _too_big(path, len(data))
     except OSError as err:
         return None, Diagnostic(path, f"cannot read: {err.strerror or err}")
     if b"\0" in data[:_BINARY_PROBE]:

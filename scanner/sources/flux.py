@@ -17,7 +17,8 @@ from typing import Any
 
 import yaml
 
-from scanner.crds import as_dict, as_list
+from scanner.crds import as_dict, as_list, as_str
+from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest
 from scanner.sources.helm import ChartRelease, RemoteChart, describe_chart
 
@@ -45,7 +46,10 @@ def flux_releases(manifests: list[Manifest], chart_dirs: list[str], allow_networ
                if m.kind in ("ConfigMap", "Secret") or m.group == _SOURCE_GROUP}
     for manifest in manifests:
         if is_helm_release(manifest):
-            _add(manifest, chart_dirs, objects, found, allow_network)
+            try:
+                _add(manifest, chart_dirs, objects, found, allow_network)
+            except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
+                found.notes.append(unexpected(manifest.origin.path, err, manifest.origin.line))
     return found
 
 
@@ -59,10 +63,11 @@ def _add(release: Manifest, chart_dirs: list[str], objects: dict, found: FluxCha
     values = [v for v in values if v is not None]
     if isinstance(spec.get("values"), dict):
         values.append(yaml.safe_dump(spec["values"]))
-    as_release = {"release": str(spec.get("releaseName") or release.name),
-                  "namespace": str(spec.get("targetNamespace") or namespace), "values": tuple(values)}
-    if as_dict(chart.get("sourceRef")).get("kind") in _LOCAL_SOURCES and chart.get("chart"):
-        chart_dir = _matching_chart(str(chart["chart"]), chart_dirs) or _in_repository(str(chart["chart"]), where)
+    as_release = {"release": as_str(spec.get("releaseName")) or str(release.name),
+                  "namespace": as_str(spec.get("targetNamespace")) or namespace, "values": tuple(values)}
+    chart_path = as_str(chart.get("chart"))
+    if as_dict(chart.get("sourceRef")).get("kind") in _LOCAL_SOURCES and chart_path:
+        chart_dir = _matching_chart(chart_path, chart_dirs) or _in_repository(chart_path, where)
         if chart_dir is None:
             found.not_rendered.append(Diagnostic(
                 where, f"{label}: chart path {chart['chart']} is neither among the scanned charts nor in the "
@@ -84,23 +89,30 @@ def _remote_chart(release: Manifest, spec: dict, chart: dict, objects: dict) -> 
     """The chart to download, from the HelmRepository/OCIRepository the release names (in the tree)."""
     chart_ref = as_dict(spec.get("chartRef"))
     source_ref = as_dict(chart.get("sourceRef")) or chart_ref
-    kind, name = source_ref.get("kind"), source_ref.get("name")
-    namespace = source_ref.get("namespace") or release.namespace
+    kind, name = as_str(source_ref.get("kind")), as_str(source_ref.get("name"))
+    namespace = as_str(source_ref.get("namespace")) or release.namespace
     source = objects.get((kind, namespace, name)) or objects.get((kind, None, name))
     if kind not in ("HelmRepository", "OCIRepository"):
         return None, f"chart source kind {kind} is not supported"
     if source is None:
         return None, f"chart source {kind} {namespace}/{name} is not in the scanned tree"
     source_spec = as_dict(source.body.get("spec"))
-    url = str(source_spec.get("url") or "")
+    url = as_str(source_spec.get("url")) or ""
     if kind == "OCIRepository":
         reference = as_dict(source_spec.get("ref"))
-        version = reference.get("tag") or reference.get("semver")
-        return RemoteChart(url, None, str(version) if version else None, release.origin), None
-    version = str(chart["version"]) if chart.get("version") else None
+        version = _version(reference.get("tag")) or _version(reference.get("semver"))
+        return RemoteChart(url, None, version, release.origin), None
+    version, name = _version(chart.get("version")), as_str(chart.get("chart"))
+    if name is None:
+        return None, "spec.chart.spec.chart does not name a chart"
     if url.startswith("oci://"):
-        return RemoteChart(f"{url.rstrip('/')}/{chart.get('chart')}", None, version, release.origin), None
-    return RemoteChart(str(chart.get("chart")), url, version, release.origin), None
+        return RemoteChart(f"{url.rstrip('/')}/{name}", None, version, release.origin), None
+    return RemoteChart(name, url, version, release.origin), None
+
+
+def _version(value: Any) -> str | None:
+    """A chart version or range as written (YAML may read 1.2 as a number); None for anything else."""
+    return str(value) if isinstance(value, (str, int, float)) and not isinstance(value, bool) and value != "" else None
 
 
 def _matching_chart(chart_path: str, chart_dirs: list[str]) -> str | None:
@@ -131,8 +143,8 @@ def _in_repository(chart_path: str, release_file: str) -> str | None:
 
 def _values_from(ref: Any, namespace: str, objects: dict, label: str, where: str, found: FluxCharts) -> str | None:
     ref = as_dict(ref)
-    kind, name = ref.get("kind"), ref.get("name")
-    key = ref.get("valuesKey") or _DEFAULT_VALUES_KEY
+    kind, name = as_str(ref.get("kind")), as_str(ref.get("name"))
+    key = as_str(ref.get("valuesKey")) or _DEFAULT_VALUES_KEY
     source = objects.get((kind, namespace, name)) or objects.get((kind, None, name))
     text = _data_value(source, key) if source else None
     if text is None:
@@ -140,7 +152,7 @@ def _values_from(ref: Any, namespace: str, objects: dict, label: str, where: str
             found.notes.append(Diagnostic(where, f"{label}: valuesFrom {kind} {name} key {key} is not in the "
                                                  f"scanned tree; rendered without it", level="notice"))
         return None
-    target_path = ref.get("targetPath")
+    target_path = as_str(ref.get("targetPath"))
     if target_path:
         value: Any = text
         for part in reversed(str(target_path).split(".")):

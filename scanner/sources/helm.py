@@ -22,11 +22,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Iterable
 
-import yaml
 
 from scanner.model import Origin
 from scanner.sources import render_cache
 from scanner.sources.discovery import FakeDiscovery
+from scanner.sources.files import read_yaml_file
 from scanner.sources.tools import tool_version
 from scanner.versions import Minor
 
@@ -103,11 +103,7 @@ def unsupported(helm: str) -> str | None:
 
 def chart_metadata(chart_dir: str) -> tuple[str, str]:
     """(name, version) from Chart.yaml; the folder name when it cannot be read."""
-    try:
-        with open(os.path.join(chart_dir, "Chart.yaml"), encoding="utf-8") as handle:
-            meta = yaml.safe_load(handle) or {}
-    except (OSError, yaml.YAMLError):
-        meta = {}
+    meta, _ = read_yaml_file(os.path.join(chart_dir, "Chart.yaml"))  # helm reports what is wrong with it
     meta = meta if isinstance(meta, dict) else {}
     return str(meta.get("name") or os.path.basename(os.path.abspath(chart_dir))), str(meta.get("version") or "")
 

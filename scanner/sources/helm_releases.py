@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import gzip
 import json
 import zlib
 from dataclasses import dataclass
@@ -17,13 +16,16 @@ from typing import Any
 
 from scanner.crds import as_dict, as_list
 from scanner.model import Diagnostic, Manifest, Origin
-from scanner.sources.files import read_file
+from scanner.sources.files import MAX_FILE_BYTES, read_file
 from scanner.sources.line_map import fixed
 from scanner.sources.rendered import read_output, reorigin, source_comments
 from scanner.sources.yamldoc import (DocumentProblem, TemplateSyntax, construct, key_node, mapping_get, read_text,
                                      scalar)
 
 _GZIP_MAGIC = b"\x1f\x8b"
+# A release holds no more than a scanned file may (files.MAX_FILE_BYTES).
+MAX_RELEASE_BYTES = MAX_FILE_BYTES
+_TOO_BIG = f"the release decompresses to more than {MAX_RELEASE_BYTES // 1048576} MiB; not read"
 
 
 @dataclass
@@ -45,15 +47,15 @@ def read_helm_releases(path: str) -> tuple[list[Manifest], list[Diagnostic], int
         items, diagnostics = read_text(text, path)
     except (DocumentProblem, TemplateSyntax) as err:
         return [], [Diagnostic(path, f"not a kubectl YAML dump: {err}".rstrip(": "))], 0
-    revisions: list[Revision] = []
+    best: dict[tuple[str, str], Revision] = {}  # only the latest deployed revision of each release is kept
     for item in items:
         revision, problem = _revision(item, path)
         if problem:
             diagnostics.append(problem)
         elif revision:
-            revisions.append(revision)
+            keep_latest_deployed(best, revision)
     manifests: list[Manifest] = []
-    latest = latest_deployed(revisions)
+    latest = [best[key] for key in sorted(best)]
     for revision in latest:
         found, problems = _objects_of(revision, path)
         manifests.extend(found)
@@ -61,14 +63,11 @@ def read_helm_releases(path: str) -> tuple[list[Manifest], list[Diagnostic], int
     return manifests, diagnostics, len(latest)
 
 
-def latest_deployed(revisions: list[Revision]) -> list[Revision]:
+def keep_latest_deployed(best: dict[tuple[str, str], Revision], revision: Revision) -> None:
     """Per release: the newest revision whose status is `deployed` (releases never deployed are left out)."""
-    best: dict[tuple[str, str], Revision] = {}
-    for revision in revisions:
-        key = (revision.namespace, revision.name)
-        if revision.status == "deployed" and (key not in best or revision.version > best[key].version):
-            best[key] = revision
-    return [best[key] for key in sorted(best)]
+    key = (revision.namespace, revision.name)
+    if revision.status == "deployed" and (key not in best or revision.version > best[key].version):
+        best[key] = revision
 
 
 def _revision(item: Manifest, path: str) -> tuple[Revision | None, Diagnostic | None]:
@@ -103,19 +102,34 @@ def decode_release(encoded: str, secret: bool = True) -> dict:
         if secret:
             data = base64.b64decode(data, validate=False)
         if data.startswith(_GZIP_MAGIC):
-            data = gzip.decompress(data)
+            data = _gunzip(data)
+        if len(data) > MAX_RELEASE_BYTES:
+            raise ValueError(_TOO_BIG)
         release = json.loads(data)
-    except (binascii.Error, OSError, EOFError, zlib.error, UnicodeDecodeError, json.JSONDecodeError) as err:
+    except RecursionError:
+        raise ValueError("the release JSON is nested too deeply") from None
+    except (binascii.Error, zlib.error, ValueError) as err:  # UnicodeDecodeError, JSONDecodeError, huge ints
         raise ValueError(str(err) or type(err).__name__) from err
     if not isinstance(release, dict):
         raise ValueError("not a Helm release object")
     return release
 
 
+def _gunzip(data: bytes) -> bytes:
+    """Helm's gzip, decompressed no further than MAX_RELEASE_BYTES (a small dump can hold a gzip bomb)."""
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    out = inflater.decompress(data, MAX_RELEASE_BYTES + 1)
+    if len(out) > MAX_RELEASE_BYTES:
+        raise ValueError(_TOO_BIG)
+    if not inflater.eof:
+        raise ValueError("truncated gzip data")
+    return out
+
+
 def _int(value: Any) -> int:
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # 1e999 reads as infinity
         return 0
 
 

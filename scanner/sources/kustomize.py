@@ -20,10 +20,10 @@ import yaml
 
 from scanner.crds import as_list
 from scanner.model import Diagnostic, Manifest, Origin
-from scanner.sources.files import KUSTOMIZATION_FILES, read_file
+from scanner.sources.files import KUSTOMIZATION_FILES, read_file, read_yaml_file
 from scanner.sources.line_map import aligned
 from scanner.sources.rendered import annotation, drop_annotation, read_output, reorigin
-from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, read_text
+from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, load_data, read_text
 
 ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
 _REFERENCE_FIELDS = ("resources", "bases", "components")
@@ -100,7 +100,10 @@ def _origin_finder(folder: str, wrapper: str, built: str):
     output = built.split("\n")
 
     def where(manifest: Manifest) -> Origin:
-        origin = yaml.safe_load(annotation(manifest, ORIGIN_ANNOTATION) or "null")
+        try:
+            origin = load_data(annotation(manifest, ORIGIN_ANNOTATION) or "null", manifest.origin.path)
+        except DocumentProblem:
+            origin = None
         drop_annotation(manifest, ORIGIN_ANNOTATION)
         if not isinstance(origin, dict) or origin.get("repo"):
             return Origin(manifest.origin.path, manifest.origin.line, manifest.origin.column, via)
@@ -148,11 +151,7 @@ def _objects_in(path: str) -> tuple[tuple[str, str, str | None, int, int], ...]:
 
 def _kustomization(folder: str) -> dict:
     path = kustomization_file(folder)
-    try:
-        with open(path, encoding="utf-8") as handle:
-            document = yaml.safe_load(handle)
-    except (OSError, TypeError, yaml.YAMLError):
-        return {}
+    document, _ = read_yaml_file(path) if path else (None, None)  # kustomize reports what is wrong with it
     return document if isinstance(document, dict) else {}
 
 

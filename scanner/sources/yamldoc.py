@@ -25,8 +25,11 @@ except AttributeError:  # pragma: no cover - depends on how PyYAML was built
 # Kubernetes objects are a few dozen levels deep at most; libyaml itself
 # crashes (C stack) on flow nesting in the tens of thousands.
 MAX_DEPTH = 256
-# Nodes an alias-expanded document may reach before it is refused ("billion laughs").
+# What an alias-expanded document may reach before it is refused ("billion laughs"): nodes, and
+# characters of scalar text (one long string aliased many times is as bad as many nodes). A document
+# without aliases is never bigger than its file, which read_file already bounds.
 MAX_EXPANDED_NODES = 1_000_000
+MAX_EXPANDED_CHARS = 20 * 1024 * 1024
 
 _TOO_DEEP = f"nesting deeper than {MAX_DEPTH} levels; document skipped"
 _LIBYAML_DEPTH_LIMIT = "exceeded maximum nesting depth"  # the limit newer libyaml builds stop at
@@ -104,6 +107,26 @@ def compose_documents(text: str, path: str, anchors_renamed: bool = False) -> tu
     return trusted, diagnostics
 
 
+def load_data(text: str, path: str) -> Any:
+    """The first YAML document of `text` as plain data (a Chart.yaml, a kustomization, a
+    configuration), with the guards manifests get: nesting depth, alias bombs, recursive aliases.
+    DocumentProblem when it cannot be read or trusted."""
+    _check_flow_depth(text, path)
+    try:
+        loader = _Loader(text)
+        try:
+            root = loader.get_node() if loader.check_node() else None
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as err:
+        problem = yaml_error(path, err)
+        raise DocumentProblem(problem.message, problem.line) from None
+    if root is None:
+        return None
+    _inspect(root, False, path, [])
+    return construct(root)
+
+
 def _is_object(node: Any) -> bool:
     return bool(scalar(mapping_get(node, "apiVersion")) and scalar(mapping_get(node, "kind")))
 
@@ -163,9 +186,12 @@ def _templated(root: Any) -> bool:
     """Template actions where YAML would not keep them as text: in a plain (unquoted) scalar, or
     `{{ x }}` read as a flow mapping whose key is a mapping. Quoted and block strings holding
     `{{ $labels.x }}` (alerting rules, for one) are ordinary YAML."""
-    stack = [root]
+    stack, seen = [root], set()
     while stack:
         node = stack.pop()
+        if id(node) in seen:  # an alias: its node was looked at (and may hold itself)
+            continue
+        seen.add(id(node))
         if isinstance(node, ScalarNode):
             if node.style is None and "{{" in node.value:
                 return True
@@ -231,10 +257,8 @@ def _inspect(root: Any, check_tags: bool, path: str, diagnostics: list[Diagnosti
                     stack.append((key, depth + 1))
         elif isinstance(node, SequenceNode):
             stack.extend((item, depth + 1) for item in node.value)
-    if aliased and _expanded_size(root) > MAX_EXPANDED_NODES:
-        raise DocumentProblem(
-            f"aliases expand to more than {MAX_EXPANDED_NODES:,} nodes (alias bomb); document skipped",
-            root.start_mark.line + 1)
+    if aliased:
+        _check_expansion(root)
 
 
 def _report_duplicates(pairs, path: str, diagnostics: list[Diagnostic]) -> None:
@@ -249,18 +273,41 @@ def _report_duplicates(pairs, path: str, diagnostics: list[Diagnostic]) -> None:
         seen.add(key.value)
 
 
-def _expanded_size(root: Any) -> int:
-    sizes: dict[int, int] = {}
+def _check_expansion(root: Any) -> None:
+    """Refuse a document whose aliases expand it past the limits, or that holds itself."""
+    nodes, chars = expanded_size(root)
+    if nodes is None:
+        raise DocumentProblem("an alias refers to a node that holds it (recursive alias); document skipped",
+                              root.start_mark.line + 1)
+    if nodes > MAX_EXPANDED_NODES or chars > MAX_EXPANDED_CHARS:
+        raise DocumentProblem(
+            f"aliases expand to more than {MAX_EXPANDED_NODES:,} nodes or {MAX_EXPANDED_CHARS // 1048576} MiB "
+            f"of text (alias bomb); document skipped", root.start_mark.line + 1)
+
+
+def expanded_size(root: Any) -> tuple[int | None, int]:
+    """(nodes, scalar characters) of the tree with every alias expanded, each capped just past its
+    limit; nodes is None when the tree holds itself (an alias inside the node it names)."""
+    sizes: dict[int, tuple[int, int]] = {}
+    open_: set[int] = set()  # nodes whose children are being sized: meeting one again is a cycle
     # Post-order without recursion: children are sized before their parent.
     stack = [(root, False)]
     while stack:
         node, ready = stack.pop()
-        if id(node) in sizes:
+        key = id(node)
+        if key in sizes:
             continue
         children = _children(node)
         if ready:
-            sizes[id(node)] = min(1 + sum(sizes[id(c)] for c in children), MAX_EXPANDED_NODES + 1)
+            open_.discard(key)
+            nodes = min(1 + sum(sizes[id(c)][0] for c in children), MAX_EXPANDED_NODES + 1)
+            own = len(node.value) if isinstance(node, ScalarNode) else 0
+            chars = min(own + sum(sizes[id(c)][1] for c in children), MAX_EXPANDED_CHARS + 1)
+            sizes[key] = (nodes, chars)
             continue
+        if key in open_:
+            return None, 0
+        open_.add(key)
         stack.append((node, True))
         stack.extend((c, False) for c in children if id(c) not in sizes)
     return sizes[id(root)]
@@ -334,6 +381,13 @@ def _manifests_of(node: Any, path: str, diagnostics: list[Diagnostic]) -> Iterat
             return
     metadata = mapping_get(node, "metadata")
     mark = key_node(node, "apiVersion").start_mark
+    for field in ("name", "namespace"):
+        value = mapping_get(metadata, field)
+        if value is not None and not isinstance(value, ScalarNode):
+            diagnostics.append(Diagnostic(
+                path, f"metadata.{field} is a {'list' if isinstance(value, SequenceNode) else 'mapping'}, not a "
+                      f"string (Kubernetes rejects it); object read without it", value.start_mark.line + 1,
+                level="notice"))
     yield Manifest(
         api_version=api_version,
         kind=kind,
