@@ -63,8 +63,12 @@ def components(paths, fmt) -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write the plan to a file instead of standard output.")
+@click.option("--orders", "orders_folder", type=click.Path(file_okay=False, writable=True), default=None,
+              help="Write each window's upgrade orders (system-upgrade Plans, KubernetesNodeUpgrade) to "
+                   "DIR/NN-<minor>/, at the paths of the tree's own orders. DIR must be outside the tree.")
 @config_options
-def plan_command(paths, target, current, distro, cluster_version_file, fmt, output, config_file, no_config) -> None:
+def plan_command(paths, target, current, distro, cluster_version_file, fmt, output, orders_folder, config_file,
+                 no_config) -> None:
     """One window per hop: what moves before it, what it breaks, what may move after.
 
     \b
@@ -72,6 +76,7 @@ def plan_command(paths, target, current, distro, cluster_version_file, fmt, outp
       kubehop plan --from 1.31 --target 1.36 platform/ infra/
       kubehop plan --target 1.36 .            (the cluster version is read from the tree)
       kubehop plan --from 1.31 --format markdown . >> "$GITHUB_STEP_SUMMARY"
+      kubehop plan --from 1.31 --orders ../orders cluster/   (cluster/'s orders for each hop)
 
     \b
     Exit codes: 0 nothing known blocks the target; 1 blockers found;
@@ -91,11 +96,40 @@ def plan_command(paths, target, current, distro, cluster_version_file, fmt, outp
         plan, tree = plan_paths(PlanRequest(list(paths), target, current, distro, cluster_version_file))
     except PlanInputError as problem:
         raise click.UsageError(str(problem)) from None
+    _attach_orders(plan, tree.manifests, paths, orders_folder)
     renderer = {"text": plan_text.render, "json": plan_json.render, "markdown": plan_markdown.render}[fmt]
     _emit(renderer(plan), output)
     if _report_input_problems(tree):
         sys.exit(EXIT_INPUT)
     sys.exit(EXIT_BLOCKED if plan.blocked else EXIT_OK)
+
+
+def _attach_orders(plan, manifests, paths, folder: str | None) -> None:
+    """The upgrade orders of each window, shown in the plan; written under `folder` when given."""
+    import os
+    from pathlib import Path
+
+    from scanner.orders.read import read_orders
+    from scanner.orders.write import orders_for_windows, write
+
+    on_disk = [os.path.abspath(p) for p in paths if p != "-"]
+    if not on_disk:
+        return
+    roots = [p if os.path.isdir(p) else os.path.dirname(p) for p in on_disk]
+    root = os.path.commonpath(roots)
+    if folder is not None:
+        target = os.path.abspath(folder)
+        if any(os.path.commonpath([target, r]) == r for r in roots):
+            raise click.BadParameter(f"{folder} is inside a scanned path: each window's orders would be read "
+                                     "as part of the tree; give a folder outside it", param_hint="--orders")
+    result = orders_for_windows(read_orders(manifests), [(w.number, w.source, w.target) for w in plan.windows],
+                                root)
+    for window in plan.windows:
+        window.orders = result.for_window(window.number)
+    plan.order_notes = result.notes
+    if folder is not None:
+        write(result, Path(folder))
+        plan.orders_folder = folder
 
 
 @cli.command()

@@ -39,6 +39,8 @@ class Window:
     after: list[Step] = field(default_factory=list)
     notes: list[HopNote] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    # The upgrade orders that perform the hop (scanner.orders.write.WrittenFile), when the tree has some.
+    orders: list = field(default_factory=list)
 
     @property
     def blocker_count(self) -> int:
@@ -58,6 +60,8 @@ class Plan:
     distro_from: str  # "--distro", a version string, or "default"
     components: list[ComponentState]
     windows: list[Window]
+    orders_folder: str | None = None  # where plan --orders wrote each window's orders
+    order_notes: list[str] = field(default_factory=list)  # orders not written, and why
 
     @property
     def blocker_count(self) -> int:

@@ -84,3 +84,21 @@ spec: null
     assert [(o.role, o.version, o.minor, o.prepare and o.prepare.waits_for) for o in orders] == [
         (None, None, None, None), (None, None, None, None), (None, None, None, None)]
     assert cluster_pins(orders) == []
+
+
+def test_the_order_data_obeys_its_schemas_and_is_coherent():
+    from scanner import data
+    from scanner.orders.version import parse_order_version
+
+    kinds = data.load("rules/upgrade-orders.yaml")["kinds"]
+    pairs = [(v, k["kind"]) for k in kinds for v in k["apiVersions"]]
+    assert len(pairs) == len(set(pairs))
+    assert all(k["writes"] != "none" or k.get("not_written") for k in kinds)
+    for distro in data.load("rules/distro-releases.yaml")["distros"]:
+        minors = [r["minor"] for r in distro["releases"]]
+        assert minors == sorted(minors, key=lambda m: tuple(map(int, m.split(".")))) and len(set(minors)) == len(minors)
+        for release in distro["releases"]:
+            version = parse_order_version(release["version"])
+            assert str(version.minor) == release["minor"] and version.patch is not None
+            assert (distro["name"] == "kubernetes") == ("+" not in release["version"])
+            assert distro["name"] == "kubernetes" or f"+{distro['name']}" in release["version"]

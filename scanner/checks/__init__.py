@@ -36,12 +36,12 @@ Check = Callable[[Sequence[Manifest], ScanContext], Iterable[Finding]]
 
 def all_checks() -> list[Check]:
     from scanner.checks import (api_removal, cluster_objects, crd_component_removal, crd_schema, crd_served,
-                                field_rules, node_skew, order_concurrency, order_skew, stored_versions,
-                                upgrade_orders)
+                                field_rules, node_skew, order_components, order_concurrency, order_skew,
+                                stored_versions, upgrade_orders)
 
     return [api_removal.check, field_rules.check, crd_served.check, crd_schema.check, stored_versions.check,
             cluster_objects.check, node_skew.check, crd_component_removal.check, upgrade_orders.check,
-            order_skew.check, order_concurrency.check]
+            order_skew.check, order_concurrency.check, order_components.check]
 
 
 def rule_finding(manifest: Manifest, rule: ApiRule | FieldRule, removed: bool, message: str,

@@ -8,6 +8,7 @@ from scanner import __version__
 from scanner.freshness import data_checked
 from scanner.model import Origin
 from scanner.plan import Migration, Plan, Step, Window
+from scanner.report import plan_orders
 from scanner.report.paths import repo_path
 
 SCHEMA_VERSION = 1
@@ -32,7 +33,7 @@ def _migration(migration: Migration) -> dict:
             "objects": [{**location(m.origin), "name": m.object_ref.partition(" ")[2]} for m in migration.objects]}
 
 
-def _window(window: Window) -> dict:
+def _window(plan: Plan, window: Window) -> dict:
     return {
         "window": window.number,
         "from": str(window.source),
@@ -46,6 +47,7 @@ def _window(window: Window) -> dict:
                   for n in window.notes],
         "problems": [{"severity": p.severity, "component": p.component, "message": p.message}
                      for p in window.problems],
+        "orders": plan_orders.json_entries(plan, window),
     }
 
 
@@ -66,6 +68,8 @@ def render(plan: Plan) -> str:
             "end": s.final.version if s.final else None,
             "pins": [{**location(d.origin), "pin": d.pin, "what": d.what} for d in s.detections],
         } for s in plan.components],
-        "windows": [_window(w) for w in plan.windows],
+        "windows": [_window(plan, w) for w in plan.windows],
+        "orders_folder": plan.orders_folder,
+        "order_notes": plan.order_notes,
     }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

@@ -7,6 +7,7 @@ Markdown report, so a manifest cannot inject links or @-mentions.
 from __future__ import annotations
 
 from scanner.plan import BLOCKER, WARNING, Migration, Plan, Window
+from scanner.report import plan_orders
 from scanner.report.markdown import escape
 from scanner.report.plan_text import (blocker_labels, chains, header, journeys, migration_labels, problems,
                                       unknown_components, where)
@@ -17,7 +18,8 @@ def render(plan: Plan) -> str:
     lines.extend(f"- {line.strip()}" for line in header(plan)[1:])
     lines += ["", "```mermaid", *_diagram(plan), "```", "", *_table(plan), "", *_components(plan), ""]
     for window in plan.windows:
-        lines.extend(_window(window))
+        lines.extend(_window(plan, window))
+    lines.extend(f"- {escape(note)}" for note in plan_orders.notes_lines(plan))
     verdict = f"**Blocked**: {plan.blocker_count} blocker(s)." if plan.blocked else "Nothing known blocks the target."
     lines.append(verdict)
     return "\n".join(lines) + "\n"
@@ -67,7 +69,7 @@ def _components(plan: Plan) -> list[str]:
     return lines
 
 
-def _window(window: Window) -> list[str]:
+def _window(plan: Plan, window: Window) -> list[str]:
     lines = [f"### W{window.number}: {window.source} → {window.target}", ""]
     lines.extend(_migration(m) for m in window.migrations_before(None))
     for step in window.before:
@@ -77,6 +79,7 @@ def _window(window: Window) -> list[str]:
     lines.extend(f"- [ ] fix `{where(f.origin)}` {escape(f.object_ref)}: {escape(f.message)}"
                  for f in window.api_blockers)
     lines.append(f"- [ ] **upgrade the cluster to {window.target}**")
+    lines.extend(plan_orders.markdown_lines(plan, window))
     lines.extend(f"- [ ] optional: {step.label} ({step.why})" for step in window.after)
     lines.extend(f"- note: **{n.title}** ({n.distro}): {n.detail} [source]({n.source})" for n in window.notes)
     lines.extend(f"- ⛔ {message}" for message in problems(window, BLOCKER))

@@ -9,6 +9,7 @@ from scanner import __version__
 from scanner.freshness import data_checked
 from scanner.model import Origin
 from scanner.plan import BLOCKER, UNKNOWN, WARNING, Migration, Plan, Step, Window
+from scanner.report import plan_orders
 from scanner.report.paths import at
 from scanner.words import count
 
@@ -94,8 +95,9 @@ def render(plan: Plan) -> str:
     lines.extend(f"  {name:<{width}}  {journey:<22}  {stop:<27}  {pin}".rstrip() for name, journey, pin, stop in rows)
     lines.append("")
     for window in plan.windows:
-        lines.extend(_window(window, plan.distro))
+        lines.extend(_window(plan, window, plan.distro))
         lines.append("")
+    lines.extend(plan_orders.notes_lines(plan))
     lines.append(_verdict(plan))
     return "\n".join(lines) + "\n"
 
@@ -113,7 +115,7 @@ def _table(plan: Plan) -> list[str]:
     return lines
 
 
-def _window(window: Window, distro: str) -> list[str]:
+def _window(plan: Plan, window: Window, distro: str) -> list[str]:
     lines = [f"W{window.number}  {window.source} → {window.target}"]
     lines.append("  1. Move before the hop" + ("" if window.before or window.migrations else ": nothing"))
     for migration in window.migrations_before(None):
@@ -126,6 +128,7 @@ def _window(window: Window, distro: str) -> list[str]:
     for finding in window.api_blockers:
         lines.append(f"     {where(finding.origin)}  {finding.object_ref}: {finding.message}")
     lines.append(f"  3. Hop: upgrade the cluster from {window.source} to {window.target}")
+    lines.extend(plan_orders.text_lines(plan, window))
     lines.append("  4. May move after the hop" + ("" if window.after else ": nothing"))
     lines.extend(_step_lines(window.after))
     lines.append(f"  5. Hop notes ({distro})" + ("" if window.notes else ": none in the data"))

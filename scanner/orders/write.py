@@ -1,0 +1,316 @@
+"""The upgrade orders that perform each hop of a plan, written in the tree's own style.
+
+For window N (a → b) every cluster of the tree gets, under `NN-b/` and at the path of the file
+it follows (so copying the window's folder over the tree places it beside the existing orders):
+
+- orders a controller reads as desired state (system-upgrade Plans: `writes: in-place`) — the
+  file that holds them, with each order's version set to b's newest known patch for the
+  distribution (rules/distro-releases.yaml), or its minor channel moved to b;
+- orders that are one object per attempt (KubernetesNodeUpgrade: `new-object`) — a new file next
+  to the newest ones, the control-plane order then the worker order, copied from them;
+- nothing for kinds that cannot be moved by their version alone (Cluster API: `none`): a note.
+
+Documents are edited with ruamel.yaml and spliced back as `kubehop fix` does (scanner.fix.layout):
+comments, key order and quoting stay. Without a known patch the order names the minor (v1.37)
+with a comment saying to pick the patch.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from ruamel.yaml.comments import CommentedMap
+
+from scanner.fix.layout import Layout, splice
+from scanner.orders.kinds import OrderKind
+from scanner.orders.read import Cluster, UpgradeOrder, clusters
+from scanner.orders.releases import newest_patch
+from scanner.sources.files import read_file
+from scanner.versions import Minor
+
+_SEPARATOR = re.compile(r"^---(?:[ \t].*)?$")
+_VERSION_TOKEN = re.compile(r"[-_.]?v?1[-_.]\d+(?:[-_.]\d+)?$")
+_SERVER_SET = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "selfLink")
+
+
+@dataclass(frozen=True)
+class WrittenFile:
+    window: int
+    target: Minor
+    path: str  # relative to the output folder: 01-1.32/system-upgrade/plans.yaml
+    based_on: str  # the tree's file it follows
+    orders: tuple[str, ...]  # what it does: "Plan system-upgrade/k3s-server → v1.32.13+k3s1"
+    text: str
+    notes: tuple[str, ...] = ()  # e.g. the patch to pick
+    diff: str = ""  # what changes against the file it follows (all of it for a new file)
+
+
+@dataclass
+class WindowOrders:
+    files: list[WrittenFile] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what is not written, and why
+
+    def for_window(self, number: int) -> list[WrittenFile]:
+        return [f for f in self.files if f.window == number]
+
+
+def orders_for_windows(orders: Sequence[UpgradeOrder], windows: Iterable[tuple[int, Minor, Minor]],
+                       root: str) -> WindowOrders:
+    """The files that perform each window (number, source, target) for every cluster of `orders`."""
+    result = WindowOrders()
+    groups = [g for g in clusters(orders) if any(o.minor is not None or o.floating for o in g.orders)]
+    for group in groups:
+        kind = group.orders[0].kind
+        if kind.writes == "none":
+            first = group.orders[0]
+            result.notes.append(f"{kind.title} orders are not written ({first.what} at {first.origin.path}:"
+                                f"{first.origin.line}): {kind.not_written}")
+    for number, _, target in windows:
+        for group in groups:
+            writes = group.orders[0].kind.writes
+            if writes == "in-place":
+                result.files.extend(_in_place(group, number, target, root))
+            elif writes == "new-object":
+                result.files.extend(_new_objects(group, number, target, root, result.notes))
+    return result
+
+
+def write(result: WindowOrders, folder: Path) -> list[Path]:
+    written = []
+    for item in result.files:
+        path = folder / item.path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(item.text, encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def _diff(before: str, after: str, name: str) -> str:
+    lines = difflib.unified_diff(before.splitlines(), after.splitlines(), f"a/{name}", f"b/{name}", n=1, lineterm="")
+    return "\n".join(list(lines)[2:])  # the hunks; the file names are the report's to say
+
+
+def window_folder(number: int, target: Minor) -> str:
+    return f"{number:02d}-{target}"
+
+
+# --- the version an order gets for a minor ------------------------------------------------------------
+
+def _version_for(order: UpgradeOrder, minor: Minor) -> tuple[str, str | None]:
+    """The exact version to write, and the note when only the minor can be named."""
+    distro = order.distro or "kubernetes"
+    release = newest_patch(distro, minor)
+    if release is not None:
+        return release.version, None
+    return f"v{minor}", (f"kubehop: pick the patch: the data knows no {distro} release of {minor} "
+                         f"(rules/distro-releases.yaml)")
+
+
+def _set_version(obj: CommentedMap, order: UpgradeOrder, minor: Minor) -> tuple[str, str | None]:
+    """Set the order's version (or minor channel) for `minor`; what it now says, and a note."""
+    kind = order.kind
+    spec = _mapping(obj, kind.version[:-1])
+    if order.version is None and order.channel and order.minor is not None and kind.minor_channel:
+        m = kind.minor_channel.search(order.channel)
+        channel = order.channel[:m.start("minor")] + str(minor) + order.channel[m.end("minor"):]
+        _mapping(obj, kind.channel[:-1])[kind.channel[-1]] = channel
+        return channel, None
+    version, note = _version_for(order, minor)
+    key = kind.version[-1]
+    if order.version is None and order.channel and kind.channel:  # a floating channel: pin the version
+        parent = _mapping(obj, kind.channel[:-1])
+        position = list(parent).index(kind.channel[-1])
+        del parent[kind.channel[-1]]
+        parent.insert(position, key, version)
+        note = note or f"kubehop: pinned; the order followed the channel {order.channel}"
+    else:
+        old = spec.get(key)
+        spec[key] = type(old)(version) if isinstance(old, str) and type(old) is not str else version
+    if note:
+        spec.yaml_add_eol_comment(note, key)
+    return version, note
+
+
+def _field(order: UpgradeOrder) -> str:
+    kind = order.kind
+    moves_channel = order.version is None and order.minor is not None and kind.channel
+    return ".".join(kind.channel if moves_channel else kind.version)
+
+
+def _mapping(obj: CommentedMap, path: Sequence[str]) -> CommentedMap:
+    node = obj
+    for key in path:
+        if not isinstance(node.get(key), CommentedMap):
+            node[key] = CommentedMap()
+        node = node[key]
+    return node
+
+
+# --- in place: the files of the orders, with their versions moved ---------------------------------
+
+def _in_place(group: Cluster, number: int, target: Minor, root: str) -> Iterable[WrittenFile]:
+    by_file: dict[str, list[UpgradeOrder]] = {}
+    for order in group.control_planes + group.unknown + group.live_workers:
+        by_file.setdefault(order.manifest.origin.path, []).append(order)
+    for path, orders in sorted(by_file.items()):
+        text, problem = read_file(path)
+        if problem is not None or _relative(path, root) is None:
+            continue
+        done, notes, lines = [], [], text.split("\n")
+        for start, end in _documents(lines):
+            inside = [o for o in orders if start < _object_line(o) <= end]
+            if inside:
+                lines[start:end] = _edit_document(lines[start:end], inside, target, done, notes)
+        written = "\n".join(lines)
+        yield WrittenFile(number, target, f"{window_folder(number, target)}/{_relative(path, root)}", path,
+                          tuple(done), written, tuple(dict.fromkeys(notes)), _diff(text, written, path))
+
+
+def _documents(lines: list[str]) -> list[tuple[int, int]]:
+    """(first, end) line indexes of each `---` separated document, last one first (edits keep indexes)."""
+    bounds, start = [], 0
+    for index, line in enumerate(lines):
+        if _SEPARATOR.match(line):
+            bounds.append((start, index))
+            start = index + 1
+    bounds.append((start, len(lines)))
+    return list(reversed(bounds))
+
+
+def _object_line(order: UpgradeOrder) -> int:
+    return order.manifest.origin.line
+
+
+def _edit_document(lines: list[str], orders: list[UpgradeOrder], target: Minor, done: list[str],
+                   notes: list[str]) -> list[str]:
+    trailing = bool(lines) and lines[-1] == ""  # the file's final newline
+    body = lines[:-1] if trailing else lines
+    text = "\n".join(body) + "\n"
+    layout = Layout(text)
+    document = layout.load(text)
+    before = layout.dump(document)
+    replaced: list[tuple[str, str]] = []  # (old value, new value) of plain replacements
+    for obj in _objects(document):
+        order = next((o for o in orders if _same_object(obj, o)), None)
+        if order is not None:
+            now, note = _set_version(obj, order, target)
+            done.insert(0, f"{order.what}: {_field(order)} {now}")  # documents are edited last first
+            notes.extend([note] if note else [])
+            if note is None:
+                replaced.append((order.version.text if order.version else order.channel or "", now))
+    merged = splice(body, before, layout.dump(document))
+    if len(merged) == len(body):
+        merged = [_keep_spacing(old, new, replaced) for old, new in zip(body, merged)]
+    return merged + ([""] if trailing else [])
+
+
+def _keep_spacing(old: str, new: str, replaced: list[tuple[str, str]]) -> str:
+    """A line whose value alone changed, as the original line with only the value replaced: ruamel
+    keeps a comment's column, which moves the comment when the value's length changes."""
+    for before, after in replaced:
+        if old != new and old.count(before) == 1 and new.count(after) == 1:
+            candidate = old.replace(before, after)
+            if candidate.split("#")[0].split() == new.split("#")[0].split():
+                return candidate
+    return new
+
+
+def _objects(node: Any) -> Iterable[CommentedMap]:
+    if isinstance(node, CommentedMap) and isinstance(node.get("kind"), str):
+        items = node.get("items")
+        if node["kind"].endswith("List") and isinstance(items, list):
+            for item in items:
+                yield from _objects(item)
+        else:
+            yield node
+
+
+def _same_object(obj: CommentedMap, order: UpgradeOrder) -> bool:
+    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    manifest = order.manifest
+    return (obj.get("apiVersion"), obj.get("kind")) == (manifest.api_version, manifest.kind) and \
+        (metadata.get("name") or metadata.get("generateName")) == manifest.name
+
+
+def _relative(path: str, root: str) -> str | None:
+    relative = os.path.relpath(os.path.abspath(path), root)
+    return None if relative.startswith(os.pardir) or os.path.isabs(relative) else relative.replace(os.sep, "/")
+
+
+# --- new objects: the next control-plane and worker orders, next to the newest ---------------------
+
+def _new_objects(group: Cluster, number: int, target: Minor, root: str, notes: list[str]) -> Iterable[WrittenFile]:
+    templates = [o for o in (group.newest_control_plane, _newest(group.live_workers)) if o is not None]
+    if not templates:
+        return
+    if group.newest_control_plane is None:
+        first = templates[0]
+        notes.append(f"{first.what} at {first.origin.path}:{first.origin.line}: no control-plane order to follow "
+                     f"in the tree; the worker orders are written without one")
+    elif len(templates) == 1 and number == 1:
+        notes.append(f"{templates[0].kind.title}: no worker order in the tree to copy; add one at each "
+                     f"window's version once the control plane is Ready there")
+    by_file: dict[str, list[UpgradeOrder]] = {}
+    for order in templates:
+        by_file.setdefault(order.manifest.origin.path, []).append(order)
+    for path, orders in by_file.items():
+        relative = _relative(path, root)
+        text, problem = read_file(path)
+        if relative is None or problem is not None:
+            continue
+        documents, done, written_notes = [], [], []
+        lines = text.split("\n")
+        for order in orders:
+            start, end = next((s, e) for s, e in _documents(lines) if s < _object_line(order) <= e)
+            documents.append(_copy(lines[start:end], order, target, done, written_notes))
+        folder, name = os.path.split(relative)
+        stem, suffix = os.path.splitext(name)
+        name = f"{_VERSION_TOKEN.sub('', stem) or stem}-v{target}{suffix or '.yaml'}"
+        written = "---\n".join(documents)
+        yield WrittenFile(number, target, "/".join(filter(None, (window_folder(number, target), folder, name))),
+                          path, tuple(done), written, tuple(dict.fromkeys(written_notes)), _diff("", written, name))
+
+
+def _newest(orders: list[UpgradeOrder]) -> UpgradeOrder | None:
+    from scanner.orders.read import order_key
+
+    versioned = [o for o in orders if o.minor is not None]
+    return max(versioned, key=order_key) if versioned else None
+
+
+def _copy(lines: list[str], order: UpgradeOrder, target: Minor, done: list[str], notes: list[str]) -> str:
+    """The order's document as a new object at `target`: its name left to the API server."""
+    text = "\n".join(lines).strip("\n") + "\n"
+    layout = Layout(text)
+    document = layout.load(text)
+    obj = next(o for o in _objects(document) if _same_object(o, order))
+    metadata = obj.get("metadata")
+    if isinstance(metadata, CommentedMap):
+        _fresh_metadata(metadata)
+    obj.pop("status", None)
+    now, note = _set_version(obj, order, target)
+    done.append(f"new {order.kind.kind} ({_role_name(order.kind, order.role)}): {_field(order)} {now}, "
+                f"after {order.what}")
+    notes.extend([note] if note else [])
+    return "\n".join(layout.dump(obj)) + "\n"
+
+
+def _fresh_metadata(metadata: CommentedMap) -> None:
+    """A name of its own for each attempt: generateName, as `kubectl create` of a new object needs."""
+    name = metadata.get("name")
+    if isinstance(name, str) and "generateName" not in metadata:
+        position = list(metadata).index("name")
+        prefix = name.rsplit("-", 1)[0] + "-" if "-" in name else name + "-"
+        metadata.insert(position, "generateName", prefix)
+    metadata.pop("name", None)
+    for key in _SERVER_SET:
+        metadata.pop(key, None)
+
+
+def _role_name(kind: OrderKind, role: str | None) -> str:
+    return role or "role not stated"
