@@ -58,9 +58,10 @@ def main() -> None:
     if "Traceback" in done.stderr:
         sys.exit(done.stderr)
     report = json.loads(done.stdout)
-    failed = {d["file"] for d in report["diagnostics"] if "helm could not render" in d["message"]}
+    failed = {d["file"] for d in report["diagnostics"] + report["unrendered"]
+              if "helm could not render" in d.get("message", d.get("reason", ""))}
     unrendered = {u["file"] for u in report["unrendered"] if u["file"] in map(str, charts)}
-    api = [f for f in report["findings"] if "/" in f["rule"] and not f["rule"].startswith(("field/", "crd"))]
+    api = [f for f in report["findings"] if "/" in f["rule"] and not f["rule"].startswith(("field/", "crd", "helm/"))]
     kinds = collections.Counter()
     for finding in api:
         via = finding.get("via") or ""
@@ -75,7 +76,7 @@ def main() -> None:
     sizes: dict[str, int | None] = {}
     outside = [f for f in report["findings"]
                if not f["line"] or (line_count(f["file"], sizes) or 0) < f["line"]]
-    families = collections.Counter(f["rule"].split("/")[0] if f["rule"].startswith(("field", "crd"))
+    families = collections.Counter(f["rule"].split("/")[0] if f["rule"].startswith(("field", "crd", "helm/"))
                                    else "api" for f in report["findings"])
     print(f"charts: {len(charts)}  exit: {done.returncode}  wall: {wall:.1f} s")
     print(f"charts helm could not render: {len(failed)} (listed as not rendered: {len(unrendered)})")

@@ -123,12 +123,15 @@ def _parse_reports(ctx, param, values) -> list[tuple[str, str]]:
                    "bases (nothing is downloaded without it).")
 @click.option("--no-render", is_flag=True,
               help="Read Helm templates as text and do not build kustomizations.")
+@click.option("--all-templates", is_flag=True,
+              help="Also read as text the chart templates their values switch off (findings from them are "
+                   "warnings marked latent): what a chart ships to whoever turns them on.")
 @click.option("--cluster-state", "cluster_state", multiple=True, type=click.Path(exists=True),
               help="File or folder of kubectl dumps (get crd / get <resource> -A / get nodes -o yaml, "
                    "version -o json): checks stored versions, objects and node skew. Repeatable.")
 def scan(paths, target, current, fmt, output, config_file, no_config, exclude, ignore, rule_folders, baseline,
          write_baseline, reports, fail_on, values_files, helm_releases, allow_network, no_render,
-         cluster_state) -> None:
+         all_templates, cluster_state) -> None:
     """Report what blocks each hop up to --target, with file and line.
 
     PATHS are files or folders of YAML/JSON manifests; '-' reads standard input
@@ -174,7 +177,8 @@ def scan(paths, target, current, fmt, output, config_file, no_config, exclude, i
     _check_outputs([output] + [path for _, path in reports])
     options = _scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline,
                             allow_network=allow_network, values_files=values_files, helm_releases=helm_releases,
-                            render=not no_render, cluster_state=tuple(cluster_state), fail_on=fail_on)
+                            render=not no_render, all_templates=all_templates, cluster_state=tuple(cluster_state),
+                            fail_on=fail_on)
     try:
         result = run_scan(paths, target=target, current=current, options=options)
     except (BaselineError, DataError) as err:

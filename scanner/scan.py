@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Sequence
 
 from scanner import baseline, suppress
-from scanner.checks import ScanContext, run_checks
+from scanner.checks import ScanContext, run_checks, sort_findings
 from scanner.cluster_state import ClusterState, load_cluster_state
 from scanner.crds import CrdIndex
 from scanner.freshness import data_checked
@@ -63,6 +63,7 @@ class ScanOptions:
     values_files: tuple[str, ...] = ()  # --values: applied to every chart rendered, after its values.yaml
     helm_releases: tuple[str, ...] = ()  # --helm-releases: dumps of Helm's release Secrets
     render: bool = True  # False (--no-render): charts are read as text, kustomizations not built
+    all_templates: bool = False  # templates a chart's values switch off are read as text too (latent)
     fail_on: str = "error"  # one of model.FAIL_ON_LEVELS
     exclude: tuple[Exclusions, ...] = ()
     ignore: tuple[str, ...] = ()  # rule ids (globs) whose findings are dropped
@@ -91,7 +92,8 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
             notices += order_notices
         context = ScanContext(target=target, current=current, rulebook=rulebook, crds=crds, cluster=cluster,
                               current_from_orders=from_orders and current is not None)
-        findings = run_checks(scan_input.manifests, context, scan_input.diagnostics)
+        findings = _latent_as_warnings(run_checks(scan_input.manifests, context, scan_input.diagnostics)
+                                       + scan_input.findings, scan_input.latent)
     findings, unused, policy_notices = _apply_policy(findings, scan_input.suppressions, options)
     diagnostics = scan_input.diagnostics + unused
     return ScanResult(
@@ -125,6 +127,12 @@ def _apply_policy(findings: list[Finding], suppressions: Sequence[suppress.Suppr
         findings, recorded = baseline.apply(options.baseline, findings)
         notices.extend(recorded)
     return findings, unused, notices
+
+
+def _latent_as_warnings(findings: list[Finding], latent: set[str]) -> list[Finding]:
+    """Findings sorted; those of templates a chart's values switch off (--all-templates) as warnings."""
+    return sort_findings(dataclasses.replace(f, severity="warning") if f.origin.via in latent else f
+                         for f in findings)
 
 
 def _with_severity(findings: Sequence[Finding], overrides: Sequence[tuple[str, str]]) -> list[Finding]:

@@ -1,5 +1,6 @@
 """The 2019 chart collection (../shared/corpora/helm-charts-2019, 277 real charts) scanned whole with
-the real helm: every finding's line lies inside its file, in its own object."""
+the real helm and --all-templates: every finding's line lies inside its file, in its own object; the
+charts helm cannot render and the templates their values switch off are still read."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def corpus_report(tmp_path_factory) -> dict:
     stable = shared_or_skip("corpora/helm-charts-2019/stable")
     env = {"KUBEHOP_HELM": tool_or_skip("helm"), "KUBEHOP_CACHE_DIR": str(tmp_path_factory.mktemp("cache"))}
     charts = sorted(str(p.parent) for p in stable.glob("*/Chart.yaml"))
-    proc = run_kubehop("scan", "--format", "json", "--target", "1.36", *charts, env=env)
+    proc = run_kubehop("scan", "--format", "json", "--target", "1.36", "--all-templates", *charts, env=env)
     assert b"Traceback" not in proc.stderr, proc.stderr.decode()[-3000:]
     return json.loads(proc.stdout)
 
@@ -54,3 +55,18 @@ def test_every_finding_lies_inside_its_file_in_its_own_object(corpus_report):
         if path.endswith((".yaml", ".yml")):
             kinds = document_kinds(path, line)
             assert kinds is None or finding["object"]["kind"] in kinds, (finding, kinds)
+
+
+def test_charts_helm_cannot_render_are_read_as_text_not_input_problems(corpus_report):
+    failed = {u["file"] for u in corpus_report["unrendered"] if "helm could not render it" in u["reason"]}
+    assert len(failed) > 50
+    assert not [d for d in corpus_report["diagnostics"] if "helm could not render" in d["message"]]
+    read = {f["file"] for f in corpus_report["findings"] if "(helm could not render it)" in (f["via"] or "")}
+    assert len(read) > 150  # templates with a removed API that a failed render would hide
+    assert all(any(path.startswith(chart + "/") for chart in failed) for path in read)
+
+
+def test_templates_switched_off_by_default_values_are_latent_warnings(corpus_report):
+    latent = [f for f in corpus_report["findings"] if "latent" in (f["via"] or "")]
+    assert len({f["file"] for f in latent}) > 150
+    assert {f["severity"] for f in latent} == {"warning"}

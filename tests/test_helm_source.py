@@ -150,13 +150,12 @@ def test_flux_helmrelease_renders_its_local_chart_with_its_values(helm_env):
 
 # --- Failures, fallbacks, cache -------------------------------------------------------------------
 
-def test_broken_chart_is_an_input_problem_and_the_rest_is_scanned(helm_env):
+def test_a_chart_helm_cannot_render_is_read_as_text_and_the_rest_is_scanned(helm_env):
     code, report = scan_json("--target", "1.25", f"{CHARTS_ARG}/broken", f"{CHARTS_ARG}/umbrella", env=helm_env)
-    assert code == 3
-    (problem,) = [d for d in report["diagnostics"] if d["level"] == "error"]
-    assert problem["file"] == f"{CHARTS_ARG}/broken"
-    assert "nil pointer evaluating interface {}.name" in problem["message"]
-    assert {u["file"] for u in report["unrendered"]} == {f"{CHARTS_ARG}/broken"}
+    assert code == 1 and [d for d in report["diagnostics"] if d["level"] == "error"] == []
+    (entry,) = report["unrendered"]
+    assert entry["file"] == f"{CHARTS_ARG}/broken"
+    assert "nil pointer evaluating interface {}.name" in entry["reason"] and "read as text" in entry["reason"]
     assert len(report["findings"]) == 2
 
 
@@ -212,7 +211,7 @@ def test_no_progress_output_when_stderr_is_not_a_terminal(helm_env):
 def test_report_of_the_test_charts(helm_env, snapshot):
     """What the Helm source decides (where, via, what was not rendered), not the rules' wording."""
     code, report = scan_json("--target", "1.22", CHARTS_ARG, env=helm_env)
-    assert code == 3
+    assert code == 1
     sourced = {key: report[key] for key in ("summary", "diagnostics", "unrendered", "notices")}
     sourced["findings"] = [{key: f[key] for key in ("rule", "file", "line", "column", "via", "object")}
                            for f in report["findings"]]
@@ -220,15 +219,15 @@ def test_report_of_the_test_charts(helm_env, snapshot):
 
 
 def test_a_problem_in_rendered_output_names_its_template(helm_env, tmp_path):
-    chart = tmp_path / "dup"
+    chart = tmp_path / "tagged"
     (chart / "templates").mkdir(parents=True)
-    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: dup\nversion: 1.0.0\n")
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: tagged\nversion: 1.0.0\n")
     (chart / "templates" / "cm.yaml").write_text(
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: '1'\n  a: '2'\n")
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: !custom '1'\n")
     code, report = scan_json("--target", "1.25", str(chart), env=helm_env)
     (problem,) = report["diagnostics"]
     assert problem["file"] == str(chart / "templates" / "cm.yaml")
-    assert "duplicate key 'a'" in problem["message"] and code == 3
+    assert "unknown YAML tag !custom" in problem["message"] and code == 0
 
 
 REMOTE_RELEASE = """\

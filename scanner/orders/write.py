@@ -63,7 +63,7 @@ def orders_for_windows(orders: Sequence[UpgradeOrder], windows: Iterable[tuple[i
                        root: str) -> WindowOrders:
     """The files that perform each window (number, source, target) for every cluster of `orders`."""
     result = WindowOrders()
-    groups = [g for g in clusters(orders) if any(o.minor is not None or o.floating for o in g.orders)]
+    groups = clusters(orders)
     for group in groups:
         kind = group.orders[0].kind
         if kind.writes == "none":
@@ -74,7 +74,7 @@ def orders_for_windows(orders: Sequence[UpgradeOrder], windows: Iterable[tuple[i
         for group in groups:
             writes = group.orders[0].kind.writes
             if writes == "in-place":
-                result.files.extend(_in_place(group, number, target, root))
+                result.files.extend(_in_place(group, number, target, root, result.notes))
             elif writes == "new-object":
                 result.files.extend(_new_objects(group, number, target, root, result.notes))
     return result
@@ -153,11 +153,17 @@ def _mapping(obj: CommentedMap, path: Sequence[str]) -> CommentedMap:
 
 # --- in place: the files of the orders, with their versions moved ---------------------------------
 
-def _in_place(group: Cluster, number: int, target: Minor, root: str) -> Iterable[WrittenFile]:
+def _in_place(group: Cluster, number: int, target: Minor, root: str, notes: list[str]) -> Iterable[WrittenFile]:
     by_file: dict[str, list[UpgradeOrder]] = {}
     for order in group.control_planes + group.unknown + group.live_workers:
+        if order.version is None and order.channel is None:
+            if number == 1:  # its version comes from elsewhere (a kustomize patch, a variable): not guessed
+                notes.append(f"{order.what} at {order.manifest.origin.path}:{order.manifest.origin.line} names no "
+                             f"version or channel in its file: set it where the tree sets it")
+            continue
         by_file.setdefault(order.manifest.origin.path, []).append(order)
-    for path, orders in sorted(by_file.items()):
+    control_planes = {o.manifest.origin.path for o in group.control_planes}
+    for path, orders in sorted(by_file.items(), key=lambda item: (item[0] not in control_planes, item[0])):
         text, problem = read_file(path)
         if problem is not None or _relative(path, root) is None:
             continue

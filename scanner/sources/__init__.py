@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from yaml.nodes import MappingNode, ScalarNode
 
 from scanner.guard import unexpected
-from scanner.model import STDIN_PATH, Diagnostic, Manifest
+from scanner.model import STDIN_PATH, Diagnostic, Finding, Manifest
 from scanner.sources.files import KUSTOMIZATION_FILES, ChartFolder, KustomizeFolder, ManifestFile, read_file, walk
 from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, mapping_get, read_text
 from scanner.suppress import MARKER, Suppression, read_suppressions
@@ -41,9 +41,15 @@ class ScanInput:
     # (path, root node) of the documents that may pin a component or cluster version without being a
     # Kubernetes object: Chart.yaml, kustomizations, `*_version:` variables (scanner.components.detect).
     documents: list[tuple[str, Any]] = field(default_factory=list)
+    # What a source itself finds (a key written twice in a render), reported beside the checks' findings.
+    findings: list[Finding] = field(default_factory=list)
+    # The `via` of objects read from templates a chart's values switch off: their findings are warnings.
+    latent: set[str] = field(default_factory=set)
 
     def extend(self, other: "ScanInput") -> None:
         self.manifests.extend(other.manifests)
+        self.findings.extend(other.findings)
+        self.latent.update(other.latent)
         self.documents.extend(other.documents)
         self.diagnostics.extend(other.diagnostics)
         self.unrendered.extend(other.unrendered)
@@ -100,8 +106,9 @@ def _all_or_each(folders: list[str], read, *args) -> ScanInput:
 def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
             options: "ScanOptions") -> ScanInput:
     from scanner.rulebook import load_rulebook
-    from scanner.sources import flux, helm
+    from scanner.sources import chart_fallback, flux, helm
     from scanner.sources.helm_output import manifests_of
+    from scanner.sources.rendered_duplicates import split_duplicate_keys
     from scanner.sources.tools import find_tool
 
     helm_path = find_tool("helm") if options.render else None
@@ -117,19 +124,25 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
     releases = deployed.releases + helm.releases_for(c for c in charts if c not in deployed.charts_used)
     served = frozenset(book.served.served_at(target)) | _custom_apis(manifests)
     settings = helm.HelmSettings(helm_path, target, served, tuple(options.values_files))
+    latent = 0
     for outcome in helm.render_all(releases, settings, helm.progress_printer()):
         if outcome.error is not None:
-            chart = outcome.release.where
-            result.diagnostics.append(Diagnostic(chart, f"helm could not render it: {outcome.error}"))
-            result.unrendered.append(Diagnostic(chart, "helm failed (see input problems)", level="notice"))
+            found, problems, not_rendered, templates = chart_fallback.unrenderable(outcome)
+            result.extend(ScanInput(found, problems, not_rendered, files_read=templates))
             continue
         try:
             found, problems, templates = manifests_of(outcome)
         except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
             found, problems, templates = [], [unexpected(outcome.release.where, err)], 0
-        result.manifests.extend(found)
-        result.diagnostics.extend(problems)
-        result.files_read += templates
+        findings, problems = split_duplicate_keys(found, problems)
+        result.extend(ScanInput(found, problems, findings=findings, files_read=templates))
+        if options.all_templates:
+            switched_off, via, count_ = chart_fallback.latent_templates(outcome, found, problems)
+            result.extend(ScanInput(switched_off, files_read=count_, latent={via} if switched_off else set()))
+            latent += count_
+    if latent:
+        result.notices.append(f"--all-templates: {count(latent, 'template')} that the charts' values switch off "
+                              "read as text; findings from them are warnings marked latent")
     return result
 
 

@@ -162,10 +162,11 @@ def _defines(templates: list[str]) -> dict[str, str]:
     return helpers
 
 
-def text_fallback(chart_dir: str, via: str) -> list[Manifest]:
-    """What the chart's templates could emit, as Manifests at their apiVersion lines: every branch."""
+def text_fallback(chart_dir: str, via: str, objects: list[TemplateObject] | None = None) -> list[Manifest]:
+    """What the chart's templates could emit (or `objects` of them), as Manifests at their apiVersion
+    lines: every branch."""
     manifests = []
-    for found in possible_objects(chart_dir):
+    for found in possible_objects(chart_dir) if objects is None else objects:
         document = f"apiVersion: {json.dumps(found.api_version)}\nkind: {json.dumps(found.kind)}\n"
         (manifest,), _ = read_text(document, found.path)
         manifest.origin = Origin(found.path, found.line, found.column, via)

@@ -1,0 +1,64 @@
+"""What of a chart is read as text when helm does not render it.
+
+- A chart helm cannot render (a template error, a value the chart requires) is read as text, as
+  kubehop reads every chart without helm (`chart_templates.text_fallback`): every branch of its
+  templates, marked unrendered with helm's reason. Its removed APIs are still reported, and the scan
+  is not incomplete for it (exit 3 is for input kubehop could not read at all: a chart whose
+  Chart.yaml it cannot read either).
+- `--all-templates`: the templates a chart's default values switch off (`{{ if .Values.x.enabled }}`,
+  a subchart whose condition is false) rendered nothing; they are read as text too, their objects
+  marked *latent* (`ScanInput.latent`), so their findings are warnings: what a chart maintainer ships
+  to whoever turns them on.
+"""
+
+from __future__ import annotations
+
+import os
+
+import yaml
+
+from scanner.model import Diagnostic, Manifest
+from scanner.sources.chart_templates import possible_objects, text_fallback
+from scanner.sources.helm import RenderOutcome
+
+
+def unrenderable(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagnostic], list[Diagnostic], int]:
+    """A chart helm failed on: (its templates read as text, input problems, not-rendered entries,
+    templates read)."""
+    release = outcome.release
+    where = release.where
+    unreadable = None if release.remote else _unreadable_metadata(release.chart_dir)
+    if release.remote or unreadable:
+        problem = Diagnostic(where, f"helm could not render it: {outcome.error}" +
+                             (f" ({unreadable})" if unreadable else ""))
+        return [], [problem], [Diagnostic(where, "helm failed (see input problems)", level="notice")], 0
+    found = text_fallback(release.chart_dir, f"{release.via}, template read as text (helm could not render it)")
+    entry = Diagnostic(where, f"helm could not render it ({outcome.error}); its templates were read as text, "
+                              "every branch", level="notice")
+    return found, [], [entry], len({m.origin.path for m in found})
+
+
+def _unreadable_metadata(chart_dir: str) -> str | None:
+    """Why Chart.yaml cannot be read, when it cannot: then the chart is the user's to fix."""
+    try:
+        with open(os.path.join(chart_dir, "Chart.yaml"), encoding="utf-8") as handle:
+            meta = yaml.safe_load(handle)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
+        return f"Chart.yaml cannot be read: {type(err).__name__}"
+    if not isinstance(meta, dict) or not meta.get("name"):
+        return "Chart.yaml names no chart"
+    return None
+
+
+def latent_templates(outcome: RenderOutcome, rendered: list[Manifest],
+                     problems: list[Diagnostic]) -> tuple[list[Manifest], str | None, int]:
+    """The objects of the templates that rendered nothing, read as text: (manifests, their via, how
+    many templates). `rendered` and `problems` are what the render gave (an object Helm skips, a problem in
+    the output, still names its template). A downloaded chart has no files in the tree to read."""
+    release = outcome.release
+    if release.remote or outcome.text is None:
+        return [], None, 0
+    seen = {os.path.normpath(item.origin.path) for item in rendered} | {os.path.normpath(p.path) for p in problems}
+    via = f"{release.via}, latent: template switched off by the chart's values, read as text"
+    found = [o for o in possible_objects(release.chart_dir) if os.path.normpath(o.path) not in seen]
+    return text_fallback(release.chart_dir, via, found), via, len({o.path for o in found})
