@@ -9,7 +9,7 @@ with a code the README does not promise for it, prints a workflow command from t
 report or on standard error, or takes over the time bound. Every case is a function of (seed, number): a failure is
 replayed with `case(seed, number)`.
 
-The short deterministic run is tests/test_fuzz.py; long runs: scripts/fuzz.py.
+The short deterministic run is tests/test_fuzz.py; long runs: bench/fuzz.py.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A short, deterministic fuzz run (tests/fuzzing.py): mutated real input through every command and
 report format; no case may raise, ask for a bug report, exit with an unpromised code, print a
-workflow command from the tree, or take over 5 s. Long runs: scripts/fuzz.py."""
+workflow command from the tree, or take over 5 s. Long runs: bench/fuzz.py."""
 
 from __future__ import annotations
 

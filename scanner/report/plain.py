@@ -35,7 +35,6 @@ def log_text(text: str) -> str:
     return "\n".join(map(log_line, text.split("\n")))
 
 
-
 def log_lines(lines: list[str]) -> str:
     """A report made of `lines`, each meant as one line: whatever a value from the tree holds (a newline
     in an object name) is escaped within its line, and no line is a workflow command."""

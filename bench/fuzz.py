@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Long fuzz runs of kubehop (issue 13): every command and report format on mutated real input.
 
-    python scripts/fuzz.py --cases 200000 --workers 2 --seed 1 --keep /tmp/kubehop-fuzz-failures
+    python bench/fuzz.py --cases 200000 --workers 2 --seed 1 --keep /tmp/kubehop-fuzz-failures
 
 Cases are split over worker processes; a case that runs past --hang seconds is killed with its
 worker (and counted as a hang), and the worker starts again with the next case. Prints progress,
