@@ -15,6 +15,7 @@ The short deterministic run is tests/test_fuzz.py; long runs: bench/fuzz.py.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import random
@@ -374,9 +375,25 @@ def _format(args: list[str]) -> str:
     return args[args.index("--format") + 1] if "--format" in args else "text"
 
 
-def environment(where: Path) -> dict[str, str]:
-    """Caches and configuration kept apart from the user's."""
-    return {"KUBEHOP_CACHE_DIR": str(where / "cache"), "NO_COLOR": "1", "KUBEHOP_DEBUG": ""}
+@contextlib.contextmanager
+def environment(where: Path):
+    """Caches kept apart from the user's (the tools still found where they were), restored afterwards:
+    the rest of a test session must find the user's tool cache again."""
+    from scanner.sources.tools import find_tool
+
+    tools = {f"KUBEHOP_{name.upper()}": find_tool(name) for name in ("helm", "kubectl")}
+    wanted = {"KUBEHOP_CACHE_DIR": str(where / "cache"), "NO_COLOR": "1", "KUBEHOP_DEBUG": "",
+              **{key: path for key, path in tools.items() if path}}
+    before = {key: os.environ.get(key) for key in wanted}
+    os.environ.update(wanted)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def run(seed: int, numbers, seeds: Seeds | None = None, render_share: float = 0.01,
@@ -386,17 +403,21 @@ def run(seed: int, numbers, seeds: Seeds | None = None, render_share: float = 0.
     base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
     with tempfile.TemporaryDirectory(prefix="kubehop-fuzz-", dir=base) as tmp:
         where = Path(tmp)
-        os.environ.update(environment(where))
-        for number in numbers:
-            if on_start is not None:
-                on_start(number)
-            case = build_case(seed, number, seeds, where, render_share)
-            outcome = run_case(case, time_bound)
-            if outcome.problem and keep_failures is not None:
-                kept = keep_failures / f"seed{seed}-case{number}"
-                shutil.rmtree(kept, ignore_errors=True)
-                shutil.copytree(case.root, kept, symlinks=True, ignore_dangling_symlinks=True,
-                                ignore=lambda d, names: [n for n in names if (Path(d) / n).is_fifo()])
-                (kept / "command.txt").write_text(" ".join(["kubehop", case.command, *case.args]) + "\n")
-            shutil.rmtree(case.root, ignore_errors=True)
-            yield outcome
+        with environment(where):
+            yield from _cases(seed, numbers, seeds, where, render_share, keep_failures, time_bound, on_start)
+
+
+def _cases(seed, numbers, seeds, where, render_share, keep_failures, time_bound, on_start):
+    for number in numbers:
+        if on_start is not None:
+            on_start(number)
+        case = build_case(seed, number, seeds, where, render_share)
+        outcome = run_case(case, time_bound)
+        if outcome.problem and keep_failures is not None:
+            kept = keep_failures / f"seed{seed}-case{number}"
+            shutil.rmtree(kept, ignore_errors=True)
+            shutil.copytree(case.root, kept, symlinks=True, ignore_dangling_symlinks=True,
+                            ignore=lambda d, names: [n for n in names if (Path(d) / n).is_fifo()])
+            (kept / "command.txt").write_text(" ".join(["kubehop", case.command, *case.args]) + "\n")
+        shutil.rmtree(case.root, ignore_errors=True)
+        yield outcome

@@ -37,3 +37,9 @@ def test_short_fuzz_run(seeds):
                for o in outcomes if o.problem]
     assert not failing, "\n".join(failing)
     assert {o.command for o in outcomes} == set(fuzzing.COMMANDS)
+
+
+def test_a_run_leaves_the_environment_as_it_found_it(seeds):
+    before = dict(os.environ)
+    list(fuzzing.run(1, range(1), seeds=seeds))
+    assert dict(os.environ) == before
