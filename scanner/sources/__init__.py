@@ -67,8 +67,13 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     charts: list[str] = []
     kustomizations: list[str] = []
     stdin_bytes = sys.stdin.buffer.read() if "-" in paths else None
+    dumps, met = _dumps(options), set()
     for item in walk(paths):
         if any(e.matches(item.path) for e in options.exclude):
+            continue
+        dump = _dump_of(item.path, dumps) if dumps else None
+        if dump is not None:  # what a cluster holds (--cluster-state, --helm-releases), never desired state
+            met.add(dump)
             continue
         if isinstance(item, Diagnostic):
             result.diagnostics.append(item)
@@ -87,7 +92,20 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
                                    options, paths))
     for dump in options.helm_releases:
         result.extend(_guarded(dump, _helm_releases, dump))
+    result.notices.extend(f"{dump}: a kubectl dump inside the scanned paths: read as what the cluster holds "
+                          "(--cluster-state, --helm-releases), not as manifests" for dump in sorted(met))
     return result
+
+
+def _dumps(options: "ScanOptions") -> dict[str, str]:
+    """Real path -> the path given, of what --cluster-state and --helm-releases read."""
+    return {os.path.realpath(p): p for p in (*options.cluster_state, *options.helm_releases)}
+
+
+def _dump_of(path: str, dumps: dict[str, str]) -> str | None:
+    real = os.path.realpath(path)
+    return next((given for dump, given in dumps.items() if real == dump or real.startswith(os.path.join(dump, ""))),
+                None)
 
 
 def _guarded(path: str, read, *args) -> ScanInput:
