@@ -189,12 +189,11 @@ def _files_read(folder: str, document: dict, real_folder: str) -> set[str]:
 
 def _run(command: list[str], allow_network: bool) -> subprocess.CompletedProcess | str:
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
-    preexec = None
-    if not allow_network:
-        env, preexec = no_network.environment(env), no_network.preexec()
     try:
+        if not allow_network:
+            return no_network.run(command, env, _TIMEOUT_SECONDS)
         return subprocess.run(command, capture_output=True, text=True, timeout=_TIMEOUT_SECONDS,
-                              stdin=subprocess.DEVNULL, env=env, preexec_fn=preexec)
+                              stdin=subprocess.DEVNULL, env=env)
     except subprocess.TimeoutExpired:
         return f"kustomize did not finish within {_TIMEOUT_SECONDS} s"
     except OSError as err:
