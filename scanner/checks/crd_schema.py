@@ -1,7 +1,8 @@
 """Custom resources whose fields break their CRD version's openAPIV3Schema.
 
 A resource at a version its CRD no longer serves is checked against the version to move to
-(the storage version): that shows the fields to drop with the apiVersion change.
+(the storage version): that shows the fields to drop with the apiVersion change. A kustomize patch
+(Manifest.patch) is a partial object: nothing it leaves out is reported, the built object is checked.
 """
 
 from __future__ import annotations
@@ -28,8 +29,17 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
             continue
         validator = schemas.get(crd, version)
         if validator is not None:
-            yield from (_finding(manifest, crd, version, p) for p in validator.problems(manifest.body))
+            problems = validator.problems(manifest.body)
+            if manifest.patch:
+                problems = [p for p in problems if not _partial(p)]
+            yield from (_finding(manifest, crd, version, p) for p in problems)
     yield from schemas.unusable_findings()
+
+
+def _partial(problem: SchemaProblem) -> bool:
+    """A kustomize patch's part that is no problem: what it leaves to the base (a required field),
+    and the strategic-merge directives ($patch, $setElementOrder/…), which kustomize consumes."""
+    return problem.incomplete or any(isinstance(step, str) and step.startswith("$") for step in problem.path)
 
 
 def _version_to_check(crd: Crd, api_version: str) -> CrdVersion | None:
