@@ -46,6 +46,7 @@ class SchemaProblem:
     path: tuple[str | int, ...]  # down to the offending key or item
     message: str
     unknown_field: bool = False
+    value: Any = None  # the value found wrong (None for a missing or unknown field)
     # It only says something is missing (a required field, too few items): a partial object, such as
     # a kustomize patch, may lack it rightly.
     incomplete: bool = False
@@ -75,7 +76,8 @@ def _problem(error: ValidationError) -> SchemaProblem:
     path = tuple(error.absolute_path)
     if error.validator == _KNOWN:
         return SchemaProblem(path, "unknown field", unknown_field=True)
-    return SchemaProblem(path, error.message, incomplete=_incomplete(error))
+    return SchemaProblem(path, error.message, value=None if error.validator == "required" else error.instance,
+                         incomplete=_incomplete(error))
 
 
 _COMPLETENESS = frozenset({"required", "minProperties", "minItems", "dependencies"})

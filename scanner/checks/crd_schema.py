@@ -1,12 +1,16 @@
 """Custom resources whose fields break their CRD version's openAPIV3Schema.
 
 A resource at a version its CRD no longer serves is checked against the version to move to
-(the storage version): that shows the fields to drop with the apiVersion change. A kustomize patch
-(Manifest.patch) is a partial object: nothing it leaves out is reported, the built object is checked.
+(the storage version): that shows the fields to drop with the apiVersion change.
+
+A value holding a `${VAR}` placeholder (Flux postBuild substitution, clusterctl and envsubst
+templates) is not the value the API server gets: its pattern, type or format is not judged.
+A kustomize patch (Manifest.patch) is a partial object: nothing it leaves out is reported.
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from scanner.checks import ScanContext
@@ -16,6 +20,9 @@ from scanner.sources.yamldoc import locate
 
 if TYPE_CHECKING:  # scanner.openapi pulls in jsonschema: imported only when a CRD is in the tree
     from scanner.openapi import CrdSchema, SchemaProblem
+
+# ${VAR}, ${VAR:=default}, ${VAR:-default}: substituted before the object reaches the API server.
+_PLACEHOLDER = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[:=\-+?][^{}]*)?\}")
 
 
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:
@@ -29,10 +36,8 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
             continue
         validator = schemas.get(crd, version)
         if validator is not None:
-            problems = validator.problems(manifest.body)
-            if manifest.patch:
-                problems = [p for p in problems if not _partial(p)]
-            yield from (_finding(manifest, crd, version, p) for p in problems)
+            yield from (_finding(manifest, crd, version, p) for p in validator.problems(manifest.body)
+                        if not _placeholder(p.value) and not (manifest.patch and _partial(p)))
     yield from schemas.unusable_findings()
 
 
@@ -90,6 +95,10 @@ def _finding(manifest: Manifest, crd: Crd, version: CrdVersion, problem: SchemaP
         message = f"{field or '(object)'}: {problem.message} in {schema_of}"
     rule_id = "crd/unknown-field" if problem.unknown_field else "crd/invalid-value"
     return object_finding(manifest, rule_id, "error", message, manifest.origin_at(locate(manifest.node, problem.path)))
+
+
+def _placeholder(value: object) -> bool:
+    return isinstance(value, str) and _PLACEHOLDER.search(value) is not None
 
 
 def _dotted(path: tuple[str | int, ...]) -> str:
