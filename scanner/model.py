@@ -52,6 +52,8 @@ class Manifest:
     # A file a kustomization in the tree applies as a patch (sources/kustomize_patches.py): a partial
     # object, whose completeness is judged on the built object.
     patch: bool = False
+    # Read from a chart template as text: its apiVersion and kind are known, its body is not.
+    text_only: bool = False
 
     def origin_at(self, node: Any) -> Origin:
         """Where a person edits `node` (a key, an item) of this object: its file, line and column."""
