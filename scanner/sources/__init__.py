@@ -83,6 +83,8 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
             kustomizations.append(item.path)
         else:
             result.extend(_guarded(item.path, read_manifest_file, item, stdin_bytes))
+    if kustomizations:
+        result.extend(_guarded(kustomizations[0], _mark_patches, result.manifests, kustomizations))
     if kustomizations and charts:
         charts = _without_kustomize_charts(charts, kustomizations, options)
     if charts or any(m.kind == "HelmRelease" for m in result.manifests):
@@ -265,6 +267,13 @@ def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor
                 seen.add(identity(manifest))
                 result.manifests.append(manifest)
     return result
+
+
+def _mark_patches(manifests: list[Manifest], folders: list[str]) -> ScanInput:
+    from scanner.sources.kustomize_patches import mark_patches
+
+    mark_patches(manifests, folders)
+    return ScanInput()
 
 
 def _kustomize_helm(manifests: list[Manifest], target: Minor | None, options: "ScanOptions"):
