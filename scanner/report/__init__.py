@@ -26,6 +26,16 @@ def render(result: ScanResult, fmt: str, color: bool = False) -> str:
     return reporter(fmt)(result, color)
 
 
+def documents(result: ScanResult, fmt: str, path: str | None, color: bool = False) -> list[tuple[str | None, str]]:
+    """(file, text) to write for a report to `path` (None: standard output). A Markdown report longer
+    than a comment is cut, and the whole of it goes beside it (scanner.report.comment)."""
+    if fmt != "markdown":
+        return [(path, render(result, fmt, color))]
+    from scanner.report import comment, markdown
+
+    return comment.outputs(lambda limit, full: markdown.render(result, limit=limit, full_report=full), path)
+
+
 def reporter(fmt: str) -> Callable[[ScanResult, bool], str]:
     return importlib.import_module(f"scanner.report.{_MODULES[fmt]}").render
 

@@ -89,7 +89,7 @@ def _stop(plan: Plan, name: str) -> str:
 
 
 def render(plan: Plan) -> str:
-    lines = header(plan) + [""] + _table(plan) + ["", "Components"]
+    lines = header(plan) + [verdict(plan), ""] + _table(plan) + ["", "Components"]
     rows = journeys(plan)
     width = max([len(row[0]) for row in rows] + [0])
     lines.extend(f"  {name:<{width}}  {journey:<22}  {stop:<27}  {pin}".rstrip() for name, journey, pin, stop in rows)
@@ -98,7 +98,7 @@ def render(plan: Plan) -> str:
         lines.extend(_window(plan, window, plan.distro))
         lines.append("")
     lines.extend(plan_orders.notes_lines(plan))
-    lines.append(_verdict(plan))
+    lines.append(verdict(plan))
     return "\n".join(lines) + "\n"
 
 
@@ -159,7 +159,7 @@ def _migration_lines(migration: Migration) -> list[str]:
     return lines
 
 
-def _verdict(plan: Plan) -> str:
+def verdict(plan: Plan) -> str:
     if plan.blocked:
         return f"blocked: {count(plan.blocker_count, 'blocker')} on the way to {plan.target}"
     return f"nothing known blocks {plan.target}"
