@@ -14,15 +14,19 @@ Unknown support ranges stay unknown: they are reported, never taken as support.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
+from scanner.components import verdicts
 from scanner.components.catalog import Catalog, HopNote
-from scanner.components.detect import ClusterPin, by_component
+from scanner.components.detect import ClusterPin
 from scanner.components.tree import TreeComponents
 from scanner.components.state import (BLOCKER, UNKNOWN, WARNING, ComponentState, Migration, Problem, Step,
                                       Timeline, component_states, resolve)
 from scanner.model import Finding, Manifest
 from scanner.versions import Minor, minor_range
+
+if TYPE_CHECKING:
+    from scanner.scan import ScanOptions
 
 __all__ = ["BLOCKER", "UNKNOWN", "WARNING", "ComponentState", "Migration", "Plan", "PlanInputError", "PlanRequest",
            "Problem", "Step", "Window", "build_plan", "component_states", "plan_paths"]
@@ -42,9 +46,17 @@ class Window:
     # The upgrade orders that perform the hop (scanner.orders.write.WrittenFile), when the tree has some.
     orders: list = field(default_factory=list)
 
+    # Every finding a scan of the same tree reports, in the window of the hop it breaks (before the
+    # first hop: already broken, or at any version): the window's verdict counts these.
+    findings: list[Finding] = field(default_factory=list)
+
     @property
     def blocker_count(self) -> int:
-        return len(self.api_blockers) + sum(p.severity == BLOCKER for p in self.problems)
+        return sum(f.severity == "error" for f in self.findings)
+
+    @property
+    def warning_count(self) -> int:
+        return sum(f.severity == "warning" for f in self.findings)
 
     def migrations_before(self, step: Step | None) -> list[Migration]:
         """The migrations to finish before `step` (None: those due already, before any move)."""
@@ -62,10 +74,21 @@ class Plan:
     windows: list[Window]
     orders_folder: str | None = None  # where plan --orders wrote each window's orders
     order_notes: list[str] = field(default_factory=list)  # orders not written, and why
+    timeline: Timeline | None = None
+    input_errors: int = 0  # inputs that could not be read (the scan counts them in its verdict too)
+
+    @property
+    def findings(self) -> list[Finding]:
+        """What `kubehop scan` reports for the same tree and minors: one verdict, counted the same."""
+        return [f for w in self.windows for f in w.findings]
 
     @property
     def blocker_count(self) -> int:
         return sum(w.blocker_count for w in self.windows)
+
+    @property
+    def warning_count(self) -> int:
+        return sum(w.warning_count for w in self.windows)
 
     @property
     def blocked(self) -> bool:
@@ -75,8 +98,12 @@ class Plan:
 def build_plan(states: list[ComponentState], current: Minor, target: Minor, catalog: Catalog,
                manifests: Sequence[Manifest] = (), findings: Sequence[Finding] = (),
                distro: str = "kubernetes", current_from: ClusterPin | None = None,
-               distro_from: str = "default", timeline: Timeline | None = None) -> Plan:
-    """The windows of a plan, drawn from the component state (`timeline`, resolved here when not given)."""
+               distro_from: str = "default", timeline: Timeline | None = None,
+               component_findings: Sequence[Finding] | None = None) -> Plan:
+    """The windows of a plan, drawn from the component state (`timeline`, resolved here when not given).
+
+    `findings` are the scan's other findings (core APIs, fields, CRDs in the tree...); the
+    component layer's own are `component_findings`, else made from the timeline as `scan` makes them."""
     timeline = timeline or resolve(states, current, target, catalog, manifests)
     windows = [Window(i + 1, hop.source, hop.target, before=list(hop.moves), problems=list(hop.problems))
                for i, hop in enumerate(timeline.hops)]
@@ -85,10 +112,13 @@ def build_plan(states: list[ComponentState], current: Minor, target: Minor, cata
     by_hop = {w.target: w for w in windows}
     for migration in timeline.migrations:
         (windows[0] if migration.hop is None else by_hop[migration.hop]).migrations.append(migration)
-    _attach_api_blockers(windows, findings, current)
+    _attach_findings(windows, findings, current, api=True)
+    if component_findings is None:
+        component_findings = verdicts.findings(timeline, current)
+    _attach_findings(windows, component_findings, current, api=False)
     for window in windows:
         window.notes = _notes(catalog, distro, window.target)
-    return Plan(current, target, distro, current_from, distro_from, timeline.states, windows)
+    return Plan(current, target, distro, current_from, distro_from, timeline.states, windows, timeline=timeline)
 
 
 def _suggest_early_moves(windows: list[Window], states: list[ComponentState]) -> None:
@@ -109,13 +139,16 @@ def _suggest_early_moves(windows: list[Window], states: list[ComponentState]) ->
             last_move = k
 
 
-def _attach_api_blockers(windows: list[Window], findings: Sequence[Finding], current: Minor) -> None:
+def _attach_findings(windows: list[Window], findings: Sequence[Finding], current: Minor, api: bool) -> None:
+    """Each finding to the window of the hop where it breaks; what is broken already, or at any
+    version, to the first. `api`: the errors are listed as the window's API blockers (the component
+    layer's own are shown as its moves, problems and migrations instead)."""
+    by_hop = {w.target: w for w in windows}
     for finding in findings:
-        if finding.severity != "error" or finding.breaks_in is None:
-            continue
-        hop = max(finding.breaks_in, current.next())
-        window = next((w for w in windows if w.target == hop), None)
-        if window is not None:
+        hop = max(finding.breaks_in, current.next()) if finding.breaks_in is not None else windows[0].target
+        window = by_hop.get(hop, windows[-1] if hop > windows[-1].target else windows[0])
+        window.findings.append(finding)
+        if api and finding.severity == "error":
             window.api_blockers.append(finding)
 
 
@@ -138,6 +171,10 @@ class PlanRequest:
     current: Minor | None = None  # None: read it from the tree or `version_file`
     distro: str | None = None  # None: read it from the cluster's version string
     version_file: str | None = None  # `kubectl version -o json` output
+    unknown: str = "warn"  # --unknown: what a fact nobody states counts as (warn, block, ignore)
+    # What the scan of the same tree is given: exclusions, ignored rules, severities, the user's
+    # rules, the baseline, so that the plan counts what the scan reports (None: the defaults).
+    options: ScanOptions | None = None
 
 
 def plan_paths(request: PlanRequest) -> tuple[Plan, TreeComponents]:
@@ -145,11 +182,13 @@ def plan_paths(request: PlanRequest) -> tuple[Plan, TreeComponents]:
     from scanner.checks import ScanContext, run_checks
     from scanner.components.catalog import load_catalog
     from scanner.components.detect import cluster_pin_from_version_json
-    from scanner.components.tree import detect
+    from scanner.components.tree import component_timeline, detect
     from scanner.rulebook import load_rulebook
+    from scanner.scan import ScanOptions, apply_policy
 
+    options = request.options or ScanOptions(unknown=request.unknown)
     catalog = load_catalog()
-    tree = detect(request.paths, catalog, request.target)
+    tree = detect(request.paths, catalog, request.target, options)
     pins = sorted(tree.cluster, key=lambda p: p.minor)
     if request.version_file:
         given = cluster_pin_from_version_json(request.version_file)
@@ -165,11 +204,20 @@ def plan_paths(request: PlanRequest) -> tuple[Plan, TreeComponents]:
         where = "--from" if request.current else f"{pin.version} at {pin.origin.path}:{pin.origin.line}"
         raise PlanInputError(f"the cluster is at {current} ({where}): --target {request.target} is not newer")
     distro, distro_from = _distro(request.distro, pin)
-    context = ScanContext(target=request.target, current=current, rulebook=load_rulebook())
-    own_rules = {rule.id for rule in catalog.crd_rules}
-    findings = [f for f in run_checks(tree.manifests, context) if f.rule_id not in own_rules]
-    plan = build_plan(component_states(by_component(tree.detections), catalog), current, request.target, catalog,
-                      tree.manifests, findings, distro, pin if request.current is None else None, distro_from)
+    timeline = component_timeline(tree, catalog, request.target, current, request.unknown)
+    context = ScanContext(target=request.target, current=current, rulebook=load_rulebook(options.rule_folders),
+                          components=timeline, unknown=request.unknown)
+    # What `kubehop scan` reports for the same tree and minors, after the same suppressions,
+    # ignored rules, severities and baseline: the plan's verdict counts exactly these.
+    reported, _, notices = apply_policy(run_checks(tree.manifests, context, tree.diagnostics) + tree.findings,
+                                        tree.suppressions, options)
+    tree.notices.extend(notices)
+    crd_rules = frozenset(rule.id for rule in catalog.crd_rules)
+    layer = [f for f in reported if verdicts.from_component_layer(f, crd_rules)]
+    plan = build_plan(timeline.states, current, request.target, catalog, tree.manifests,
+                      [f for f in reported if not verdicts.from_component_layer(f, crd_rules)], distro,
+                      pin if request.current is None else None, distro_from, timeline, layer)
+    plan.input_errors = sum(d.level == "error" for d in tree.diagnostics)
     return plan, tree
 
 

@@ -33,8 +33,8 @@ def render(result: ScanResult, color: bool = False, limit: int | None = comment.
 def _head(result: ScanResult) -> str:
     icon = "❌" if result.errors else "✅"
     lines = [f"## kubehop: {scan_span(result)}", "",
-             f"{icon} **{verdict(result)}**: {counts(result)} "
-             f"({count(result.objects, 'object')} in {count(result.files_read, 'file')})", ""]
+             f"{icon} **{verdict(result)}** ({counts(result)}) · "
+             f"{count(result.objects, 'object')} in {count(result.files_read, 'file')}", ""]
     groups = _groups(result)
     if groups:
         notices = any(f.severity == "notice" for f in result.findings)
@@ -71,6 +71,8 @@ def _parts(result: ScanResult) -> list[comment.Part]:
 def _row(f: Finding) -> str:
     place = md.path(where(f.origin.path, f.origin.line, f.origin.column))
     place += f"<br>{md.wrappable(md.text(f.object_ref))}"
+    if f.support:  # a component's state for the hop's minor: unsupported, unknown or unverified
+        place += f" ({md.text(f.support)})"
     if f.origin.via:
         place += f"<br><sub>via {md.wrappable(md.text(f.origin.via))}</sub>"
     breaks, successor = _split(f)
@@ -79,15 +81,21 @@ def _row(f: Finding) -> str:
 
 
 def _split(f: Finding) -> tuple[str, str | None]:
-    """The message without its closing "; use X" (the Fix column says it), and X."""
+    """The message without the fix it ends with (the Fix column says it): "; use X" of an API,
+    ": move it to …" of a component."""
     head, sep, tail = f.message.rpartition("; use ")
     if sep and f.replacement and tail.startswith(f.replacement):
-        return head, tail
+        return head, f"use {tail}"
+    head, sep, tail = f.message.partition(": move it ")
+    if sep and f.kind == "Component":
+        return head, f"move it {tail}"
     return f.message, None
 
 
 def _fix(f: Finding, successor: str | None) -> list[str]:
-    fix = [f"use {md.text(successor or f.replacement)}"] if successor or f.replacement else []
+    fix = [md.text(successor or f"use {f.replacement}")] if successor or f.replacement else []
+    if f.kind == "Component":  # a component's fix is its moves: the steps below list them all
+        return fix + (["all its moves: steps below"] if len(f.remediation) > 1 else []) or ["—"]
     if not fix and not f.unscheduled:
         fix.append("no replacement" + (": see the note below" if f.note else ""))
     if f.migrate:
@@ -106,10 +114,10 @@ def _folded(group: list[Finding]) -> list[list[str]]:
             rules[key] = rules.get(key, 0) + 1
     blocks = []
     if rules:
-        items = [f"- {md.code(rule_id, in_table=False)} ({count(n, 'object')})"
+        items = [f"- {md.code(rule_id, in_table=False)} ({count(n, 'finding')})"
                  + (f", {md.link('source', source)}" if source else "") + (f": {md.prose(note)}" if note else "")
                  for (rule_id, note, source), n in rules.items()]
-        blocks.append(_details(f"How to migrate: {count(len(rules), 'rule')}", items))
+        blocks.append(_details(f"Notes and sources: {count(len(rules), 'rule')}", items))
     for f in group:
         if f.remediation:
             summary = f"Steps for {where(f.origin.path, f.origin.line, f.origin.column)} {f.object_ref}"

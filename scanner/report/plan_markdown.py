@@ -15,6 +15,7 @@ from scanner.report import comment, md, plan_orders
 from scanner.report.paths import at
 from scanner.report.plan_text import (blocker_labels, chains, header, journeys, migration_labels, problems,
                                       unknown_components, verdict)
+from scanner.report.plan_text import counts as verdict_counts
 from scanner.words import count
 
 _LEFT_TO_RIGHT = 5  # windows a left-to-right diagram holds at a comment's width; more are drawn top-down
@@ -33,7 +34,8 @@ def render(plan: Plan, limit: int | None = comment.LIMIT, full_report: str | Non
 
 def _head(plan: Plan) -> str:
     title, *context = header(plan)
-    lines = [f"## {md.text(title)}", "", f"{'❌' if plan.blocked else '✅'} **{md.text(verdict(plan))}**", ""]
+    icon = "❌" if plan.blocked else "✅"
+    lines = [f"## {md.text(title)}", "", f"{icon} **{verdict(plan)}** ({verdict_counts(plan)})", ""]
     lines += [f"- {md.text(line.strip())}" for line in context] + ([""] if context else [])
     lines += [*_table(plan), "", "```mermaid", *_diagram(plan), "```", "", *_components(plan), ""]
     return "".join(line + "\n" for line in lines)
@@ -43,7 +45,7 @@ def _table(plan: Plan) -> list[str]:
     lines = ["| Window | Hop | Before the hop | Blockers |", "|---|---|---|---|"]
     for w in plan.windows:
         before = chains(w.before) + [f"migrate {label}" for label in migration_labels(w.migrations)]
-        blockers = f"⛔ {', '.join(blocker_labels(w))}" if w.blocker_count else "—"
+        blockers = f"⛔ {w.blocker_count}: {', '.join(blocker_labels(w))}" if w.blocker_count else "—"
         lines.append(f"| W{w.number} | {w.source} → {w.target} | {_cell(before)} | {md.wrappable(md.text(blockers))} |")
     return lines
 
@@ -55,9 +57,9 @@ def _cell(items: list[str]) -> str:
 def _diagram(plan: Plan) -> list[str]:
     lines = [_SPACING, "flowchart " + ("LR" if len(plan.windows) <= _LEFT_TO_RIGHT else "TB")]
     for w in plan.windows:
-        warnings = len(problems(w, WARNING)) + len(unknown_components(w))
         kind, state = (("blocked", f"⛔ {count(w.blocker_count, 'blocker')}") if w.blocker_count else
-                       ("warn", f"⚠️ {count(warnings, 'warning')}") if warnings else ("ok", "✓ nothing blocks"))
+                       ("warn", f"⚠️ {count(w.warning_count, 'warning')}") if w.warning_count else
+                       ("ok", "✓ nothing blocks"))
         lines.append(f'  W{w.number}["W{w.number}<br/>{w.source} → {w.target}<br/>{state}"]:::{kind}')
     lines.extend(f"  W{a.number} --> W{b.number}" for a, b in zip(plan.windows, plan.windows[1:]))
     return lines + [f"  classDef {name} {style}" for name, style in _CLASSES.items()]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 import threading
 from collections import defaultdict
@@ -26,28 +27,66 @@ _VERBS = ["get", "list", "create", "update", "patch", "delete"]
 
 
 def discovery_documents(minor: Minor, served: Iterable[tuple[str, str]]) -> dict[str, dict]:
-    """URL path -> JSON body for /version, /api, /apis and every group-version."""
-    kinds: dict[str, list[str]] = defaultdict(list)
-    for api_version, kind in served:
-        kinds[api_version].append(kind)
+    """URL path -> JSON body for /version, /api, /apis and every group-version (the classic
+    discovery, one request per group-version)."""
+    kinds = _kinds_by_api_version(served)
     documents: dict[str, dict] = {
         "/version": {"major": str(minor.major), "minor": str(minor.minor),
                      "gitVersion": f"v{minor}.0", "platform": "linux/amd64"},
         "/api": {"kind": "APIVersions", "versions": ["v1"] if "v1" in kinds else [],
                  "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}]},
     }
-    groups: dict[str, list[str]] = defaultdict(list)
-    for api_version in sorted(kinds):
+    for api_version in kinds:
         path = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
         documents[path] = _resource_list(api_version, kinds[api_version])
-        if "/" in api_version:
-            group, version = api_version.split("/")
-            groups[group].append(version)
     documents["/apis"] = {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
         {"name": group, "versions": [_group_version(group, v) for v in versions],
-         "preferredVersion": _group_version(group, versions[-1])}
-        for group, versions in sorted(groups.items())]}
+         "preferredVersion": _group_version(group, versions[0])}
+        for group, versions in _groups(kinds).items() if group]}
     return documents
+
+
+def aggregated_documents(served: Iterable[tuple[str, str]], api_version: str) -> dict[str, dict]:
+    """/api and /apis as aggregated discovery (`apidiscovery.k8s.io/v2` or `v2beta1`): everything in
+    two responses, where the classic form takes one request per group-version. client-go asks for
+    it first and asks again after every kind it cannot map, which a chart of removed APIs does often."""
+    kinds = _kinds_by_api_version(served)
+    items: dict[str, list[dict]] = {"": [], "apis": []}
+    for group, versions in _groups(kinds).items():
+        item = {"metadata": {"name": group}, "versions": [
+            {"version": version, "freshness": "Current", "resources": [
+                {"resource": kind.lower(), "singularResource": kind.lower(), "scope": "Namespaced",
+                 "responseKind": {"group": group, "version": version, "kind": kind}, "verbs": _VERBS}
+                for kind in kinds[f"{group}/{version}" if group else version]]}
+            for version in versions]}
+        items["apis" if group else ""].append(item)
+    return {path: {"kind": "APIGroupDiscoveryList", "apiVersion": api_version, "metadata": {}, "items": items[key]}
+            for path, key in (("/api", ""), ("/apis", "apis"))}
+
+
+def _kinds_by_api_version(served: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
+    kinds: dict[str, set[str]] = defaultdict(set)
+    for api_version, kind in served:
+        kinds[api_version].add(kind)
+    return {api_version: sorted(kinds[api_version]) for api_version in sorted(kinds)}
+
+
+def _groups(kinds: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Group ("" for the core group) -> its versions, the preferred first (as Kubernetes orders them)."""
+    groups: dict[str, list[str]] = defaultdict(list)
+    for api_version in kinds:
+        group, _, version = api_version.rpartition("/")
+        groups[group].append(version)
+    return {group: sorted(versions, key=_version_priority) for group, versions in sorted(groups.items())}
+
+
+def _version_priority(version: str) -> tuple:
+    """Kubernetes' version order: GA before beta before alpha, higher numbers first; others last."""
+    match = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", version)
+    if not match:
+        return (3, 0, 0, version)
+    major, stage, number = match.groups()
+    return ({None: 0, "beta": 1, "alpha": 2}[stage], -int(major), -int(number or 0), version)
 
 
 def _group_version(group: str, version: str) -> dict:
@@ -57,7 +96,7 @@ def _group_version(group: str, version: str) -> dict:
 def _resource_list(api_version: str, kinds: list[str]) -> dict:
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": api_version, "resources": [
         {"name": kind.lower(), "singularName": kind.lower(), "namespaced": True, "kind": kind,
-         "verbs": _VERBS} for kind in sorted(kinds)]}
+         "verbs": _VERBS} for kind in kinds]}
 
 
 _NOT_FOUND = json.dumps({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
@@ -66,15 +105,25 @@ _NOT_FOUND = json.dumps({"kind": "Status", "apiVersion": "v1", "metadata": {}, "
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: helm asks for every group-version at once
+    # Small replies on a kept-alive connection: without this, Nagle's algorithm meets the client's
+    # delayed ACK and every request waits ~40 ms (it tripled a render's time).
+    disable_nagle_algorithm = True
     documents: dict[str, bytes] = {}
+    aggregated: dict[tuple[str, str], bytes] = {}  # (path, apidiscovery version) -> body
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
-        body = self.documents.get(self.path.split("?")[0].rstrip("/") or "/")
+        path = self.path.split("?")[0].rstrip("/") or "/"
+        version = _aggregated_version(self.headers.get("Accept", ""))
+        if version and (path, version) in self.aggregated:
+            self._reply(200, self.aggregated[path, version], f"application/json;g={_AGGREGATED_GROUP};"
+                                                               f"v={version};as=APIGroupDiscoveryList")
+            return
+        body = self.documents.get(path)
         self._reply(200 if body else 404, body or _NOT_FOUND)
 
-    def _reply(self, code: int, body: bytes) -> None:
+    def _reply(self, code: int, body: bytes, content_type: str = "application/json") -> None:
         self.send_response(code)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -83,6 +132,20 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args) -> None:  # quiet: helm's errors say enough
         pass
+
+
+_AGGREGATED_GROUP = "apidiscovery.k8s.io"
+_AGGREGATED_VERSIONS = ("v2", "v2beta1")  # client-go 0.30+ asks for v2 first; helm 3.13-3.15 knows v2beta1 only
+
+
+def _aggregated_version(accept: str) -> str | None:
+    """The first aggregated-discovery version the client accepts, in its own order of preference."""
+    for media_type in accept.split(","):
+        params = dict(part.strip().partition("=")[::2] for part in media_type.split(";")[1:])
+        if (params.get("g"), params.get("as")) == (_AGGREGATED_GROUP, "APIGroupDiscoveryList") \
+                and params.get("v") in _AGGREGATED_VERSIONS:
+            return params["v"]
+    return None
 
 
 class _Server(ThreadingHTTPServer):
@@ -94,8 +157,11 @@ class FakeDiscovery:
     """`with FakeDiscovery(minor, served) as kubeconfig:` a kubeconfig file pointing helm at it."""
 
     def __init__(self, minor: Minor, served: Iterable[tuple[str, str]]):
+        served = list(served)
         documents = {path: json.dumps(doc).encode() for path, doc in discovery_documents(minor, served).items()}
-        self._handler = type("Handler", (_Handler,), {"documents": documents})
+        aggregated = {(path, version): json.dumps(doc).encode() for version in _AGGREGATED_VERSIONS
+                      for path, doc in aggregated_documents(served, f"{_AGGREGATED_GROUP}/{version}").items()}
+        self._handler = type("Handler", (_Handler,), {"documents": documents, "aggregated": aggregated})
         self._server: _Server | None = None
         self._folder: tempfile.TemporaryDirectory | None = None
 

@@ -2,12 +2,10 @@
 
 Exact Capabilities: helm is pointed (through a generated kubeconfig) at a loopback discovery
 endpoint that serves what the target minor serves (`discovery.py`), and runs in server dry-run
-mode, so `.Capabilities.APIVersions` and `.Capabilities.KubeVersion` are the target's. In that
-mode helm afterwards tries to map every object to a served resource and fails on an API the target
-no longer serves -- exactly the objects kubehop must report. So the rendered stream is taken
-before that step, by a post-renderer plugin that copies it aside (helm's post-renderer input
-names each object's template in an annotation; `helm_output.py` reads it). A render is cached
-(`render_cache.py`) and many run at once.
+mode, so `.Capabilities.APIVersions` and `.Capabilities.KubeVersion` are the target's. The
+rendered stream is taken by a post-renderer (`helm_capture.py`: a plugin for helm 4, an executable
+for helm 3) before helm would map its objects to served resources. A render is cached
+(`render_cache.py`), bounded in time, memory and output (`render_limits.py`), and several run at once.
 """
 
 from __future__ import annotations
@@ -15,28 +13,27 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Iterable
-
+from typing import Iterable, Iterator
 
 from scanner.model import Origin
 from scanner.sources import render_cache
 from scanner.sources.discovery import FakeDiscovery
 from scanner.sources.files import read_yaml_file
+from scanner.sources.helm_capture import Capture
+from scanner.sources.render_limits import RenderLimits, pool_size, run_bounded
 from scanner.sources.tools import tool_version
 from scanner.versions import Minor
 
 FILENAME_ANNOTATION = "postrenderer.helm.sh/postrender-filename"
-_PLUGIN = "kubehop-capture"
-_CAPTURE_ENV = "KUBEHOP_HELM_CAPTURE"
-_TIMEOUT_SECONDS = 300
-# Reads the stream helm hands its post-renderer, keeps a copy, gives it back unchanged.
-_CAPTURE_SCRIPT = ("import os, sys; data = sys.stdin.buffer.read(); "
-                   f"open(os.environ['{_CAPTURE_ENV}'], 'wb').write(data); sys.stdout.buffer.write(data)")
+# helm keeps discovery on disk between runs and rewrites it each time it asks again; kubehop's
+# discovery lives for one scan, so a path that cannot be created keeps it in memory (half the CPU).
+_NO_DISK_CACHE = os.path.join(os.devnull, "kube-cache")
+# Failures that say nothing about the chart (kubehop's discovery could not be reached in time): not kept.
+_TRANSIENT = re.compile(r"127\.0\.0\.1|connection|timeout|deadline|i/o", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -88,17 +85,8 @@ class HelmSettings:
     target: Minor
     served: frozenset[tuple[str, str]]
     values_files: tuple[str, ...] = ()
-    # A render mostly waits (helm's start, discovery round trips, the capture plugin): 2 per CPU.
-    workers: int = field(default_factory=lambda: min(16, 2 * (os.cpu_count() or 1)))
-
-
-def unsupported(helm: str) -> str | None:
-    """Why this helm cannot render for kubehop (post-renderer plugins need helm 4), or None."""
-    version = tool_version(helm)
-    major = re.match(r"v?(\d+)\.", version)
-    if major and int(major.group(1)) < 4:
-        return f"{helm} is helm {version}; kubehop renders with helm 4 or later (scripts/get-tools.sh fetches one)"
-    return None
+    limits: RenderLimits = field(default_factory=RenderLimits)
+    workers: int = 0  # renders at once; 0: as many as the cores and the free memory allow
 
 
 def chart_metadata(chart_dir: str) -> tuple[str, str]:
@@ -110,47 +98,49 @@ def chart_metadata(chart_dir: str) -> tuple[str, str]:
 
 def render_all(releases: list[ChartRelease], settings: HelmSettings, progress=None) -> list[RenderOutcome]:
     """Render every release, several at once; `progress(done, total)` after each."""
+    return list(render_each(releases, settings, progress))
+
+
+def render_each(releases: list[ChartRelease], settings: HelmSettings, progress=None) -> Iterator[RenderOutcome]:
+    """The outcomes in the order of `releases`, each as soon as it and those before it are done, so
+    that the caller reads one while helm renders the next ones."""
     if not releases:
-        return []
+        return
     with FakeDiscovery(settings.target, settings.served) as kubeconfig, \
             tempfile.TemporaryDirectory(prefix="kubehop-helm-") as work:
-        plugins = _write_capture_plugin(work)
-        outcomes: list[RenderOutcome] = []
-        with ThreadPoolExecutor(max_workers=settings.workers) as pool:
-            jobs = pool.map(lambda r: _render(r, settings, kubeconfig, plugins, work), releases)
-            for outcome in jobs:
-                outcomes.append(outcome)
+        capture = Capture(settings.helm, work)
+        with ThreadPoolExecutor(max_workers=settings.workers or pool_size(settings.limits)) as pool:
+            jobs = pool.map(lambda r: _render(r, settings, kubeconfig, capture, work), releases)
+            for done, outcome in enumerate(jobs, 1):
                 if progress:
-                    progress(len(outcomes), len(releases))
-    return outcomes
+                    progress(done, len(releases))
+                yield outcome
 
 
-def _render(release: ChartRelease, settings: HelmSettings, kubeconfig: str, plugins: str,
+def _render(release: ChartRelease, settings: HelmSettings, kubeconfig: str, capture: Capture,
             work: str) -> RenderOutcome:
     # A remote chart's version range may resolve to a newer chart tomorrow: never cached.
     key = _cache_key(release, settings) if release.remote is None else None
     cached = render_cache.load(key) if key else None
     if cached is not None:
         return RenderOutcome(release, text=cached, cached=True)
+    failed = render_cache.load_failure(key) if key else None
+    if failed is not None:
+        return RenderOutcome(release, error=failed, cached=True)
     with tempfile.TemporaryDirectory(dir=work) as scratch:
-        capture = os.path.join(scratch, "rendered.yaml")
-        env = {**_clean_env(), "KUBECONFIG": kubeconfig, "KUBECACHEDIR": os.path.join(scratch, "kube-cache"),
-               "HELM_PLUGINS": plugins, _CAPTURE_ENV: capture}
-        try:
-            done = subprocess.run(_helm_command(release, settings, kubeconfig, scratch), capture_output=True,
-                                  text=True, env=env, timeout=_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            return RenderOutcome(release, error=f"helm did not finish within {_TIMEOUT_SECONDS} s")
-        except OSError as err:
-            return RenderOutcome(release, error=f"cannot run helm: {err}")
-        if not os.path.exists(capture):
-            if done.returncode == 0:  # a chart whose templates emit nothing
-                return RenderOutcome(release, text="")
-            return RenderOutcome(release, error=_helm_message(done.stderr))
-        # helm failing after the capture is its server dry-run not finding a served resource for an
-        # object: the objects kubehop reports, not a rendering problem.
-        with open(capture, encoding="utf-8", errors="replace") as handle:
-            text = handle.read()
+        stream, stdout, stderr = (os.path.join(scratch, name) for name in ("rendered.yaml", "stdout", "stderr"))
+        env = {**_clean_env(), "KUBECONFIG": kubeconfig, "KUBECACHEDIR": _NO_DISK_CACHE,
+               **capture.environment(stream)}
+        command = _helm_command(release, settings, kubeconfig, scratch) + capture.arguments()
+        done = run_bounded(command, env, settings.limits, stdout, stderr, written=(stream,))
+        if done.problem:
+            return RenderOutcome(release, error=f"helm {done.problem}")
+        if done.returncode != 0:
+            error = _helm_message(done.stderr)
+            if key and done.returncode > 0 and not _TRANSIENT.search(error):  # helm's verdict on these inputs
+                render_cache.store_failure(key, error)
+            return RenderOutcome(release, error=error)
+        text = capture.stream(stream, stdout) or ""  # None: a chart whose templates emit nothing
     if key:
         render_cache.store(key, text)
     return RenderOutcome(release, text=text)
@@ -159,8 +149,7 @@ def _render(release: ChartRelease, settings: HelmSettings, kubeconfig: str, plug
 def _helm_command(release: ChartRelease, settings: HelmSettings, kubeconfig: str, scratch: str) -> list[str]:
     chart = release.remote.helm_args() if release.remote else [release.chart_dir]
     command = [settings.helm, "template", release.release, *chart, "--namespace", release.namespace,
-               "--kubeconfig", kubeconfig, "--dry-run=server", "--disable-openapi-validation",
-               "--post-renderer", _PLUGIN]
+               "--kubeconfig", kubeconfig, "--disable-openapi-validation"]
     for values_file in settings.values_files:
         command += ["--values", values_file]
     for number, values in enumerate(release.values):
@@ -199,17 +188,6 @@ def _helm_message(stderr: str) -> str:
     start = next((i for i, line in enumerate(lines) if line.startswith("Error:")), max(len(lines) - 1, 0))
     kept = [line for line in lines[start:] if not line.startswith("Use --debug")]
     return " ".join(kept).removeprefix("Error:").strip() or "helm failed without a message"
-
-
-def _write_capture_plugin(work: str) -> str:
-    folder = os.path.join(work, "plugins", _PLUGIN)
-    os.makedirs(folder)
-    plugin = {"apiVersion": "v1", "name": _PLUGIN, "version": "1.0.0", "type": "postrenderer/v1",
-              "runtime": "subprocess",
-              "runtimeConfig": {"platformCommand": [{"command": sys.executable, "args": ["-c", _CAPTURE_SCRIPT]}]}}
-    with open(os.path.join(folder, "plugin.yaml"), "w", encoding="utf-8") as handle:
-        json.dump(plugin, handle)  # JSON is YAML
-    return os.path.dirname(folder)
 
 
 def describe_chart(chart_dir: str) -> str:

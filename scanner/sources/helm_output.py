@@ -1,6 +1,7 @@
 """Rendered Helm output back to the files a person edits.
 
-helm's post-renderer input names each object's template (an annotation, removed here); the line is
+helm names each object's template (helm 4 in an annotation, removed here; helm 3 in a `# Source:`
+comment above it); the line is
 the template's apiVersion line (`chart_templates.locate`). Objects Helm itself would skip -- a hook
 type it does not run -- are left out with a notice, and problems in the output name their template.
 """
@@ -16,9 +17,10 @@ from scanner.model import Diagnostic, Manifest, Origin
 from scanner.sources.chart_templates import locate
 from scanner.sources.helm import FILENAME_ANNOTATION, ChartRelease, RenderOutcome
 from scanner.sources.line_map import aligned, fixed
-from scanner.sources.rendered import annotation, drop_annotation, read_output, reorigin
+from scanner.sources.rendered import annotation, drop_annotation, read_output, reorigin, source_comments
 
-_FILENAME_LINE = re.compile(rf"^\s*{re.escape(FILENAME_ANNOTATION)}:\s*['\"]?(.+?)['\"]?\s*$", re.MULTILINE)
+_FILENAME_LINE = re.compile(rf"^(?:\s*{re.escape(FILENAME_ANNOTATION)}:\s*['\"]?(.+?)['\"]?|# Source: (.+?))\s*$",
+                            re.MULTILINE)
 
 
 def manifests_of(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagnostic], int]:
@@ -43,11 +45,11 @@ def _chart_manifests(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagn
     manifests, diagnostics = read_output(outcome.text or "", display)
     occurrences: dict[tuple[str, str, str], int] = {}
     templates: set[str] = set()
+    template_of = _template_of(outcome.text or "")
     output = (outcome.text or "").split("\n")
 
     def where(manifest: Manifest) -> Origin:
-        source = annotation(manifest, FILENAME_ANNOTATION)
-        drop_annotation(manifest, FILENAME_ANNOTATION)
+        source = template_of(manifest)
         if source is None:
             return Origin(display, manifest.origin.line, manifest.origin.column, release.via)
         path = template_path(release.chart_dir, source)
@@ -86,14 +88,27 @@ def _remote_manifests(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diag
     release = outcome.release
     asked = release.remote.requested_at
     manifests, diagnostics = read_output(outcome.text or "", f"{asked.path} (chart {release.remote})")
+    template_of = _template_of(outcome.text or "")
 
     def where(manifest: Manifest) -> Origin:
-        source = annotation(manifest, FILENAME_ANNOTATION)
-        drop_annotation(manifest, FILENAME_ANNOTATION)
+        source = template_of(manifest)
         manifest.line_map = fixed(asked.line, asked.column)
         return Origin(asked.path, asked.line, asked.column, f"{release.via}, {source}" if source else release.via)
 
     return reorigin(manifests, where), diagnostics, 0
+
+
+def _template_of(text: str):
+    """The template an object came from: helm 4's annotation (dropped: checks see the object as
+    applied), else helm 3's `# Source:` comment above it."""
+    commented = source_comments(text) if "# Source: " in text else lambda manifest: None
+
+    def template_of(manifest: Manifest) -> str | None:
+        source = annotation(manifest, FILENAME_ANNOTATION)
+        drop_annotation(manifest, FILENAME_ANNOTATION)
+        return source if source is not None else commented(manifest)
+
+    return template_of
 
 
 def _in_template(problem: Diagnostic, text: str, release: ChartRelease) -> Diagnostic:
@@ -110,7 +125,7 @@ def _in_template(problem: Diagnostic, text: str, release: ChartRelease) -> Diagn
     for line in lines[begin + lines[begin].startswith("---"):end]:
         match = _FILENAME_LINE.match(line)
         if match:
-            path = template_path(release.chart_dir, match.group(1))
+            path = template_path(release.chart_dir, match.group(1) or match.group(2))
             return Diagnostic(path, f"{problem.message} (in what it renders)", None, problem.level)
     return problem
 

@@ -1,7 +1,8 @@
 """Rendered output kept between scans, keyed by everything that shapes it.
 
 A key is a SHA-256 over the chart's files (names and bytes), the values, the target minor, the
-APIs it serves and the tool's version: change any of them and the chart renders again.
+APIs it serves and the tool's version: change any of them and the chart renders again. The tool's
+own failure on such inputs is kept too (the same inputs fail the same way).
 """
 
 from __future__ import annotations
@@ -37,20 +38,35 @@ def cache_key(*parts: str) -> str:
     return digest.hexdigest()
 
 
-def _entry(key: str) -> Path:
-    return cache_dir() / "renders" / key[:2] / f"{key}.yaml"
+def _entry(key: str, suffix: str = ".yaml") -> Path:
+    return cache_dir() / "renders" / key[:2] / f"{key}{suffix}"
 
 
 def load(key: str) -> str | None:
+    return _read(_entry(key))
+
+
+def load_failure(key: str) -> str | None:
+    """The tool's error message for these inputs, when it failed on them before."""
+    return _read(_entry(key, ".error"))
+
+
+def store_failure(key: str, message: str) -> None:
+    """Only for the tool's own verdict on its input, which the key covers: never for a time or
+    memory limit, which another run may not hit."""
+    store(key, message, ".error")
+
+
+def _read(entry: Path) -> str | None:
     try:
-        return _entry(key).read_text(encoding="utf-8")
+        return entry.read_text(encoding="utf-8")
     except OSError:
         return None
 
 
-def store(key: str, text: str) -> None:
+def store(key: str, text: str, suffix: str = ".yaml") -> None:
     """Best effort: a read-only cache only costs a re-render next time."""
-    entry = _entry(key)
+    entry = _entry(key, suffix)
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=entry.parent, delete=False) as handle:

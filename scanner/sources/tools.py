@@ -1,7 +1,8 @@
 """Find the external tools the richer sources run: helm, kubectl (for `kubectl kustomize`), kustomize.
 
 Order: the environment variable (KUBEHOP_HELM, KUBEHOP_KUBECTL, KUBEHOP_KUSTOMIZE), then PATH,
-then the project's tool cache (filled by scripts/get-tools.sh).
+then the project's tool cache (filled by scripts/get-tools.sh); a tool on PATH too old for kubehop
+gives way to the cached one.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Callable
 
 
 def cache_dir() -> Path:
@@ -22,16 +24,21 @@ def cache_dir() -> Path:
     return Path(base) / "kubehop"
 
 
-def find_tool(name: str) -> str | None:
-    """The path of an executable `name`, or None when it is nowhere to be found."""
+def find_tool(name: str, usable: Callable[[str], bool] | None = None) -> str | None:
+    """The path of an executable `name`, or None when it is nowhere to be found.
+
+    With `usable`, a tool on PATH that it refuses (an old helm) gives way to the one in the tool
+    cache when that one is usable; a tool named by the environment variable is always taken.
+    """
     explicit = os.environ.get(f"KUBEHOP_{name.upper()}")
     if explicit is not None:  # set but empty: the user says the tool is absent
         return explicit if _runnable(explicit) else None
     on_path = shutil.which(name)
-    if on_path:
-        return on_path
     cached = str(cache_dir() / "tools" / name / name)
-    return cached if _runnable(cached) else None
+    cached = cached if _runnable(cached) else None
+    if on_path and cached and usable and not usable(on_path) and usable(cached):
+        return cached
+    return on_path or cached
 
 
 def _runnable(path: str) -> bool:
