@@ -225,5 +225,7 @@ def _distro(given: str | None, pin: ClusterPin | None) -> tuple[str, str]:
     if given:
         return given, "--distro"
     if pin is not None and pin.distro:
-        return pin.distro, f"{pin.version} at {pin.origin.path}:{pin.origin.line}"
+        from scanner.report.paths import where  # named as every report names a file
+
+        return pin.distro, f"{pin.version} at {where(pin.origin.path, pin.origin.line)}"
     return "kubernetes", "default"

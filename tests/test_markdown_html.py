@@ -249,3 +249,17 @@ def test_plan_diagram_sets_text_colours_and_fits(plan_md):
     nodes = re.findall(r'^\s+W\d+\[.*\]:::(\w+)$', diagram, re.M)
     assert nodes and set(nodes) <= {name for name, _ in classes}
     assert "flowchart LR" in diagram and "rankSpacing" in diagram  # five windows fit across a comment
+
+
+def test_a_long_plan_is_cut_to_a_comment_and_written_whole_beside_it(tmp_path):
+    blocker = "apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata: {name: web-%d}\n"
+    (tmp_path / "many.yaml").write_text("---\n".join(blocker % n for n in range(1000)))
+    done = run_kubehop("plan", "--from", "1.31", "--target", "1.32", "--format", "markdown", "-o", "plan.md", ".",
+                       cwd=tmp_path)
+    assert done.returncode == 1, done.stderr.decode()
+    comment, full = (tmp_path / "plan.md").read_text(), (tmp_path / "plan.full.md").read_text()
+    assert len(comment.encode("utf-16-le")) // 2 < 65_536 and comment.startswith("## kubehop")
+    shown = comment.count("- [ ] fix ")
+    assert 50 < shown < 1000 and f"{1000 - shown + 1} more plan items are not shown here" in comment
+    assert "the full report is in `plan.full.md`" in comment
+    assert full.count("- [ ] fix ") == 1000 and "- [ ] **upgrade the cluster to 1.32**" in full

@@ -80,7 +80,7 @@ def _parts(plan: Plan) -> list[comment.Part]:
         if window.blocker_count:
             heading += f" · ⛔ {count(window.blocker_count, 'blocker')}"
         parts.append(comment.Part(f"{heading}\n\n{items[0]}", 1))
-        parts.extend(comment.Part(item, 1) for item in items[1:])
+        parts.extend(comment.Part(item, 0 if item.startswith("\n<details>") else 1) for item in items[1:])
         parts.append(comment.Part("\n"))
     return parts
 
