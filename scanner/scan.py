@@ -99,7 +99,7 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
                               unknown=options.unknown)
         findings = _latent_as_warnings(run_checks(scan_input.manifests, context, scan_input.diagnostics)
                                        + scan_input.findings, scan_input.latent)
-    findings, unused, policy_notices = _apply_policy(findings, scan_input.suppressions, options)
+    findings, unused, policy_notices = apply_policy(findings, scan_input.suppressions, options)
     diagnostics = scan_input.diagnostics + unused
     return ScanResult(
         target=target,
@@ -124,7 +124,7 @@ def _components(scan_input: ScanInput, target: Minor, current: Minor | None, unk
     return component_timeline(pins_of(scan_input, catalog), catalog, target, current, unknown)
 
 
-def _apply_policy(findings: list[Finding], suppressions: Sequence[suppress.Suppression],
+def apply_policy(findings: list[Finding], suppressions: Sequence[suppress.Suppression],
                   options: ScanOptions) -> tuple[list[Finding], list[Diagnostic], list[str]]:
     """Severity overrides, inline suppressions, ignored rules, then the baseline: the findings
     that remain, the suppressions that silenced nothing, and notices of what was left out."""
