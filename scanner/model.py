@@ -53,13 +53,17 @@ class Manifest:
     line_map: Callable[[int, int], tuple[int, int]] | None = field(repr=False)
     # Composes a released node again (sources/retention.py); None while the node is held.
     _recompose: Callable[["Manifest"], Any] | None = field(repr=False)
+    # A file a kustomization in the tree applies as a patch (sources/kustomize_patches.py): a partial
+    # object, whose completeness is judged on the built object.
+    patch: bool = field(repr=False)
     # Read from a chart template as text: its apiVersion and kind are known, its body is not.
     text_only: bool = field(repr=False)
 
     def __init__(self, api_version: str, kind: str, name: str | None, namespace: str | None, origin: Origin,
                  node: Any = None, line_map: Callable[[int, int], tuple[int, int]] | None = None):
         self.api_version, self.kind, self.name, self.namespace, self.origin = api_version, kind, name, namespace, origin
-        self._node, self._body, self.line_map, self._recompose, self.text_only = node, None, line_map, None, False
+        self._node, self._body, self.line_map, self._recompose = node, None, line_map, None
+        self.patch = self.text_only = False
 
     @property
     def node(self) -> Any:

@@ -11,7 +11,7 @@ from typing import Sequence
 
 from scanner import baseline, suppress
 from scanner.checks import ScanContext, per_object_checks, run_checks, sort_findings, tree_checks
-from scanner.cluster_state import ClusterState, load_cluster_state
+from scanner.cluster_state import ClusterState, live_notice, load_cluster_state, split_live
 from scanner.crds import CrdIndex
 from scanner.freshness import data_checked
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK, Diagnostic, Finding
@@ -88,11 +88,18 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
         per_object = per_object_checks()
         early = _EarlyChecks(ScanContext(target=target, rulebook=rulebook), per_object)
         scan_input: ScanInput = collect(paths, target, options, on_file=early)
-        crds, cluster, notices = CrdIndex.from_manifests(scan_input.manifests), None, []
-        if options.cluster_state:
-            cluster, problems = load_cluster_state(list(options.cluster_state))
+        # Objects read from a cluster (a dump met in the tree) are cluster state, not desired state; those
+        # of plain files were told apart as they were read, while their nodes were held (_EarlyChecks).
+        read_early = scan_input.manifests[:scan_input.checked_early]
+        late, late_live, _ = split_live(scan_input.manifests[scan_input.checked_early:])
+        scan_input.manifests, live = read_early + late, scan_input.live + late_live
+        notices = [live_notice(live)] if live else []
+        crds, cluster = CrdIndex.from_manifests(scan_input.manifests), None
+        if options.cluster_state or live:
+            cluster, problems = load_cluster_state(list(options.cluster_state), live)
             scan_input.diagnostics.extend(problems)
-            current, notices = _current_minor(current, cluster, target)
+            current, minor_notices = _current_minor(current, cluster, target)
+            notices += minor_notices
             crds = crds.then(cluster.crds)  # a custom resource whose CRD is not in the tree
         from_orders = current is None
         if from_orders:
@@ -102,12 +109,11 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
                               current_from_orders=from_orders and current is not None,
                               components=_components(scan_input, target, current, options.unknown),
                               unknown=options.unknown)
-        late = scan_input.manifests[scan_input.checked_early:]  # rendered, built or dumped objects
         findings = _latent_as_warnings(
             run_checks(scan_input.manifests, context, scan_input.diagnostics, tree_checks())
             + run_checks(late, context, scan_input.diagnostics, per_object) + scan_input.findings,
             scan_input.latent)
-    findings, unused, policy_notices, silenced = _apply_policy(findings, scan_input.suppressions, options)
+    findings, unused, policy_notices, silenced = apply_policy(findings, scan_input.suppressions, options)
     diagnostics = scan_input.diagnostics + unused
     return ScanResult(
         target=target,
@@ -138,6 +144,8 @@ class _EarlyChecks:
         self._retention = Retention()
 
     def __call__(self, found: ScanInput) -> None:
+        found.manifests, live, _ = split_live(found.manifests)
+        found.live += live
         found.findings += run_checks(found.manifests, self.context, found.diagnostics, self.checks)
         found.pins += self.pins.of(found.manifests, found.diagnostics)
         found.checked_early = len(found.manifests)
@@ -153,8 +161,8 @@ def _components(scan_input: ScanInput, target: Minor, current: Minor | None, unk
     return component_timeline(pins_of(scan_input, catalog), catalog, target, current, unknown)
 
 
-def _apply_policy(findings: list[Finding], suppressions: Sequence[suppress.Suppression],
-                  options: ScanOptions) -> tuple[list[Finding], list[Diagnostic], list[str], dict[str, int]]:
+def apply_policy(findings: list[Finding], suppressions: Sequence[suppress.Suppression],
+                 options: ScanOptions) -> tuple[list[Finding], list[Diagnostic], list[str], dict[str, int]]:
     """Severity overrides, inline suppressions, ignored rules, then the baseline: the findings
     that remain, the suppressions that silenced nothing, notices of what was left out, and how
     many findings each left out (ScanResult.silenced)."""

@@ -107,6 +107,8 @@ def test_files_read_by_worker_processes_give_the_same_report(tmp_path, monkeypat
     shutil.copytree(FIXTURES / "seed002", tmp_path / "seed002")  # Flux, pins, values with *_version keys
     for n in range(40):
         (tmp_path / f"pod-{n}.yaml").write_text(GIT_REPO_VOLUME.replace("name: p", f"name: p{n}"))
+    # A dumped object (server-side state): cluster state, told apart while its node is held.
+    (tmp_path / "dumped.yaml").write_text(GIT_REPO_VOLUME.replace("name: p}", "name: dumped, uid: 1a2b}"))
     files = sum(1 for p in tmp_path.rglob("*.y*ml"))
     reports = []
     for threshold in (files + 1, 2):  # in the scan's process, then in workers
@@ -114,3 +116,4 @@ def test_files_read_by_worker_processes_give_the_same_report(tmp_path, monkeypat
         reports.append(render(scan([str(tmp_path)], Minor(1, 36), Minor(1, 31)), "json"))
     assert reports[0] == reports[1]
     assert '"crd/' in reports[1] and "gitRepo" in reports[1]
+    assert "carry server-side state" in reports[1] and '"name": "dumped"' not in reports[1]

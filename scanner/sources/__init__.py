@@ -51,11 +51,14 @@ class ScanInput:
     # their file was read (scanner.scan); `pins` are those pins (scanner.components.detect.Detection).
     checked_early: int = 0
     pins: list[Any] = field(default_factory=list)
+    # Objects among those that carry server-side state: what a cluster holds (cluster_state.split_live).
+    live: list[Manifest] = field(default_factory=list)
 
     def extend(self, other: "ScanInput") -> None:
         if other.checked_early and self.checked_early == len(self.manifests):
             self.checked_early += other.checked_early  # still a prefix
         self.pins.extend(other.pins)
+        self.live.extend(other.live)
         self.manifests.extend(other.manifests)
         self.findings.extend(other.findings)
         self.latent.update(other.latent)
@@ -82,8 +85,13 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     kustomizations: list[str] = []
     files: list[ManifestFile] = []
     stdin_bytes = sys.stdin.buffer.read() if "-" in paths else None
+    dumps, met = _dumps(options), set()
     for item in walk(paths):
         if any(e.matches(item.path) for e in options.exclude):
+            continue
+        dump = _dump_of(item.path, dumps) if dumps else None
+        if dump is not None:  # what a cluster holds (--cluster-state, --helm-releases), never desired state
+            met.add(dump)
             continue
         if isinstance(item, Diagnostic):
             result.diagnostics.append(item)
@@ -103,6 +111,8 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     in_workers = on_file is not None and stdin_bytes is None
     for found in (read_all(files, read) if in_workers else map(read, files)):
         result.extend(found)
+    if kustomizations:
+        result.extend(_guarded(kustomizations[0], _mark_patches, result.manifests, kustomizations))
     hazards = hazardous_files(result.diagnostics)
     if hazards and (charts or kustomizations):
         charts, kustomizations, held = held_back(charts, kustomizations, hazards, paths)
@@ -116,7 +126,20 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
                                    options, paths))
     for dump in options.helm_releases:
         result.extend(_guarded(dump, _helm_releases, dump))
+    result.notices.extend(f"{dump}: a kubectl dump inside the scanned paths: read as what the cluster holds "
+                          "(--cluster-state, --helm-releases), not as manifests" for dump in sorted(met))
     return result
+
+
+def _dumps(options: "ScanOptions") -> dict[str, str]:
+    """Real path -> the path given, of what --cluster-state and --helm-releases read."""
+    return {os.path.realpath(p): p for p in (*options.cluster_state, *options.helm_releases)}
+
+
+def _dump_of(path: str, dumps: dict[str, str]) -> str | None:
+    real = os.path.realpath(path)
+    return next((given for dump, given in dumps.items() if real == dump or real.startswith(os.path.join(dump, ""))),
+                None)
 
 
 def _guarded(path: str, read, *args) -> ScanInput:
@@ -246,6 +269,7 @@ def _charts_as_text(charts: list[str], why: str, paths: list[str]) -> ScanInput:
 def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor | None, options: "ScanOptions",
                     scanned: list[str]) -> ScanInput:
     from scanner.sources import kustomize
+    from scanner.sources.kustomize_origins import identity
     from scanner.sources.tools import kustomize_command
 
     result = ScanInput()
@@ -260,21 +284,28 @@ def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor
                               "as they are")
         return result
     # An object already read from its own file (or from another build) is not reported again.
-    seen = {_identity(m) for m in manifests}
+    seen = {identity(m) for m in manifests}
     charts = _kustomize_helm(manifests, target, options)
     flux_paths = kustomize.flux_paths(manifests, scanned)
     for outcome in kustomize.build_all(folders, command, options.allow_network, os.cpu_count() or 1, charts,
-                                       scanned, flux_paths):
+                                       scanned, flux_paths, manifests):
         if outcome.not_built:
             result.unrendered.append(Diagnostic(outcome.folder, outcome.not_built, level="notice"))
         result.unrendered.extend(outcome.unrendered)
         result.diagnostics.extend(outcome.diagnostics)
         result.findings.extend(outcome.findings)
         for manifest in outcome.manifests:
-            if _identity(manifest) not in seen:
-                seen.add(_identity(manifest))
+            if identity(manifest) not in seen:
+                seen.add(identity(manifest))
                 result.manifests.append(manifest)
     return result
+
+
+def _mark_patches(manifests: list[Manifest], folders: list[str]) -> ScanInput:
+    from scanner.sources.kustomize_patches import mark_patches
+
+    mark_patches(manifests, folders)
+    return ScanInput()
 
 
 def _kustomize_helm(manifests: list[Manifest], target: Minor | None, options: "ScanOptions"):
@@ -302,14 +333,6 @@ def _without_kustomize_charts(charts: list[str], folders: list[str], options: "S
     except Exception:  # noqa: BLE001 - the kustomizations' own reading reports what is wrong with them
         return charts
     return [chart for chart in charts if os.path.realpath(chart) not in used]
-
-
-def _identity(manifest: Manifest) -> tuple:
-    """The same object at the same place in the same file (a line of 0 places nothing)."""
-    origin = manifest.origin
-    if origin.line == 0:
-        return (id(manifest),)
-    return (os.path.normpath(origin.path), origin.line, origin.column, manifest.api_version, manifest.kind)
 
 
 def _helm_releases(dump: str) -> ScanInput:

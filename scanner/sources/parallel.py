@@ -58,7 +58,7 @@ def _in_worker(file: ManifestFile):
 def _received(found):
     from scanner.sources.retention import recompose, recomposable
 
-    for manifest in found.manifests:  # they came without their nodes (Manifest.__reduce__)
+    for manifest in (*found.manifests, *found.live):  # they came without their nodes (Manifest.__reduce__)
         if recomposable(manifest):
             manifest.release(recompose)
     return found
