@@ -217,6 +217,7 @@ def _charts_as_text(charts: list[str], why: str, paths: list[str]) -> ScanInput:
 def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor | None, options: "ScanOptions",
                     scanned: list[str]) -> ScanInput:
     from scanner.sources import kustomize
+    from scanner.sources.kustomize_origins import identity
     from scanner.sources.tools import kustomize_command
 
     result = ScanInput()
@@ -231,19 +232,19 @@ def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor
                               "as they are")
         return result
     # An object already read from its own file (or from another build) is not reported again.
-    seen = {_identity(m) for m in manifests}
+    seen = {identity(m) for m in manifests}
     charts = _kustomize_helm(manifests, target, options)
     flux_paths = kustomize.flux_paths(manifests, scanned)
     for outcome in kustomize.build_all(folders, command, options.allow_network, os.cpu_count() or 1, charts,
-                                       scanned, flux_paths):
+                                       scanned, flux_paths, manifests):
         if outcome.not_built:
             result.unrendered.append(Diagnostic(outcome.folder, outcome.not_built, level="notice"))
         result.unrendered.extend(outcome.unrendered)
         result.diagnostics.extend(outcome.diagnostics)
         result.findings.extend(outcome.findings)
         for manifest in outcome.manifests:
-            if _identity(manifest) not in seen:
-                seen.add(_identity(manifest))
+            if identity(manifest) not in seen:
+                seen.add(identity(manifest))
                 result.manifests.append(manifest)
     return result
 
@@ -273,14 +274,6 @@ def _without_kustomize_charts(charts: list[str], folders: list[str], options: "S
     except Exception:  # noqa: BLE001 - the kustomizations' own reading reports what is wrong with them
         return charts
     return [chart for chart in charts if os.path.realpath(chart) not in used]
-
-
-def _identity(manifest: Manifest) -> tuple:
-    """The same object at the same place in the same file (a line of 0 places nothing)."""
-    origin = manifest.origin
-    if origin.line == 0:
-        return (id(manifest),)
-    return (os.path.normpath(origin.path), origin.line, origin.column, manifest.api_version, manifest.kind)
 
 
 def _helm_releases(dump: str) -> ScanInput:
