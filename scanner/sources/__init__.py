@@ -45,6 +45,8 @@ class ScanInput:
     findings: list[Finding] = field(default_factory=list)
     # The `via` of objects read from templates a chart's values switch off: their findings are warnings.
     latent: set[str] = field(default_factory=set)
+    # The tools that rendered part of the input, and their versions, e.g. {"helm": "v4.1.4+g05fa379"}.
+    rendered_with: dict[str, str] = field(default_factory=dict)
 
     def extend(self, other: "ScanInput") -> None:
         self.manifests.extend(other.manifests)
@@ -56,6 +58,7 @@ class ScanInput:
         self.suppressions.extend(other.suppressions)
         self.files_read += other.files_read
         self.notices.extend(other.notices)
+        self.rendered_with.update(other.rendered_with)
 
 
 def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions | None" = None) -> ScanInput:
@@ -107,7 +110,7 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
             options: "ScanOptions") -> ScanInput:
     from scanner.rulebook import load_rulebook
     from scanner.sources import chart_fallback, flux, helm
-    from scanner.sources.helm_capture import find_helm
+    from scanner.sources.helm_capture import find_helm, helm_version
     from scanner.sources.helm_output import manifests_of
     from scanner.sources.rendered_duplicates import split_duplicate_keys
 
@@ -124,6 +127,8 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
     releases = deployed.releases + helm.releases_for(c for c in charts if c not in deployed.charts_used)
     served = frozenset(book.served.served_at(target)) | _custom_apis(manifests)
     settings = helm.HelmSettings(helm_path, target, served, tuple(options.values_files))
+    if releases:
+        result.rendered_with["helm"] = helm_version(helm_path).text
     latent = 0
     for outcome in helm.render_each(releases, settings, helm.progress_printer()):
         if outcome.error is not None:
