@@ -9,7 +9,7 @@ import pytest
 from conftest import kustomize_or_skip, run_kubehop
 from scanner.scan import ScanOptions
 from scanner.sources import collect
-from scanner.sources.kustomize import remote_references
+from scanner.sources.kustomize_refs import closure
 
 TREE = "tests/fixtures/kustomize"
 
@@ -63,7 +63,8 @@ def test_remote_references_are_found_through_local_bases(tmp_path):
     (tmp_path / "base" / "kustomization.yaml").write_text("resources:\n  - github.com/org/repo//app?ref=v1\n")
     (tmp_path / "app").mkdir()
     (tmp_path / "app" / "kustomization.yaml").write_text("resources:\n  - ../base\n  - missing.yaml\n")
-    assert remote_references(str(tmp_path / "app")) == ["github.com/org/repo//app?ref=v1"]
+    found = closure(str(tmp_path / "app"), str(tmp_path.resolve()))
+    assert found.remote == ["resources github.com/org/repo//app?ref=v1"]
 
 
 def test_a_broken_kustomization_is_an_input_problem(kustomize_env, tmp_path):
@@ -84,7 +85,7 @@ def test_without_kustomize_files_are_scanned_as_they_are():
 
 def test_a_kustomization_whose_lists_are_not_lists_is_not_a_crash(tmp_path):
     (tmp_path / "kustomization.yaml").write_text("resources: 5\nhelmCharts: {name: x}\n")
-    assert remote_references(str(tmp_path)) == []
+    assert closure(str(tmp_path), str(tmp_path.resolve())).remote == []
 
 
 def test_kubectl_log_prefix_is_left_out_of_the_message():
@@ -94,3 +95,73 @@ def test_kubectl_log_prefix_is_left_out_of_the_message():
               'err="accumulating resources: \\"x\\" must resolve to a file"\n')
     assert _message(stderr) == 'accumulating resources: "x" must resolve to a file'
     assert _message("Error: accumulating resources: nope\n") == "accumulating resources: nope"
+
+
+def test_an_object_renamed_by_vars_is_reported_once_at_its_own_line(kustomize_env):
+    """`web-$(NAMESPACE)` is built as `web-shop`: the built object is the one at line 10, not the other
+    Ingress at line 1 of the same file."""
+    tree = "tests/fixtures/kustomize-vars"
+    code, report = scan_json("--target", "1.22", tree, env=kustomize_env)
+    assert code == 1
+    assert sorted((f["line"], f["object"]["name"]) for f in report["findings"]) == [
+        (1, "other"), (10, "web-$(NAMESPACE)")]
+
+
+def test_a_failure_shows_kustomizes_error_not_its_warnings(kustomize_env, tmp_path):
+    (tmp_path / "kustomization.yaml").write_text("commonLabels:\n  app: x\nresources:\n  - nowhere.yaml\n")
+    code, report = scan_json("--target", "1.22", str(tmp_path), env=kustomize_env)
+    (problem,) = report["diagnostics"]
+    assert code == 3 and "nowhere.yaml" in problem["message"] and "arning" not in problem["message"]
+
+
+def test_warnings_and_klog_lines_are_left_out_of_the_message():
+    from scanner.sources.kustomize import _message
+
+    stderr = ("# Warning: 'commonLabels' is deprecated. Please use 'labels' instead.\n"
+              'W1130 21:02:52.400840    5713 warnings.go:70] "something" \n'
+              'E1130 21:02:52.400840    5713 run.go:72] "command failed" err=<\n'
+              "\taccumulating resources: accumulation err='x'\n\t: must build at directory\n >\n")
+    assert _message(stderr) == "accumulating resources: accumulation err='x' : must build at directory"
+
+
+def _flux_tree(top) -> None:
+    (top / ".git").mkdir()
+    for path, text in {
+        "clusters/prod/apps.yaml": ("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\n"
+                                    "metadata:\n  name: apps\n  namespace: flux-system\nspec:\n  interval: 10m\n"
+                                    "  path: ./apps/prod\n  sourceRef:\n    kind: GitRepository\n"
+                                    "    name: flux-system\n"),
+        "apps/shared/ingress.json": ('{"apiVersion": "extensions/v1beta1", "kind": "Ingress", '
+                                     '"metadata": {"name": "shared"}}\n'),
+        "apps/prod/kustomization.yaml": "resources:\n  - ../shared/ingress.json\n",
+        "apps/dev/kustomization.yaml": "resources:\n  - ../shared/ingress.json\n",
+    }.items():
+        (top / path).parent.mkdir(parents=True, exist_ok=True)
+        (top / path).write_text(text)
+
+
+def test_a_path_a_flux_kustomization_points_at_is_built_as_flux_builds_it(kustomize_env, tmp_path):
+    """Flux builds with no load restrictor: a file beside the kustomization's folder is fine there. The
+    same kustomization that Flux does not build is refused, as kustomize's default restrictor does."""
+    _flux_tree(tmp_path)
+    code, report = scan_json("--target", "1.22", str(tmp_path), env=kustomize_env)
+    (problem,) = report["diagnostics"]
+    assert problem["file"] == str(tmp_path / "apps" / "dev") and "is not in or below" in problem["message"]
+    assert [f["file"] for f in report["findings"]] == [str(tmp_path / "apps/shared/ingress.json")]
+
+
+def test_nothing_outside_the_repository_is_read_even_for_flux(kustomize_env, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.yaml").write_text("apiVersion: v1\nkind: Secret\nmetadata:\n  name: leaked\n")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _flux_tree(repo)
+    (repo / "apps" / "prod" / "kustomization.yaml").write_text("resources:\n  - ../../../outside/secret.yaml\n")
+    (repo / "apps" / "dev" / "link.yaml").symlink_to(outside / "secret.yaml")
+    (repo / "apps" / "dev" / "kustomization.yaml").write_text("resources:\n  - link.yaml\n")
+    code, report = scan_json("--target", "1.22", str(repo), env=kustomize_env)
+    assert code == 3
+    problems = {p["file"]: p["message"] for p in report["diagnostics"] if "outside the repository" in p["message"]}
+    assert set(problems) == {str(repo / "apps" / "prod"), str(repo / "apps" / "dev")}
+    assert "leaked" not in json.dumps(report)

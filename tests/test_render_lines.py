@@ -125,6 +125,7 @@ def test_field_findings_of_a_kustomize_build_point_at_the_base_file(tmp_path):
     overlay = tmp_path / "overlay"
     base.mkdir()
     overlay.mkdir()
+    (tmp_path / ".git").mkdir()  # one repository: the overlay may read its base beside it
     (base / "deployment.yaml").write_text("---\n# the web front end\n" + KUSTOMIZE_BASE)
     (base / "kustomization.yaml").write_text("resources: [deployment.yaml]\n")
     (overlay / "kustomization.yaml").write_text(textwrap.dedent("""\

@@ -81,10 +81,13 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
             kustomizations.append(item.path)
         else:
             result.extend(_guarded(item.path, read_manifest_file, item, stdin_bytes))
+    if kustomizations and charts:
+        charts = _without_kustomize_charts(charts, kustomizations, options)
     if charts or any(m.kind == "HelmRelease" for m in result.manifests):
         result.extend(_all_or_each(charts, _charts, charts, result.manifests, target, options))
     if kustomizations:
-        result.extend(_all_or_each(kustomizations, _kustomizations, kustomizations, result.manifests, options))
+        result.extend(_all_or_each(kustomizations, _kustomizations, kustomizations, result.manifests, target,
+                                   options, paths))
     for dump in options.helm_releases:
         result.extend(_guarded(dump, _helm_releases, dump))
     return result
@@ -108,7 +111,6 @@ def _all_or_each(folders: list[str], read, *args) -> ScanInput:
 
 def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
             options: "ScanOptions") -> ScanInput:
-    from scanner.rulebook import load_rulebook
     from scanner.sources import chart_fallback, flux, helm
     from scanner.sources.helm_capture import find_helm, helm_version
     from scanner.sources.helm_output import manifests_of
@@ -119,14 +121,11 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
     if why_not:
         return _charts_as_text(charts, why_not)
     result = ScanInput()
-    book = load_rulebook(options.rule_folders)  # the scan's own, already loaded
-    target = target or book.newest
     deployed = flux.flux_releases(manifests, charts, options.allow_network)
     result.unrendered.extend(deployed.not_rendered)
     result.diagnostics.extend(deployed.notes)
     releases = deployed.releases + helm.releases_for(c for c in charts if c not in deployed.charts_used)
-    served = frozenset(book.served.served_at(target)) | _custom_apis(manifests)
-    settings = helm.HelmSettings(helm_path, target, served, tuple(options.values_files))
+    settings = _helm_settings(helm_path, manifests, target, options)
     if releases:
         result.rendered_with["helm"] = helm_version(helm_path).text
     latent = 0
@@ -149,6 +148,16 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
         result.notices.append(f"--all-templates: {count(latent, 'template')} that the charts' values switch off "
                               "read as text; findings from them are warnings marked latent")
     return result
+
+
+def _helm_settings(helm_path: str, manifests: list[Manifest], target: Minor | None, options: "ScanOptions"):
+    from scanner.rulebook import load_rulebook
+    from scanner.sources import helm
+
+    book = load_rulebook(options.rule_folders)  # the scan's own, already loaded
+    target = target or book.newest
+    served = frozenset(book.served.served_at(target)) | _custom_apis(manifests)
+    return helm.HelmSettings(helm_path, target, served, tuple(options.values_files))
 
 
 def _custom_apis(manifests: list[Manifest]) -> set[tuple[str, str]]:
@@ -191,7 +200,8 @@ def _charts_as_text(charts: list[str], why: str) -> ScanInput:
     return result
 
 
-def _kustomizations(folders: list[str], manifests: list[Manifest], options: "ScanOptions") -> ScanInput:
+def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor | None, options: "ScanOptions",
+                    scanned: list[str]) -> ScanInput:
     from scanner.sources import kustomize
     from scanner.sources.tools import kustomize_command
 
@@ -208,15 +218,48 @@ def _kustomizations(folders: list[str], manifests: list[Manifest], options: "Sca
         return result
     # An object already read from its own file (or from another build) is not reported again.
     seen = {_identity(m) for m in manifests}
-    for outcome in kustomize.build_all(folders, command, options.allow_network, workers=os.cpu_count() or 1):
+    charts = _kustomize_helm(manifests, target, options)
+    flux_paths = kustomize.flux_paths(manifests, scanned)
+    for outcome in kustomize.build_all(folders, command, options.allow_network, os.cpu_count() or 1, charts,
+                                       scanned, flux_paths):
         if outcome.not_built:
             result.unrendered.append(Diagnostic(outcome.folder, outcome.not_built, level="notice"))
+        result.unrendered.extend(outcome.unrendered)
         result.diagnostics.extend(outcome.diagnostics)
+        result.findings.extend(outcome.findings)
         for manifest in outcome.manifests:
             if _identity(manifest) not in seen:
                 seen.add(_identity(manifest))
                 result.manifests.append(manifest)
     return result
+
+
+def _kustomize_helm(manifests: list[Manifest], target: Minor | None, options: "ScanOptions"):
+    """kubehop's helm for Kustomize helmCharts entries, at the same Capabilities as the scan's charts."""
+    from scanner.sources.helm_capture import find_helm
+    from scanner.sources.kustomize_helm import HelmCharts
+
+    helm_path = find_helm() if options.render else None
+    why_not = _why_not_rendered(helm_path, options.render)
+    if why_not:
+        return HelmCharts(None, why_not, options.allow_network)
+    return HelmCharts(_helm_settings(helm_path, manifests, target, options), None, options.allow_network)
+
+
+def _without_kustomize_charts(charts: list[str], folders: list[str], options: "ScanOptions") -> list[str]:
+    """Chart folders a kustomization's helmCharts render are rendered there, with its values, not on
+    their own (when kubehop can build kustomizations and render charts; else they are read as charts)."""
+    from scanner.sources.kustomize_charts import local_charts
+    from scanner.sources.helm_capture import find_helm
+    from scanner.sources.tools import kustomize_command
+
+    if not options.render or kustomize_command() is None or _why_not_rendered(find_helm(), True):
+        return charts
+    try:
+        used = local_charts(folders)
+    except Exception:  # noqa: BLE001 - the kustomizations' own reading reports what is wrong with them
+        return charts
+    return [chart for chart in charts if os.path.realpath(chart) not in used]
 
 
 def _identity(manifest: Manifest) -> tuple:

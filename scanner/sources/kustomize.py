@@ -2,7 +2,13 @@
 
 The user's kustomization is not edited: a throwaway kustomization next to nothing but itself lists
 the folder as its one resource and asks for `buildMetadata: [originAnnotations]`, so every built
-object names the file it came from. Remote bases are fetched only with --allow-network.
+object names the file it came from. Before a build, everything the kustomization reaches is read
+(`kustomize_refs.py`): a remote reference is listed as not rendered unless --allow-network is given,
+and a local one that leaves the repository stops the build. Without --allow-network kustomize also
+runs where it cannot reach the network (`no_network.py`). `helmCharts` are rendered by kubehop
+(`kustomize_helm.py`) and the kustomization is built over what they render, in a throwaway view of
+the repository (`kustomize_mirror.py`). A folder a Flux `Kustomization` points at is built as Flux's
+kustomize-controller builds it: with no load restrictor (still inside the repository).
 """
 
 from __future__ import annotations
@@ -14,21 +20,29 @@ import re
 import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import yaml
 
-from scanner.crds import as_list
-from scanner.model import Diagnostic, Manifest, Origin
-from scanner.sources.files import KUSTOMIZATION_FILES, read_file, read_yaml_file
-from scanner.sources.line_map import aligned
+from scanner.model import Diagnostic, Finding, Manifest, Origin
+from scanner.sources import kustomize_mirror, no_network
+from scanner.sources.files import read_file
+from scanner.sources.line_map import aligned, fixed
+from scanner.sources.kustomize_charts import ChartEntry, entries_of
+from scanner.sources.kustomize_helm import EntryOutcome, HelmCharts
+from scanner.sources.kustomize_refs import Closure, closure, read_kustomization, references, repository_root
 from scanner.sources.rendered import annotation, drop_annotation, read_output, reorigin
 from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, load_data, read_text
 
 ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
-_REFERENCE_FIELDS = ("resources", "bases", "components")
+FLUX_LOAD_RESTRICTOR = ["--load-restrictor", "LoadRestrictionsNone"]
 _TIMEOUT_SECONDS = 300
-_KLOG_ERROR = re.compile(r'^[EFWI]\d{4} [\d:.]+\s+\d+ \S+\] "[^"]*" err="(.*)"$')
+_KLOG_LINE = re.compile(r'^[EFWI]\d{4} [\d:.]+\s+\d+ \S+\] "([^"]*)"(?: err=(?:"(.*)"|(<)))?$')
+_WARNING = re.compile(r"^(#\s*)?warning\b", re.IGNORECASE)
+_NETWORK_REFUSED = ("socket: permission denied", "proxyconnect tcp", "protocol 'https' is not allowed",
+                    "transport 'https' not allowed", "transport 'ssh' not allowed", "transport 'git' not allowed",
+                    "transport 'file' not allowed")
+_RENDERED_FILE = "kubehop-helm-charts.yaml"
 
 
 @dataclass
@@ -37,43 +51,155 @@ class BuildOutcome:
     manifests: list[Manifest]
     diagnostics: list[Diagnostic]
     not_built: str | None = None  # why the folder was not built, when it was not
+    unrendered: list[Diagnostic] = field(default_factory=list)  # parts of it not rendered (helmCharts entries)
+    findings: list[Finding] = field(default_factory=list)  # what a source finds itself (rendered_duplicates)
 
 
-def kustomization_file(folder: str) -> str | None:
-    for name in KUSTOMIZATION_FILES:
-        path = os.path.join(folder, name)
-        if os.path.isfile(path):
-            return path
-    return None
+@dataclass
+class _Plan:
+    folder: str
+    root: str  # the repository's real path: nothing outside it is read
+    flux: bool = False
+    reach: Closure | None = None
+    decided: BuildOutcome | None = None  # not built, and why
+    entries: list[ChartEntry] = field(default_factory=list)  # every helmCharts entry it reaches
 
 
-def build_all(folders: list[str], command: list[str], allow_network: bool, workers: int) -> list[BuildOutcome]:
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(lambda folder: build(folder, command, allow_network), folders))
+def build_all(folders: list[str], command: list[str], allow_network: bool, workers: int,
+              charts: HelmCharts | None = None, scanned: list[str] | None = None,
+              flux_paths: frozenset[str] = frozenset()) -> list[BuildOutcome]:
+    """Build every folder; `flux_paths` are real paths Flux Kustomizations point at."""
+    charts = charts or HelmCharts(None, "helm is not used")
+    plans = [_plan(folder, scanned or [folder], allow_network, flux_paths) for folder in folders]
+    with tempfile.TemporaryDirectory(prefix="kubehop-kustomize-") as scratch:
+        work = {(e.kustomization, e.index): (e, _entry_line(e), p.root) for p in plans for e in p.entries}
+        rendered = charts.render(list(work.values()), scratch) if work else {}
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            outcomes = list(pool.map(lambda p: _build(p, command, allow_network, charts, rendered, scratch), plans))
+    outcomes.extend(BuildOutcome(o.entry.folder, o.as_text, o.diagnostics, findings=o.findings,
+                                 unrendered=[Diagnostic(o.entry.kustomization, o.not_rendered, level="notice")]
+                                 if o.not_rendered else []) for o in rendered.values())
+    return outcomes
 
 
-def build(folder: str, command: list[str], allow_network: bool) -> BuildOutcome:
-    if _is_component(folder):
-        return BuildOutcome(folder, [], [])  # built only as part of the kustomizations that use it
-    if not allow_network:
-        remote = remote_references(folder)
-        if remote:
-            return BuildOutcome(folder, [], [], f"uses remote {remote[0]}; not built (--allow-network fetches it)")
-    with tempfile.TemporaryDirectory(prefix="kubehop-kustomize-") as wrapper:
-        resource = os.path.relpath(os.path.abspath(folder), wrapper)
+def _plan(folder: str, scanned: list[str], allow_network: bool, flux_paths: frozenset[str]) -> _Plan:
+    plan = _Plan(folder, repository_root(folder, scanned), os.path.realpath(folder) in flux_paths)
+    kustomization = read_kustomization(folder)
+    if kustomization.problem:
+        plan.decided = _failed(folder, f"cannot read {kustomization.path or 'its kustomization'}: "
+                                       f"{kustomization.problem}")
+        return plan
+    if kustomization.document.get("kind") == "Component":
+        plan.decided = BuildOutcome(folder, [], [])  # built only as part of the kustomizations that use it
+        return plan
+    plan.reach = reach = closure(folder, plan.root)
+    if reach.problems:
+        plan.decided = _failed(folder, f"cannot read {reach.problems[0]}")
+    elif reach.outside:
+        plan.decided = _failed(folder, f"refers to {reach.outside[0]}, outside the repository ({plan.root}); "
+                                       "kubehop reads nothing outside it")
+    elif reach.remote and not allow_network:
+        plan.decided = BuildOutcome(folder, [], [], f"uses remote {reach.remote[0]}; not built "
+                                                    "(--allow-network fetches it)")
+    else:
+        for member in reach.folders:
+            found = read_kustomization(member)
+            plan.entries.extend(entries_of(member, found.path, found.document))
+    return plan
+
+
+def _entry_line(entry: ChartEntry) -> int:
+    return read_kustomization(entry.folder).line_of("helmCharts", entry.index)
+
+
+def _build(plan: _Plan, command: list[str], allow_network: bool, charts: HelmCharts,
+           rendered: dict[tuple[str, int], EntryOutcome], scratch: str) -> BuildOutcome:
+    if plan.decided is not None:
+        return plan.decided
+    command = [*command, *(FLUX_LOAD_RESTRICTOR if plan.flux else [])]
+    with tempfile.TemporaryDirectory(dir=scratch) as work:
+        if plan.entries:
+            outcomes = [rendered[(e.kustomization, e.index)] for e in plan.entries]
+            top = os.path.join(work, "tree")
+            _lay_out_view(plan, outcomes, top)
+            target, view = kustomize_mirror.in_view(plan.folder, plan.root, top), top
+        else:
+            outcomes, target, view = [], os.path.abspath(plan.folder), None
+        wrapper = os.path.join(work, "wrapper")
+        os.mkdir(wrapper)
         with open(os.path.join(wrapper, "kustomization.yaml"), "w", encoding="utf-8") as handle:
-            yaml.safe_dump({"resources": [resource], "buildMetadata": ["originAnnotations"]}, handle)
-        try:
-            done = subprocess.run([*command, wrapper], capture_output=True, text=True, timeout=_TIMEOUT_SECONDS,
-                                  stdin=subprocess.DEVNULL, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
-        except subprocess.TimeoutExpired:
-            return _failed(folder, f"kustomize did not finish within {_TIMEOUT_SECONDS} s")
-        except OSError as err:
-            return _failed(folder, f"cannot run kustomize: {err}")
+            yaml.safe_dump({"resources": [os.path.relpath(target, wrapper)], "buildMetadata": ["originAnnotations"]},
+                           handle)
+        done = _run([*command, wrapper], allow_network)
+        if isinstance(done, str):
+            return _failed(plan.folder, done)
         if done.returncode != 0:
-            return _failed(folder, _message(done.stderr))
-        manifests, diagnostics = read_output(done.stdout, f"{folder} (built)")
-        return BuildOutcome(folder, reorigin(manifests, _origin_finder(folder, wrapper, done.stdout)), diagnostics)
+            return _build_failed(plan.folder, _message(done.stderr), [o for o in outcomes if not o.rendered])
+        manifests, diagnostics = read_output(done.stdout, f"{plan.folder} (built)")
+        where = _origin_finder(plan, wrapper, view, charts, done.stdout)
+        return BuildOutcome(plan.folder, reorigin(manifests, where), diagnostics)
+
+
+def _lay_out_view(plan: _Plan, outcomes: list[EntryOutcome], top: str) -> None:
+    """The repository as kustomize must see it: each kustomization with helmCharts rewritten to list what
+    they rendered, and every kustomization that leads to one materialised."""
+    holding = {os.path.realpath(o.entry.folder) for o in outcomes}
+    replaced: dict[str, dict[str, str]] = {}
+    copied: set[str] = set()
+    leading = plan.reach.reaching(holding)
+    for folder in plan.reach.folders:
+        real = os.path.realpath(folder)
+        if real not in leading or real in replaced:
+            continue
+        kustomization = read_kustomization(folder)
+        document = dict(kustomization.document)
+        mine = [o for o in outcomes if os.path.realpath(o.entry.folder) == real]
+        files = {}
+        if mine:
+            for key in ("helmCharts", "helmGlobals", "helmChartInflationGenerator"):
+                document.pop(key, None)
+            text = "---\n".join(o.text for o in mine if o.text)
+            if text:
+                name = _free_name(real)
+                files[name] = text
+                resources = document.get("resources")
+                document["resources"] = [*(resources if isinstance(resources, list) else []), name]
+        files["kustomization.yaml"] = yaml.safe_dump(document, sort_keys=False)
+        replaced[real] = files
+        copied.update(_files_read(folder, kustomization.document, real))
+    kustomize_mirror.build_view(plan.root, top, replaced, copied)
+
+
+def _free_name(folder: str) -> str:
+    name, number = _RENDERED_FILE, 1
+    while os.path.lexists(os.path.join(folder, name)):
+        number += 1
+        name = f"kubehop-helm-charts-{number}.yaml"
+    return name
+
+
+def _files_read(folder: str, document: dict, real_folder: str) -> set[str]:
+    """Files in the kustomization's own folder tree that it reads (they are copied into the view)."""
+    found = set()
+    for reference in references(document):
+        path = os.path.realpath(os.path.join(folder, reference.value.strip()))
+        if path.startswith(os.path.join(real_folder, "")) and os.path.isfile(path):
+            found.add(path)
+    return found
+
+
+def _run(command: list[str], allow_network: bool) -> subprocess.CompletedProcess | str:
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+    preexec = None
+    if not allow_network:
+        env, preexec = no_network.environment(env), no_network.preexec()
+    try:
+        return subprocess.run(command, capture_output=True, text=True, timeout=_TIMEOUT_SECONDS,
+                              stdin=subprocess.DEVNULL, env=env, preexec_fn=preexec)
+    except subprocess.TimeoutExpired:
+        return f"kustomize did not finish within {_TIMEOUT_SECONDS} s"
+    except OSError as err:
+        return f"cannot run kustomize: {err}"
 
 
 def _failed(folder: str, message: str) -> BuildOutcome:
@@ -81,21 +207,50 @@ def _failed(folder: str, message: str) -> BuildOutcome:
                         "kustomize build failed (see input problems)")
 
 
+def _build_failed(folder: str, message: str, skipped: list[EntryOutcome]) -> BuildOutcome:
+    if any(sign in message for sign in _NETWORK_REFUSED):  # a remote reference kubehop's reading missed
+        return BuildOutcome(folder, [], [], f"kustomize tried to reach the network ({message}); not built "
+                                            "(--allow-network lets it)")
+    if skipped:  # its patches may need the objects of charts kubehop could not render
+        names = ", ".join(o.entry.name for o in skipped)
+        return BuildOutcome(folder, [], [], f"not built without its Helm charts ({names}), which were not "
+                                            f"rendered: {message}")
+    return _failed(folder, message)
+
+
 def _message(stderr: str) -> str:
-    """The tool's error on one line; kubectl's log prefix (`E1130 21:02:52.4 5713 run.go:72] "command
-    failed" err="..."`) is reduced to the error itself."""
-    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
-    first = lines[0] if lines else "no message"
-    logged = _KLOG_ERROR.match(first)
-    if logged:
-        try:
-            first = json.loads(f'"{logged.group(1)}"')
-        except ValueError:
-            first = logged.group(1)
-    return first.removeprefix("Error:").strip()
+    """kustomize's error on one line: its warnings left out (`# Warning: 'commonLabels' is deprecated`),
+    kubectl's log prefix (`E1130 21:02:52.4 5713 run.go:72] "command failed" err="..."`, or `err=<` and
+    the error on the lines after it) reduced to the error itself."""
+    errors: list[str] = []
+    lines = iter(stderr.splitlines())
+    for raw in lines:
+        line = raw.strip()
+        logged = _KLOG_LINE.match(line)
+        if logged:
+            error = logged.group(2) if logged.group(3) is None else "<"
+            if error == "<":  # klog's multi-line form: the error follows, indented, up to a line ">"
+                block = []
+                for follow in lines:
+                    if follow.strip() == ">":
+                        break
+                    block.append(follow.strip())
+                error = " ".join(part for part in block if part)
+            elif error is not None:
+                try:
+                    error = json.loads(f'"{error}"')
+                except ValueError:
+                    pass
+            if line[0] in "EF" and error:
+                errors.append(error)
+        elif line and not _WARNING.match(line):
+            errors.append(line)
+    chosen = next((line for line in errors if line.lower().startswith("error:")), errors[0] if errors else "")
+    return re.sub(r"^error:\s*", "", chosen, flags=re.IGNORECASE).strip() or "no message"
 
 
-def _origin_finder(folder: str, wrapper: str, built: str):
+def _origin_finder(plan: _Plan, wrapper: str, view: str | None, charts: HelmCharts, built: str):
+    folder = plan.folder
     via = f"kustomize build {folder}"
     output = built.split("\n")
 
@@ -105,34 +260,60 @@ def _origin_finder(folder: str, wrapper: str, built: str):
         except DocumentProblem:
             origin = None
         drop_annotation(manifest, ORIGIN_ANNOTATION)
-        if not isinstance(origin, dict) or origin.get("repo"):
-            return Origin(manifest.origin.path, manifest.origin.line, manifest.origin.column, via)
-        relative = origin.get("path") or origin.get("configuredIn")
-        path = _display_path(folder, os.path.normpath(os.path.join(wrapper, str(relative))))
-        line, column = locate_object(path, manifest) if origin.get("path") else (0, 0)
         node = manifest.node
+        from_chart = charts.origin_of(manifest, via)
+        if from_chart is not None:
+            origin, in_tree = from_chart
+            manifest.line_map = aligned(output, node.start_mark.line + 1, node.end_mark.line + 1, origin.path,
+                                        origin.line) if in_tree else fixed(origin.line, origin.column)
+            return origin
+        if not isinstance(origin, dict) or origin.get("repo"):  # from a remote base: no file of the tree
+            manifest.line_map = fixed(0, 0)
+            remote = f" ({origin.get('repo')})" if isinstance(origin, dict) else ""
+            return Origin(read_kustomization(folder).path or folder, 0, 0, f"{via}{remote}")
+        relative = origin.get("path") or origin.get("configuredIn")
+        absolute = os.path.normpath(os.path.join(wrapper, str(relative)))
+        if view is not None:
+            absolute = kustomize_mirror.from_view(absolute, plan.root, view)
+            path = _display_path(folder, absolute, os.path.realpath(folder))
+        else:
+            path = _display_path(folder, absolute, os.path.abspath(folder))
+        line, column = locate_object(path, manifest) if origin.get("path") else (0, 0)
         manifest.line_map = aligned(output, node.start_mark.line + 1, node.end_mark.line + 1, path, line)
         return Origin(path, line, column, via)
 
     return where
 
 
-def _display_path(folder: str, absolute: str) -> str:
+def _display_path(folder: str, absolute: str, folder_absolute: str) -> str:
     """The path as the user would see it: relative to where they pointed, like the file walker's."""
-    return os.path.normpath(os.path.join(folder, os.path.relpath(absolute, os.path.abspath(folder))))
+    return os.path.normpath(os.path.join(folder, os.path.relpath(absolute, folder_absolute)))
 
 
 def locate_object(path: str, built: Manifest) -> tuple[int, int]:
     """The apiVersion line of the object in `path` that kustomize turned into `built`.
 
-    Kustomize may have prefixed or suffixed the name: the source object's name is inside the built one.
+    Kustomize may have prefixed or suffixed the name, or replaced `$(VAR)` in it (vars): the source
+    object's name, its variables as wildcards, is inside the built one. (0, 0) when no object in the
+    file can be the built one: the object is then named by its file only, never by another object's line.
     """
     candidates = [m for m in _objects_in(path) if m[1] == built.kind]
-    named = [m for m in candidates if m[2] and built.name and m[2] in built.name]
-    for group in ([m for m in named if m[0] == built.api_version], named, candidates):
+    if len(candidates) == 1:
+        return candidates[0][3], candidates[0][4]
+    named = [m for m in candidates if _name_matches(m[2], built.name)]
+    for group in ([m for m in named if m[0] == built.api_version], named):
         if group:
             return group[0][3], group[0][4]
     return 0, 0
+
+
+def _name_matches(source: str | None, built: str | None) -> bool:
+    if not source or not built:
+        return source == built
+    if "$(" not in source:
+        return source in built
+    pattern = ".*".join(re.escape(part) for part in re.split(r"\$\([^)]*\)", source))
+    return re.search(pattern, built) is not None
 
 
 @functools.lru_cache(maxsize=1024)
@@ -147,40 +328,17 @@ def _objects_in(path: str) -> tuple[tuple[str, str, str | None, int, int], ...]:
     return tuple((m.api_version, m.kind, m.name, m.origin.line, m.origin.column) for m in manifests)
 
 
-# --- What a kustomization refers to ---------------------------------------------------------------
-
-def _kustomization(folder: str) -> dict:
-    path = kustomization_file(folder)
-    document, _ = read_yaml_file(path) if path else (None, None)  # kustomize reports what is wrong with it
-    return document if isinstance(document, dict) else {}
-
-
-def _is_component(folder: str) -> bool:
-    return _kustomization(folder).get("kind") == "Component"
-
-
-def remote_references(folder: str, _seen: set[str] | None = None) -> list[str]:
-    """Remote resources, bases, components or Helm charts of a kustomization, its local bases included."""
-    seen = _seen if _seen is not None else set()
-    real = os.path.realpath(folder)
-    if real in seen:
-        return []
-    seen.add(real)
-    document = _kustomization(folder)
-    found = [f"Helm chart {chart.get('name')}" for chart in as_list(document.get("helmCharts"))
-             if isinstance(chart, dict)]
-    for reference in (r for field in _REFERENCE_FIELDS for r in as_list(document.get(field))):
-        reference = str(reference)
-        local = os.path.join(folder, reference)
-        if os.path.isdir(local) and kustomization_file(local):
-            found.extend(remote_references(local, seen))
-        elif not os.path.exists(local) and _is_remote(reference):
-            found.append(reference)
-    return found
-
-
-
-def _is_remote(reference: str) -> bool:
-    """A URL, an scp-like git address, or a host name first (github.com/org/repo//path)."""
-    host = reference.split("/", 1)[0]
-    return "://" in reference or "@" in host or ("." in host and not host.startswith(".") and "/" in reference)
+def flux_paths(manifests: list[Manifest], scanned: list[str]) -> frozenset[str]:
+    """Real paths of the folders Flux `Kustomization` objects in the tree point at (`spec.path`, from the
+    top of the repository holding the object)."""
+    found = set()
+    for manifest in manifests:
+        if manifest.kind != "Kustomization" or manifest.group != "kustomize.toolkit.fluxcd.io":
+            continue
+        spec = manifest.body.get("spec")
+        path = spec.get("path") if isinstance(spec, dict) else None
+        if not isinstance(path, str) or os.path.isabs(path):
+            continue
+        top = repository_root(os.path.dirname(manifest.origin.path) or ".", scanned)
+        found.add(os.path.realpath(os.path.join(top, path)))
+    return frozenset(found)
