@@ -69,6 +69,15 @@ def cli() -> None:
         click.echo(f"kubehop: notice: {notice}", err=True)
 
 
+def unknown_option(command):
+    """--unknown, for the commands that report component support."""
+    return click.option(
+        "--unknown", type=click.Choice(["warn", "block", "ignore"]), default=None,
+        help="What a fact no source states counts as (a hop no release of a component states support for, "
+             "a release kubehop cannot tell): a warning (default, or the configuration's `unknown`), a "
+             "blocker, or nothing.")(command)
+
+
 def config_options(command):
     """--config and --no-config, for every command that reads the configuration."""
     command = click.option("--no-config", is_flag=True, help="Ignore any configuration file.")(command)
@@ -129,9 +138,10 @@ def _parse_reports(ctx, param, values) -> list[tuple[str, str]]:
 @click.option("--cluster-state", "cluster_state", multiple=True, type=click.Path(exists=True),
               help="File or folder of kubectl dumps (get crd / get <resource> -A / get nodes -o yaml, "
                    "version -o json): checks stored versions, objects and node skew. Repeatable.")
+@unknown_option
 def scan(paths, target, current, fmt, output, config_file, no_config, exclude, ignore, rule_folders, baseline,
          write_baseline, reports, fail_on, values_files, helm_releases, allow_network, no_render,
-         all_templates, cluster_state) -> None:
+         all_templates, cluster_state, unknown) -> None:
     """Report what blocks each hop up to --target, with file and line.
 
     PATHS are files or folders of YAML/JSON manifests; '-' reads standard input
@@ -178,7 +188,7 @@ def scan(paths, target, current, fmt, output, config_file, no_config, exclude, i
     options = _scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline,
                             allow_network=allow_network, values_files=values_files, helm_releases=helm_releases,
                             render=not no_render, all_templates=all_templates, cluster_state=tuple(cluster_state),
-                            fail_on=fail_on)
+                            fail_on=fail_on, unknown=unknown or config.unknown or "warn")
     try:
         result = run_scan(paths, target=target, current=current, options=options)
     except (BaselineError, DataError) as err:

@@ -9,7 +9,7 @@ import sys
 
 import click
 
-from scanner.cli import MINOR, _check_outputs, _config, _emit, _settings, cli, config_options
+from scanner.cli import MINOR, _check_outputs, _config, _emit, _settings, cli, config_options, unknown_option
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK
 
 
@@ -67,8 +67,9 @@ def components(paths, fmt) -> None:
               help="Write each window's upgrade orders (system-upgrade Plans, KubernetesNodeUpgrade) to "
                    "DIR/NN-<minor>/, at the paths of the tree's own orders. DIR must be outside the tree.")
 @config_options
+@unknown_option
 def plan_command(paths, target, current, distro, cluster_version_file, fmt, output, orders_folder, config_file,
-                 no_config) -> None:
+                 no_config, unknown) -> None:
     """One window per hop: what moves before it, what it breaks, what may move after.
 
     \b
@@ -88,12 +89,14 @@ def plan_command(paths, target, current, distro, cluster_version_file, fmt, outp
     from scanner.report import plan_json, plan_markdown, plan_text
 
     _check_outputs([output])
-    _, target, current = _settings(_config(config_file, no_config, paths), paths, target, current, None)
+    config = _config(config_file, no_config, paths)
+    _, target, current = _settings(config, paths, target, current, None)
     distros = sorted({"kubernetes", *cluster_distros(), *load_catalog().distros})
     if distro is not None and distro not in distros:
         raise click.BadParameter(f"{distro!r}: known distributions are {', '.join(distros)}", param_hint="--distro")
     try:
-        plan, tree = plan_paths(PlanRequest(list(paths), target, current, distro, cluster_version_file))
+        plan, tree = plan_paths(PlanRequest(list(paths), target, current, distro, cluster_version_file,
+                                            unknown or config.unknown or "warn"))
     except PlanInputError as problem:
         raise click.UsageError(str(problem)) from None
     _attach_orders(plan, tree.manifests, paths, orders_folder)

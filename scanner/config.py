@@ -31,6 +31,7 @@ class Config:
     severity: dict[str, str] = field(default_factory=dict)
     rules: tuple[Path, ...] = ()
     baseline: str | None = None
+    unknown: str | None = None  # warn, block or ignore (None: not set, --unknown's default applies)
 
     @property
     def folder(self) -> Path:
@@ -84,6 +85,7 @@ def load_config(path: Path) -> Config:
         severity=dict(document.get("severity", {})),
         rules=tuple((folder / p).resolve() for p in document.get("rules", ())),
         baseline=os.path.relpath(folder / document["baseline"]) if "baseline" in document else None,
+        unknown=document.get("unknown"),
     )
 
 

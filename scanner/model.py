@@ -99,6 +99,9 @@ class Finding:
     migrate: str | None = None
     # Ordered steps that clear the finding, one line each; a step's commands follow it, indented.
     remediation: tuple[str, ...] = ()
+    # A component finding's state for the minor it is about: "supported", "unsupported", "unknown"
+    # (no source states it) or "unverified" (no release states support); None for other findings.
+    support: str | None = None
 
     @property
     def unscheduled(self) -> bool:

@@ -16,8 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from scanner.components import verdicts
 from scanner.components.catalog import Catalog, HopNote
-from scanner.components.detect import ClusterPin, by_component
+from scanner.components.detect import ClusterPin
 from scanner.components.tree import TreeComponents
 from scanner.components.state import (BLOCKER, UNKNOWN, WARNING, ComponentState, Migration, Problem, Step,
                                       Timeline, component_states, resolve)
@@ -42,9 +43,17 @@ class Window:
     # The upgrade orders that perform the hop (scanner.orders.write.WrittenFile), when the tree has some.
     orders: list = field(default_factory=list)
 
+    # Every finding a scan of the same tree reports, in the window of the hop it breaks (before the
+    # first hop: already broken, or at any version): the window's verdict counts these.
+    findings: list[Finding] = field(default_factory=list)
+
     @property
     def blocker_count(self) -> int:
-        return len(self.api_blockers) + sum(p.severity == BLOCKER for p in self.problems)
+        return sum(f.severity == "error" for f in self.findings)
+
+    @property
+    def warning_count(self) -> int:
+        return sum(f.severity == "warning" for f in self.findings)
 
     def migrations_before(self, step: Step | None) -> list[Migration]:
         """The migrations to finish before `step` (None: those due already, before any move)."""
@@ -62,10 +71,20 @@ class Plan:
     windows: list[Window]
     orders_folder: str | None = None  # where plan --orders wrote each window's orders
     order_notes: list[str] = field(default_factory=list)  # orders not written, and why
+    timeline: Timeline | None = None
+
+    @property
+    def findings(self) -> list[Finding]:
+        """What `kubehop scan` reports for the same tree and minors: one verdict, counted the same."""
+        return [f for w in self.windows for f in w.findings]
 
     @property
     def blocker_count(self) -> int:
         return sum(w.blocker_count for w in self.windows)
+
+    @property
+    def warning_count(self) -> int:
+        return sum(w.warning_count for w in self.windows)
 
     @property
     def blocked(self) -> bool:
@@ -76,7 +95,10 @@ def build_plan(states: list[ComponentState], current: Minor, target: Minor, cata
                manifests: Sequence[Manifest] = (), findings: Sequence[Finding] = (),
                distro: str = "kubernetes", current_from: ClusterPin | None = None,
                distro_from: str = "default", timeline: Timeline | None = None) -> Plan:
-    """The windows of a plan, drawn from the component state (`timeline`, resolved here when not given)."""
+    """The windows of a plan, drawn from the component state (`timeline`, resolved here when not given).
+
+    `findings` are the scan's other findings (core APIs, fields, CRDs in the tree...); the
+    component layer's own are added from the timeline, as `scan` reports them."""
     timeline = timeline or resolve(states, current, target, catalog, manifests)
     windows = [Window(i + 1, hop.source, hop.target, before=list(hop.moves), problems=list(hop.problems))
                for i, hop in enumerate(timeline.hops)]
@@ -85,10 +107,11 @@ def build_plan(states: list[ComponentState], current: Minor, target: Minor, cata
     by_hop = {w.target: w for w in windows}
     for migration in timeline.migrations:
         (windows[0] if migration.hop is None else by_hop[migration.hop]).migrations.append(migration)
-    _attach_api_blockers(windows, findings, current)
+    _attach_findings(windows, findings, current, api=True)
+    _attach_findings(windows, verdicts.findings(timeline, current), current, api=False)
     for window in windows:
         window.notes = _notes(catalog, distro, window.target)
-    return Plan(current, target, distro, current_from, distro_from, timeline.states, windows)
+    return Plan(current, target, distro, current_from, distro_from, timeline.states, windows, timeline=timeline)
 
 
 def _suggest_early_moves(windows: list[Window], states: list[ComponentState]) -> None:
@@ -109,13 +132,16 @@ def _suggest_early_moves(windows: list[Window], states: list[ComponentState]) ->
             last_move = k
 
 
-def _attach_api_blockers(windows: list[Window], findings: Sequence[Finding], current: Minor) -> None:
+def _attach_findings(windows: list[Window], findings: Sequence[Finding], current: Minor, api: bool) -> None:
+    """Each finding to the window of the hop where it breaks; what is broken already, or at any
+    version, to the first. `api`: the errors are listed as the window's API blockers (the component
+    layer's own are shown as its moves, problems and migrations instead)."""
+    by_hop = {w.target: w for w in windows}
     for finding in findings:
-        if finding.severity != "error" or finding.breaks_in is None:
-            continue
-        hop = max(finding.breaks_in, current.next())
-        window = next((w for w in windows if w.target == hop), None)
-        if window is not None:
+        hop = max(finding.breaks_in, current.next()) if finding.breaks_in is not None else windows[0].target
+        window = by_hop.get(hop, windows[-1] if hop > windows[-1].target else windows[0])
+        window.findings.append(finding)
+        if api and finding.severity == "error":
             window.api_blockers.append(finding)
 
 
@@ -138,6 +164,7 @@ class PlanRequest:
     current: Minor | None = None  # None: read it from the tree or `version_file`
     distro: str | None = None  # None: read it from the cluster's version string
     version_file: str | None = None  # `kubectl version -o json` output
+    unknown: str = "warn"  # --unknown: what a fact nobody states counts as (warn, block, ignore)
 
 
 def plan_paths(request: PlanRequest) -> tuple[Plan, TreeComponents]:
@@ -145,7 +172,7 @@ def plan_paths(request: PlanRequest) -> tuple[Plan, TreeComponents]:
     from scanner.checks import ScanContext, run_checks
     from scanner.components.catalog import load_catalog
     from scanner.components.detect import cluster_pin_from_version_json
-    from scanner.components.tree import detect
+    from scanner.components.tree import component_timeline, detect
     from scanner.rulebook import load_rulebook
 
     catalog = load_catalog()
@@ -165,11 +192,13 @@ def plan_paths(request: PlanRequest) -> tuple[Plan, TreeComponents]:
         where = "--from" if request.current else f"{pin.version} at {pin.origin.path}:{pin.origin.line}"
         raise PlanInputError(f"the cluster is at {current} ({where}): --target {request.target} is not newer")
     distro, distro_from = _distro(request.distro, pin)
-    context = ScanContext(target=request.target, current=current, rulebook=load_rulebook())
-    own_rules = {rule.id for rule in catalog.crd_rules}
-    findings = [f for f in run_checks(tree.manifests, context) if f.rule_id not in own_rules]
-    plan = build_plan(component_states(by_component(tree.detections), catalog), current, request.target, catalog,
-                      tree.manifests, findings, distro, pin if request.current is None else None, distro_from)
+    timeline = component_timeline(tree, catalog, request.target, current, request.unknown)
+    context = ScanContext(target=request.target, current=current, rulebook=load_rulebook(), components=timeline,
+                          unknown=request.unknown)
+    crd_rules = frozenset(rule.id for rule in catalog.crd_rules)
+    findings = [f for f in run_checks(tree.manifests, context) if not verdicts.from_component_layer(f, crd_rules)]
+    plan = build_plan(timeline.states, current, request.target, catalog, tree.manifests, findings, distro,
+                      pin if request.current is None else None, distro_from, timeline)
     return plan, tree
 
 

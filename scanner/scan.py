@@ -74,6 +74,7 @@ class ScanOptions:
     write_baseline: bool = False  # record today's findings in `baseline` first
     # Files or folders dumped with kubectl (--cluster-state): CRDs, custom resources, nodes, version.
     cluster_state: tuple[str, ...] = ()
+    unknown: str = "warn"  # --unknown: what a fact nobody states counts as (warn, block, ignore)
 
 
 def scan(paths: list[str], target: Minor, current: Minor | None = None,
@@ -92,7 +93,9 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
             current, order_notices = _current_from_orders(scan_input.manifests, target)
             notices += order_notices
         context = ScanContext(target=target, current=current, rulebook=rulebook, crds=crds, cluster=cluster,
-                              current_from_orders=from_orders and current is not None)
+                              current_from_orders=from_orders and current is not None,
+                              components=_components(scan_input, target, current, options.unknown),
+                              unknown=options.unknown)
         findings = _latent_as_warnings(run_checks(scan_input.manifests, context, scan_input.diagnostics)
                                        + scan_input.findings, scan_input.latent)
     findings, unused, policy_notices = _apply_policy(findings, scan_input.suppressions, options)
@@ -110,6 +113,15 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
         fail_on=options.fail_on,
         rendered_with=scan_input.rendered_with,
     )
+
+
+def _components(scan_input: ScanInput, target: Minor, current: Minor | None, unknown: str):
+    """The component state of the whole tree, as `kubehop plan` resolves it."""
+    from scanner.components.catalog import load_catalog
+    from scanner.components.tree import component_timeline, pins_of
+
+    catalog = load_catalog()
+    return component_timeline(pins_of(scan_input, catalog), catalog, target, current, unknown)
 
 
 def _apply_policy(findings: list[Finding], suppressions: Sequence[suppress.Suppression],

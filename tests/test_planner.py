@@ -7,7 +7,9 @@ from hypothesis import strategies as st
 
 from catalogs import catalog, component, crd_rules, gitops, mesh, release, store
 from scanner.components.detect import Detection, by_component
+from scanner.components.state import resolve
 from scanner.model import Manifest, Origin
+from scanner.components.state import BLOCKED, UNKNOWN_SUPPORT, UNSUPPORTED, UNVERIFIED
 from scanner.plan import BLOCKER, UNKNOWN, WARNING, build_plan, component_states
 from scanner.versions import Minor
 
@@ -37,7 +39,17 @@ def test_a_one_minor_component_moves_in_lockstep_with_each_hop():
     assert [moves(w) for w in plan.windows] == [
         ["mesh 1.16 → 1.17"], ["mesh 1.17 → 1.18"], ["mesh 1.18 → 1.19"], []]
     assert plan.components[0].final.version == "1.19"
-    assert not plan.blocked
+    # The pinned 1.16 does not run on 1.32: the tree must change before that hop (one blocker, at the pin).
+    [problem] = [p for p in plan.windows[0].problems if p.severity == BLOCKER]
+    assert (problem.severity, problem.kind, problem.minor) == (BLOCKER, UNSUPPORTED, m("1.32"))
+    assert problem.message == ("Mesh 1.16 supports Kubernetes 1.27–1.30, not 1.32: move it to 1.17 before the hop "
+                               "to 1.32 (it supports 1.29–1.32)")
+    assert problem.fix == ("before the hop to 1.32: mesh 1.16 → 1.17", "before the hop to 1.33: mesh 1.17 → 1.18",
+                           "before the hop to 1.34: mesh 1.18 → 1.19")
+    assert plan.blocker_count == 1
+    [finding] = [f for f in plan.findings if f.severity == "error"]
+    assert (finding.rule_id, finding.severity, finding.origin.line, finding.support) == (
+        "component/mesh/unsupported", "error", 3, "unsupported")
 
 
 def test_each_step_of_a_chain_is_listed_with_the_pin_to_edit():
@@ -54,22 +66,56 @@ def test_a_component_that_may_skip_minors_jumps_to_the_oldest_release_that_runs_
     assert [moves(w) for w in plan.windows] == [["gitops 2.4 → 2.5"], ["gitops 2.5 → 2.6"]]
 
 
-def test_no_known_release_for_a_hop_is_a_blocker_and_an_unknown_range_is_named():
+def test_a_stated_maximum_below_the_hop_blocks_and_a_newer_release_without_a_range_is_unverified():
     book = catalog([mesh()])
     plan = plan_for(book, [pinned(book, "mesh", "1.19.0")], "1.35", "1.36")
+    assert moves(plan.windows[0]) == ["mesh 1.19 → 1.20"]
+    blocker, unverified = plan.windows[0].problems
+    assert (blocker.severity, blocker.kind) == (BLOCKER, UNSUPPORTED)
+    assert "move it to 1.20 before the hop to 1.36 (it states no range for 1.36: unverified)" in blocker.message
+    assert (unverified.severity, unverified.kind) == (UNKNOWN, UNVERIFIED)
+    assert "Mesh 1.20: no release states support for Kubernetes 1.36" in unverified.message
+    assert plan.blocker_count == 1 and plan.warning_count == 1
+
+
+def test_no_release_that_may_run_on_the_hop_is_a_blocker_with_the_evidence():
+    book = catalog([component("old", [release("1.0", "1.28", "1.31"), release("1.1", "1.29", "1.35",
+                                                                              released="2025-02")])])
+    plan = plan_for(book, [pinned(book, "old", "1.1.0")], "1.35", "1.36")
     [problem] = plan.windows[0].problems
-    assert problem.severity == BLOCKER
-    assert "no known release of Mesh supports Kubernetes 1.36" in problem.message
-    assert "1.20: range unknown" in problem.message
-    assert plan.blocked and plan.blocker_count == 1
+    assert (problem.severity, problem.kind) == (BLOCKER, BLOCKED)
+    assert problem.message == ("no known release of Old supports Kubernetes 1.36: 1.1 supports 1.29–1.35; the newest "
+                               "release kubehop knows is 1.1, released 2025-02, stated range 1.29–1.35")
+
+
+def test_unknown_support_moves_to_the_oldest_release_that_states_it_and_says_why():
+    book = catalog([component("gitflow", [release("2.1", "1.25", None), release("2.2", "1.26", None),
+                                          release("2.3", "1.28", "1.30")], one_minor=False)])
+    plan = plan_for(book, [pinned(book, "gitflow", "2.1.2")], "1.28", "1.29")
+    [step] = plan.windows[0].before
+    assert step.label == "gitflow 2.1 → 2.3"
+    assert step.why == "2.1 states no support for 1.29; 2.3 is the oldest release that does (1.28–1.30)"
+    [problem] = plan.windows[0].problems
+    assert (problem.severity, problem.kind, problem.support) == (UNKNOWN, UNKNOWN_SUPPORT, "unknown")
+    assert not plan.blocked and plan.warning_count == 1
+
+
+def test_unknown_policy_block_makes_an_unverified_hop_a_blocker_and_ignore_drops_it():
+    book = catalog([component("logs", [release("3.0", None, None)])])
+    states = lambda: component_states(by_component([pinned(book, "logs", "3.0.1")]), book)
+    for unknown, blockers, warnings in (("warn", 0, 1), ("block", 1, 0), ("ignore", 0, 0)):
+        timeline = resolve(states(), m("1.31"), m("1.33"), book, unknown=unknown)
+        plan = build_plan(timeline.states, m("1.31"), m("1.33"), book, timeline=timeline)
+        assert (plan.blocker_count, plan.warning_count) == (blockers, warnings), unknown
 
 
 def test_a_release_without_a_stated_range_is_unknown_not_supported():
     book = catalog([component("logs", [release("3.0", None, None), release("3.1", "1.25", None)])])
     plan = plan_for(book, [pinned(book, "logs", "3.0.1")], "1.31", "1.32")
     [problem] = plan.windows[0].problems
-    assert (problem.severity, problem.component) == (UNKNOWN, "logs")
-    assert "support for Kubernetes 1.32 is unknown" in problem.message
+    assert (problem.severity, problem.component, problem.kind) == (UNKNOWN, "logs", UNVERIFIED)
+    assert "Logs 3.0: no release states support for Kubernetes 1.32, so the hop is unverified" in problem.message
+    assert "the newest release kubehop knows is 3.1, stated range 1.25–? (no stated maximum)" in problem.message
     assert moves(plan.windows[0]) == [] and not plan.blocked
 
 
@@ -199,8 +245,10 @@ def test_every_window_either_runs_the_component_on_its_hop_or_says_why_not(drawn
                 assert releases.index(step.target) == releases.index(step.source) + 1
             running = step.target
         said = [p for p in window.problems if p.component == "random"]
-        assert running.supports(window.target) or said or blocked
-        blocked = blocked or any(p.severity == BLOCKER for p in said)
+        unverified_since = any(p.kind == UNVERIFIED and p.message.startswith(f"Random {running.version}:")
+                               for w in plan.windows[:window.number] for p in w.problems)
+        assert running.supports(window.target) or said or blocked or unverified_since
+        blocked = blocked or any(p.kind == BLOCKED for p in said)
     assert plan.components[0].final is running
 
 
@@ -246,4 +294,5 @@ def test_a_stated_open_range_supports_every_later_minor():
                               one_minor=False)])
     plan = plan_for(book, [pinned(book, "dns", "0.17.0")], "1.32", "1.36")
     assert [moves(w) for w in plan.windows] == [["dns 0.17 → 0.18"], [], [], []]
-    assert plan.windows[0].before[0].why == "0.18 supports 1.21 and later" and not plan.blocked
+    assert plan.windows[0].before[0].why == "0.18 supports 1.21 and later"
+    assert [p.kind for p in plan.windows[0].problems] == [UNSUPPORTED]  # the pinned 0.17 stops at 1.32

@@ -17,6 +17,7 @@ from scanner.versions import Minor
 
 if TYPE_CHECKING:
     from scanner.cluster_state import ClusterState
+    from scanner.components.state import Timeline
 
 
 @dataclass(frozen=True)
@@ -29,19 +30,23 @@ class ScanContext:
     current_from_orders: bool = False
     crds: CrdIndex = field(default_factory=CrdIndex)  # the CRDs among the scanned manifests
     cluster: ClusterState | None = None  # --cluster-state: what the cluster holds today
+    # The component state of the whole tree (pins in files too), resolved by the scan; None: the
+    # component checks resolve it from the manifests they get.
+    components: Timeline | None = None
+    unknown: str = "warn"  # --unknown: what a fact nobody states counts as (warn, block, ignore)
 
 
 Check = Callable[[Sequence[Manifest], ScanContext], Iterable[Finding]]
 
 
 def all_checks() -> list[Check]:
-    from scanner.checks import (api_removal, cluster_objects, crd_component_removal, crd_schema, crd_served,
-                                field_rules, node_skew, order_components, order_concurrency, order_skew,
+    from scanner.checks import (api_removal, cluster_objects, component_support, crd_component_removal, crd_schema,
+                                crd_served, field_rules, node_skew, order_components, order_concurrency, order_skew,
                                 stored_versions, upgrade_orders)
 
     return [api_removal.check, field_rules.check, crd_served.check, crd_schema.check, stored_versions.check,
-            cluster_objects.check, node_skew.check, crd_component_removal.check, upgrade_orders.check,
-            order_skew.check, order_concurrency.check, order_components.check]
+            cluster_objects.check, node_skew.check, crd_component_removal.check, component_support.check,
+            upgrade_orders.check, order_skew.check, order_concurrency.check, order_components.check]
 
 
 def rule_finding(manifest: Manifest, rule: ApiRule | FieldRule, removed: bool, message: str,

@@ -48,9 +48,9 @@ def _unsupported(order: UpgradeOrder, states) -> Iterator[Finding]:
             continue
         component = state.component
         pins = ", ".join(f"{p.path}:{p.line}" for p in state.pins)
-        later = [r for r in component.releases[component.index(release) + 1:] if r.supports(minor)]
+        later = [r for r in component.releases_after(release) if r.supports(minor)]
         if later:
-            path, _ = route(component, release, Minor(minor.major, minor.minor - 1), minor)
+            path, _, _ = route(component, release, Minor(minor.major, minor.minor - 1), minor)
             moves = " → ".join(r.version for r in path) or later[0].version
             fix = f"move {component.title} {release.version} → {moves} first ({pins})"
         else:

@@ -24,6 +24,10 @@ def release_key(version: str) -> tuple[int, int]:
     return major, minor
 
 
+# The three states of a (release, minor): a source states support, a stated range excludes it, or neither.
+SUPPORTED, UNSUPPORTED, UNKNOWN = "supported", "unsupported", "unknown"
+
+
 @dataclass(frozen=True)
 class Range:
     """The Kubernetes minors a project states a release supports."""
@@ -75,10 +79,15 @@ class Release:
     requires: tuple[tuple[str, str], ...] = ()
     note: str | None = None
     patches: tuple[PatchRange, ...] = ()  # later patches that restate the range, oldest first
+    listed: bool = True  # False: a release the tree pins that the data does not list (range unknown)
 
     @property
     def key(self) -> tuple[int, int]:
         return release_key(self.version)
+
+    def support(self, minor: Minor) -> str:
+        """SUPPORTED, UNSUPPORTED or UNKNOWN for `minor`, as the .0 release states it."""
+        return {True: SUPPORTED, False: UNSUPPORTED, None: UNKNOWN}[self.supports(minor)]
 
     @property
     def range(self) -> Range:
@@ -140,6 +149,18 @@ class Component:
 
     def index(self, release: Release) -> int:
         return self.releases.index(release)
+
+    def releases_after(self, release: Release) -> tuple[Release, ...]:
+        """The listed releases newer than `release` (which may be one the data does not list)."""
+        return tuple(r for r in self.releases if r.key > release.key)
+
+    def unlisted(self, version: str) -> Release | None:
+        """A release the data does not list, for a version the tree pins: its range is unknown."""
+        parsed = parse_version(version)
+        if parsed is None or parsed.precision < 2:
+            return None
+        major, minor, _ = parsed.floor
+        return Release(f"{major}.{minor}", None, None, None, "", listed=False)
 
     def releases_admitted(self, pin: str, chart_version: bool) -> tuple[Release, ...] | None:
         """The known releases a version pin can install, oldest first; None if the pin is unreadable.

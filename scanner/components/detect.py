@@ -38,6 +38,9 @@ _RELEASE_PATH = re.compile(r"/releases/download/([^/]+)/")
 _VARIABLE = re.compile(r"^([A-Za-z0-9_-]+?)_version$")
 _PART_OF = ("app.kubernetes.io/part-of", "app.kubernetes.io/name")
 _VERSION_LABEL = "app.kubernetes.io/version"
+# Objects whose `image` keys are no container's: a CRD's schema, RBAC, notes kept as data.
+_NO_IMAGES = frozenset({"CustomResourceDefinition", "ConfigMap", "Secret", "Role", "ClusterRole", "RoleBinding",
+                        "ClusterRoleBinding", "ServiceAccount", "Service", "Namespace", "NetworkPolicy"})
 
 
 @dataclass(frozen=True)
@@ -88,9 +91,14 @@ def detect_in_manifests(manifests: Sequence[Manifest], catalog: Catalog,
             if problems is None:
                 raise
             problems.append(unexpected(manifest.origin.path, err, manifest.origin.line, "read this object"))
-    # A label or image tag that names no known release is some other version (a sidecar, a
-    # controller of its own numbering): it says nothing about the component's release.
-    return unique(d for d in found if d.releases or d.source not in ("label", "image"))
+    # A label that names no known release is some other version (a sub-chart's, a controller of its
+    # own numbering): it says nothing about the component's release. An image listed for a component
+    # carries the component's own version, so its tag stands even when the data lists no such release
+    # (an old controller pinned only by its image is planned from that version), unless the same file
+    # names a known release of the component (then the odd tag is a sidecar's).
+    known = {(d.component, d.origin.path) for d in found if d.releases}
+    return unique(d for d in found if d.releases or
+                  (d.source == "image" and (d.component, d.origin.path) not in known))
 
 
 def unique(detections: Iterable[Detection]) -> list[Detection]:
@@ -121,6 +129,10 @@ class _Finder:
     def __init__(self, catalog: Catalog, manifests: Sequence[Manifest]):
         self.catalog = catalog
         self.objects = {(m.kind, m.namespace, m.name): m for m in manifests}
+        self.by_image: dict[str, Component] = {}
+        for component in catalog.components.values():
+            for image in component.images:
+                self.by_image.setdefault(normalize_image(image), component)
 
     def in_manifest(self, manifest: Manifest) -> Iterator[Detection]:
         group = manifest.group
@@ -210,6 +222,8 @@ class _Finder:
                 return
 
     def _images(self, manifest: Manifest) -> Iterator[Detection]:
+        if manifest.kind in _NO_IMAGES:
+            return
         for node in _image_nodes(manifest.node):
             name, _, tag = split_image(node.value)
             component = self._component_for_image(name)
@@ -218,9 +232,7 @@ class _Finder:
                                  f"image {name} in {manifest.object_ref}")
 
     def _component_for_image(self, name: str) -> Component | None:
-        name = normalize_image(name)
-        return next((c for c in self.catalog.components.values()
-                     if any(normalize_image(i) == name for i in c.images)), None)
+        return self.by_image.get(normalize_image(name))
 
 
 def _detection(component: Component, pin: str, chart_version: bool, origin: Origin, source: str,
@@ -249,10 +261,10 @@ def _image_nodes(root: Any) -> Iterator[ScalarNode]:
         node = stack.pop()
         if isinstance(node, MappingNode):
             for key, value in node.value:
-                if isinstance(key, ScalarNode) and key.value == "image" and scalar(value):
-                    yield value
-                else:
+                if not isinstance(value, ScalarNode):
                     stack.append(value)
+                elif key.value == "image" and isinstance(key, ScalarNode) and scalar(value):
+                    yield value
         elif isinstance(node, SequenceNode):
             stack.extend(node.value)
 

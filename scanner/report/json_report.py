@@ -39,6 +39,8 @@ def finding_dict(finding: Finding, result: ScanResult) -> dict:
         "migrate": finding.migrate,
         "remediation": list(finding.remediation),
         "source": finding.source_url,
+        # A component finding's state for its minor: supported, unsupported, unknown or unverified.
+        "support": finding.support,
     }
 
 

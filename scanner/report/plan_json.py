@@ -27,6 +27,7 @@ def _migration(migration: Migration) -> dict:
     rule = migration.rule
     return {"rule": rule.id, "apiVersion": rule.api_version, "kind": rule.kind,
             "replacement": rule.replacement, "removed_in": migration.before, "already": migration.already,
+            "release_unknown": migration.unknown,
             "note": rule.note, "source": rule.source,
             # "name" is namespace/name: the object reference without its kind
             "objects": [{**location(m.origin), "name": m.object_ref.partition(" ")[2]} for m in migration.objects]}
@@ -44,8 +45,10 @@ def _window(plan: Plan, window: Window) -> dict:
         "after": [_step(s) for s in window.after],
         "notes": [{"distro": n.distro, "title": n.title, "detail": n.detail, "source": n.source}
                   for n in window.notes],
-        "problems": [{"severity": p.severity, "component": p.component, "message": p.message}
-                     for p in window.problems],
+        "problems": [{"severity": p.severity, "component": p.component, "message": p.message, "kind": p.kind,
+                      "support": p.support, "fix": list(p.fix)} for p in window.problems],
+        "blockers": window.blocker_count,
+        "warnings": window.warning_count,
         "orders": plan_orders.json_entries(plan, window),
     }
 
@@ -60,7 +63,8 @@ def render(plan: Plan) -> str:
         "target": str(plan.target),
         "distro": plan.distro,
         "distro_source": plan.distro_from,
-        "blockers": plan.blocker_count,
+        "blockers": plan.blocker_count,  # counted as `kubehop scan` counts them: the same findings
+        "warnings": plan.warning_count,
         "components": [{
             "name": s.component.name,
             "start": s.start.version if s.start else None,

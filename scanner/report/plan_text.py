@@ -8,6 +8,7 @@ from itertools import groupby
 from scanner import __version__
 from scanner.freshness import data_checked
 from scanner.model import Origin
+from scanner.components.state import BLOCKED, UNKNOWN_RELEASE, UNKNOWN_SUPPORT, UNSUPPORTED, UNVERIFIED
 from scanner.plan import BLOCKER, UNKNOWN, WARNING, Migration, Plan, Step, Window
 from scanner.report import plan_orders
 from scanner.words import count
@@ -79,8 +80,9 @@ def journeys(plan: Plan) -> list[tuple[str, str, str, str]]:
 
 
 def _stop(plan: Plan, name: str) -> str:
-    for severity, text in ((BLOCKER, "blocked at the hop to {}"), (UNKNOWN, "support unknown from {}")):
-        window = next((w for w in plan.windows for p in w.problems if p.component == name and p.severity == severity),
+    for kinds, text in (({BLOCKED}, "blocked at the hop to {}"), ({UNSUPPORTED}, "must move before {}"),
+                        ({UNVERIFIED, UNKNOWN_SUPPORT, UNKNOWN_RELEASE}, "support unknown from {}")):
+        window = next((w for w in plan.windows for p in w.problems if p.component == name and p.kind in kinds),
                       None)
         if window is not None:
             return text.format(window.target)

@@ -61,6 +61,9 @@ def _rule(finding: Finding) -> dict:
     if finding.unscheduled:
         short = f"{finding.rule_id}: breaks at any Kubernetes version"
         full = short + "."
+    elif finding.rule_id.startswith("component/"):  # a component's support for a minor, not an API
+        short = f"{finding.rule_id}: what the sources state about this component on the hop's minor"
+        full = short + "."
     else:
         short = (f"{finding.rule_id}: not served from Kubernetes {finding.breaks_in}" if finding.breaks_in
                  else f"{finding.rule_id}: deprecated since Kubernetes {finding.deprecated_in}")
@@ -115,6 +118,7 @@ def _result(finding: Finding, rule_index: int, result: ScanResult) -> dict:
                        "namespace": finding.namespace, "name": finding.name},
             "migrate": finding.migrate,
             "via": finding.origin.via,
+            "support": finding.support,
         },
     }
     location = _location(finding.origin.path, finding.origin.line, finding.origin.column)
