@@ -13,13 +13,14 @@ from scanner.components.catalog import Catalog
 from scanner.components.detect import (ClusterPin, Detection, by_component, cluster_pins_in_manifests,
                                        detect_in_documents, detect_in_manifests, unique)
 from scanner.components.state import Timeline, component_states, resolve
-from scanner.model import Diagnostic, Manifest
+from scanner.model import Diagnostic, Finding, Manifest
 from scanner.versions import Minor
 
 if TYPE_CHECKING:
     from scanner.checks import ScanContext
     from scanner.scan import ScanOptions
     from scanner.sources import ScanInput
+    from scanner.suppress import Suppression
 
 
 @dataclass
@@ -29,6 +30,8 @@ class TreeComponents:
     manifests: list[Manifest] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)  # what the sources left out (no helm...)
+    findings: list[Finding] = field(default_factory=list)  # the sources' own (a key written twice...)
+    suppressions: list[Suppression] = field(default_factory=list)  # `# kubehop: ignore` comments read
 
 
 def pins_of(scan_input: ScanInput, catalog: Catalog) -> TreeComponents:
@@ -38,7 +41,8 @@ def pins_of(scan_input: ScanInput, catalog: Catalog) -> TreeComponents:
     return TreeComponents(
         detections=unique(detect_in_manifests(scan_input.manifests, catalog, problems) + in_documents),
         cluster=list(cluster_pins_in_manifests(scan_input.manifests)) + cluster,
-        manifests=scan_input.manifests, diagnostics=scan_input.diagnostics, notices=scan_input.notices)
+        manifests=scan_input.manifests, diagnostics=scan_input.diagnostics, notices=scan_input.notices,
+        findings=scan_input.findings, suppressions=scan_input.suppressions)
 
 
 def detect(paths: list[str], catalog: Catalog, target: Minor | None = None,

@@ -70,8 +70,13 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     charts: list[str] = []
     kustomizations: list[str] = []
     stdin_bytes = sys.stdin.buffer.read() if "-" in paths else None
+    dumps, met = _dumps(options), set()
     for item in walk(paths):
         if any(e.matches(item.path) for e in options.exclude):
+            continue
+        dump = _dump_of(item.path, dumps) if dumps else None
+        if dump is not None:  # what a cluster holds (--cluster-state, --helm-releases), never desired state
+            met.add(dump)
             continue
         if isinstance(item, Diagnostic):
             result.diagnostics.append(item)
@@ -81,6 +86,8 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
             kustomizations.append(item.path)
         else:
             result.extend(_guarded(item.path, read_manifest_file, item, stdin_bytes))
+    if kustomizations:
+        result.extend(_guarded(kustomizations[0], _mark_patches, result.manifests, kustomizations))
     if kustomizations and charts:
         charts = _without_kustomize_charts(charts, kustomizations, options)
     if charts or any(m.kind == "HelmRelease" for m in result.manifests):
@@ -90,7 +97,20 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
                                    options, paths))
     for dump in options.helm_releases:
         result.extend(_guarded(dump, _helm_releases, dump))
+    result.notices.extend(f"{dump}: a kubectl dump inside the scanned paths: read as what the cluster holds "
+                          "(--cluster-state, --helm-releases), not as manifests" for dump in sorted(met))
     return result
+
+
+def _dumps(options: "ScanOptions") -> dict[str, str]:
+    """Real path -> the path given, of what --cluster-state and --helm-releases read."""
+    return {os.path.realpath(p): p for p in (*options.cluster_state, *options.helm_releases)}
+
+
+def _dump_of(path: str, dumps: dict[str, str]) -> str | None:
+    real = os.path.realpath(path)
+    return next((given for dump, given in dumps.items() if real == dump or real.startswith(os.path.join(dump, ""))),
+                None)
 
 
 def _guarded(path: str, read, *args) -> ScanInput:
@@ -252,6 +272,13 @@ def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor
                 seen.add(identity(manifest))
                 result.manifests.append(manifest)
     return result
+
+
+def _mark_patches(manifests: list[Manifest], folders: list[str]) -> ScanInput:
+    from scanner.sources.kustomize_patches import mark_patches
+
+    mark_patches(manifests, folders)
+    return ScanInput()
 
 
 def _kustomize_helm(manifests: list[Manifest], target: Minor | None, options: "ScanOptions"):
