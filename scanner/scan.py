@@ -38,6 +38,7 @@ class ScanResult:
     # `ignore` in the configuration (or --ignore), the baseline; and blockers the configuration's
     # `severity` made warnings. A pull request can change all of it: reports say so.
     silenced: dict[str, int] = field(default_factory=dict)
+    rendered_with: dict[str, str] = field(default_factory=dict)  # tool -> version, e.g. the helm that rendered
 
     @property
     def errors(self) -> list[Finding]:
@@ -127,6 +128,7 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
         data_checked=data_checked(),
         fail_on=options.fail_on,
         silenced=silenced,
+        rendered_with=scan_input.rendered_with,
     )
 
 
