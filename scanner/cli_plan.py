@@ -68,8 +68,11 @@ def components(paths, fmt) -> None:
                    "DIR/NN-<minor>/, at the paths of the tree's own orders. DIR must be outside the tree.")
 @config_options
 @unknown_option
+@click.option("--allow-network", is_flag=True,
+              help="Let helm download remote charts, kustomize fetch remote bases, and kubehop read the index.yaml "
+                   "of the chart repositories the tree names (nothing is downloaded without it).")
 def plan_command(paths, target, current, distro, cluster_version_file, fmt, output, orders_folder, config_file,
-                 no_config, unknown) -> None:
+                 no_config, unknown, allow_network) -> None:
     """One window per hop: what moves before it, what it breaks, what may move after.
 
     \b
@@ -96,7 +99,7 @@ def plan_command(paths, target, current, distro, cluster_version_file, fmt, outp
         raise click.BadParameter(f"{distro!r}: known distributions are {', '.join(distros)}", param_hint="--distro")
     try:
         plan, tree = plan_paths(PlanRequest(list(paths), target, current, distro, cluster_version_file,
-                                            unknown or config.unknown or "warn"))
+                                            unknown or config.unknown or "warn", allow_network))
     except PlanInputError as problem:
         raise click.UsageError(str(problem)) from None
     _attach_orders(plan, tree.manifests, paths, orders_folder)

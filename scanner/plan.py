@@ -165,6 +165,7 @@ class PlanRequest:
     distro: str | None = None  # None: read it from the cluster's version string
     version_file: str | None = None  # `kubectl version -o json` output
     unknown: str = "warn"  # --unknown: what a fact nobody states counts as (warn, block, ignore)
+    allow_network: bool = False  # remote charts, kustomize bases and chart repositories' index.yaml
 
 
 def plan_paths(request: PlanRequest) -> tuple[Plan, TreeComponents]:
@@ -175,8 +176,11 @@ def plan_paths(request: PlanRequest) -> tuple[Plan, TreeComponents]:
     from scanner.components.tree import component_timeline, detect
     from scanner.rulebook import load_rulebook
 
+    from scanner.scan import ScanOptions
+    from scanner.sources.chart_index import chart_versions
+
     catalog = load_catalog()
-    tree = detect(request.paths, catalog, request.target)
+    tree = detect(request.paths, catalog, request.target, ScanOptions(allow_network=request.allow_network))
     pins = sorted(tree.cluster, key=lambda p: p.minor)
     if request.version_file:
         given = cluster_pin_from_version_json(request.version_file)
@@ -192,7 +196,12 @@ def plan_paths(request: PlanRequest) -> tuple[Plan, TreeComponents]:
         where = "--from" if request.current else f"{pin.version} at {pin.origin.path}:{pin.origin.line}"
         raise PlanInputError(f"the cluster is at {current} ({where}): --target {request.target} is not newer")
     distro, distro_from = _distro(request.distro, pin)
-    timeline = component_timeline(tree, catalog, request.target, current, request.unknown)
+    charts = chart_versions(tree.charts, request.allow_network)
+    tree.notices.extend(charts.notices)
+    projection = load_rulebook().projection_notice(request.target)
+    if projection:
+        tree.notices.insert(0, projection)
+    timeline = component_timeline(tree, catalog, request.target, current, request.unknown, charts)
     context = ScanContext(target=request.target, current=current, rulebook=load_rulebook(), components=timeline,
                           unknown=request.unknown)
     crd_rules = frozenset(rule.id for rule in catalog.crd_rules)

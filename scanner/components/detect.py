@@ -18,6 +18,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from scanner import data
 from scanner.components.catalog import Catalog, Component, Release
+from scanner.components.chart_pins import ChartPin
 from scanner.components.semver import floats, parse_version
 from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest, Origin
@@ -79,10 +80,12 @@ def by_component(detections: Iterable[Detection]) -> dict[str, list[Detection]]:
 
 
 def detect_in_manifests(manifests: Sequence[Manifest], catalog: Catalog,
-                        problems: list[Diagnostic] | None = None) -> list[Detection]:
+                        problems: list[Diagnostic] | None = None, charts: list[ChartPin] | None = None
+                        ) -> list[Detection]:
     """Pins held by Kubernetes objects (the part a scan's checks can use). With `problems`, an object
-    kubehop fails on (a bug) is an input problem there instead of an exception."""
-    finder = _Finder(catalog, manifests)
+    kubehop fails on (a bug) is an input problem there instead of an exception. `charts`, when
+    given, receives every chart version pinned, of a known component or not (components.charts)."""
+    finder = _Finder(catalog, manifests, charts)
     found: list[Detection] = []
     for manifest in manifests:
         try:
@@ -126,8 +129,9 @@ def _items(node: Any) -> list[Any]:
 class _Finder:
     """Detections in Kubernetes objects; knows the tree's objects to follow a chartRef."""
 
-    def __init__(self, catalog: Catalog, manifests: Sequence[Manifest]):
+    def __init__(self, catalog: Catalog, manifests: Sequence[Manifest], charts: list[ChartPin] | None = None):
         self.catalog = catalog
+        self.charts = charts
         self.objects = {(m.kind, m.namespace, m.name): m for m in manifests}
         self.by_image: dict[str, Component] = {}
         for component in catalog.components.values():
@@ -202,12 +206,13 @@ class _Finder:
 
     def _chart_pin(self, chart: str | None, repo: str | None, version_node: Any, fallback_node: Any,
                    path: str, what: str) -> Iterator[Detection]:
-        component = component_for_chart(self.catalog, chart, repo)
-        if component is None:
-            return
         pin = scalar(version_node) or "*"  # no version: the newest chart, whichever it is
         node = version_node if version_node is not None else fallback_node
-        yield _detection(component, pin, True, _origin(path, node), "chart", what)
+        if self.charts is not None and chart and node is not None:
+            self.charts.append(ChartPin(chart, repo, pin, _origin(path, node), what))
+        component = component_for_chart(self.catalog, chart, repo)
+        if component is not None:
+            yield _detection(component, pin, True, _origin(path, node), "chart", what)
 
     def _labels(self, manifest: Manifest) -> Iterator[Detection]:
         labels = _at(manifest.node, "metadata", "labels")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 from scanner.components.catalog import (SUPPORTED, UNKNOWN as UNSTATED, UNSUPPORTED as EXCLUDED, Catalog, Component,
                                         CrdRule, Release, release_key)
+from scanner.components.semver import parse_version
 from scanner.model import Manifest, Origin
 from scanner.versions import Minor, minor_range
 
@@ -138,17 +139,35 @@ def component_states(detections: dict[str, list[Detection]], catalog: Catalog) -
             admitted = [r for d in pins if not d.floating and (d.source != "chart" or component.chart_lines is None)
                         for r in [component.unlisted(d.pin)] if r is not None]
         start = min(admitted, key=lambda r: r.key) if admitted else None
+        if start is not None and start.listed:
+            start = _at_pinned_patch(start, pins, component)
         states.append(ComponentState(component, pins, start))
     return states
 
 
+def _at_pinned_patch(release: Release, pins: list[Detection], component: Component) -> Release:
+    """The release as the pins install it: an exact app version pins its patch (1.7.2 runs with the
+    range Longhorn restated in 1.7.1); a range or a chart version of its own numbering pins the .0."""
+    exact = [d.pin for d in pins if not d.floating and (d.source != "chart" or component.chart_lines is None)
+             and parse_version(d.pin) is not None and release.key == _key_or_none(d.pin)]
+    return release.at_patch(exact[0]) if len(exact) == len(pins) and exact else release.effective()[0]
+
+
+def _key_or_none(version: str) -> tuple[int, int] | None:
+    parsed = parse_version(version)
+    return tuple(parsed.floor[:2]) if parsed is not None and parsed.precision >= 2 else None  # type: ignore
+
+
 def resolve(states: list[ComponentState], current: Minor, target: Minor, catalog: Catalog,
-            manifests: Sequence[Manifest] = (), unknown: str = "warn", current_known: bool = True) -> Timeline:
+            manifests: Sequence[Manifest] = (), unknown: str = "warn", current_known: bool = True,
+            released: Minor | None = None) -> Timeline:
     """Step every component through the hops; a component blocked at a hop is not planned again.
 
     `unknown` (warn, block, ignore) is what a fact nobody states counts as: a warning, a blocker,
     or nothing (the moves that stay on the safe side are planned whatever it is). `current_known`:
-    False when `current` is only assumed (the minor before the target), so nothing is said of it."""
+    False when `current` is only assumed (the minor before the target), so nothing is said of it.
+    `released`: the newest minor released; a hop past it is unverified for every component (no
+    source can state support for a minor not out yet), and nothing moves for it."""
     minors = minor_range(current, target)
     hops = [Hop(a, b) for a, b in zip(minors, minors[1:])]
     if not hops:
@@ -159,6 +178,9 @@ def resolve(states: list[ComponentState], current: Minor, target: Minor, catalog
     blocked: set[str] = set()
     reported: set[tuple[str, str]] = set()
     for hop in hops:
+        if released is not None and hop.target > released:
+            unverified += [(hop, name, releases[name]) for name in sorted(set(releases) - blocked)]
+            continue
         unverified += [(hop, name, release) for name, release in
                        _resolve_hop(hop, by_name, releases, blocked, catalog, reported)]
     for state in states:
@@ -166,7 +188,7 @@ def resolve(states: list[ComponentState], current: Minor, target: Minor, catalog
     today = [p for s in states for p in _start_problems(s, current)
              if current_known or p.kind != OUTSIDE_RANGE]
     timeline = Timeline(current, target, states, hops, today, unknown=unknown)
-    _unverified_problems(timeline, unverified, by_name, catalog)
+    _unverified_problems(timeline, unverified, by_name, catalog, released)
     _pinned_moves(timeline)
     timeline.problems = _with_policy(timeline.problems, unknown)
     for hop in hops:
@@ -258,15 +280,24 @@ def route(component: Component, start: Release, a: Minor, b: Minor) -> tuple[lis
     maybe = [r for r in later if r.support(b) == UNSTATED and r.support(a) != EXCLUDED]
     if maybe:
         return _path(component, later, maybe[0]), None, True
+    evidence = f"; {_evidence(component, b)}" if later or component.releases[-1].order > start.order else ""
     return [], Problem(BLOCKER, component.name, (
         f"no known release of {component.title} supports Kubernetes {b}: {start.version} supports "
-        f"{start.support_text}; {_evidence(component, b)}"), BLOCKED, support=EXCLUDED), False
+        f"{start.support_text}{evidence}"), BLOCKED, support=EXCLUDED), False
 
 
 def _path(component: Component, later: Sequence[Release], goal: Release) -> list[Release]:
-    if component.one_minor_at_a_time:
-        return list(later[:later.index(goal) + 1])
-    return [goal]
+    """To `goal`, through each minor between (at its newest patch the data lists) when the component
+    moves one minor at a time."""
+    if not component.one_minor_at_a_time:
+        return [goal]
+    between: dict[tuple[int, int], Release] = {}
+    for release in later:
+        if release.order >= goal.order:
+            break
+        if release.key != goal.key:
+            between[release.key] = release  # the last one of each minor wins
+    return [*between.values(), goal]
 
 
 def _evidence(component: Component, b: Minor) -> str:
@@ -332,7 +363,7 @@ def _with_requirements(moves: list[Step], states: dict[str, ComponentState], rel
 
 
 def _unverified_problems(timeline: Timeline, unverified: list[tuple[Hop, str, Release]],
-                         states: dict[str, ComponentState], catalog: Catalog) -> None:
+                         states: dict[str, ComponentState], catalog: Catalog, released: Minor | None) -> None:
     """One problem per component and release for the run of hops nobody states support for."""
     runs: dict[tuple[str, str], list[Hop]] = {}
     for hop, name, release in unverified:
@@ -344,6 +375,9 @@ def _unverified_problems(timeline: Timeline, unverified: list[tuple[Hop, str, Re
         message = (f"{component.title} {version}: no release states support for Kubernetes {span}, so the "
                    f"{'hops are' if several else 'hop is'} unverified for it; {_evidence(component, first)}. "
                    "Check the project's own notes before the hop")
+        if released is not None and first > released:
+            message = (f"{component.title} {version}: Kubernetes {span} is not released yet, so no release states "
+                       f"support for it: the hop is unverified for it ({_evidence(component, first)})")
         hops[0].problems.append(Problem(UNKNOWN, name, message, UNVERIFIED, first, states[name].pins,
                                         support=UNVERIFIED))
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
-from scanner.components.catalog import Catalog
+from scanner.components.catalog import Catalog, Component
+from scanner.components.chart_pins import ChartPin, ChartVersion, chart_pins_in_documents
+from scanner.components.charts import chart_component, chart_detection
 from scanner.components.detect import (ClusterPin, Detection, by_component, cluster_pins_in_manifests,
                                        detect_in_documents, detect_in_manifests, unique)
 from scanner.components.state import Timeline, component_states, resolve
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
     from scanner.checks import ScanContext
     from scanner.scan import ScanOptions
     from scanner.sources import ScanInput
+    from scanner.sources.chart_index import ChartVersions
 
 
 @dataclass
@@ -29,16 +32,23 @@ class TreeComponents:
     manifests: list[Manifest] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)  # what the sources left out (no helm...)
+    charts: list[ChartPin] = field(default_factory=list)  # every chart version pinned (components.charts)
+    # Charts kept in the tree that state a kubeVersion: each its own pin, with its one version.
+    local_charts: list[tuple[ChartPin, ChartVersion]] = field(default_factory=list)
 
 
 def pins_of(scan_input: ScanInput, catalog: Catalog) -> TreeComponents:
     """The pins among what the sources read."""
     problems = scan_input.diagnostics  # a bug met on one object or document is an input problem there
     in_documents, cluster = detect_in_documents(scan_input.documents, catalog, problems)
+    charts: list[ChartPin] = []
+    in_manifests = detect_in_manifests(scan_input.manifests, catalog, problems, charts)
+    chart_entries, local = chart_pins_in_documents(scan_input.documents)
     return TreeComponents(
-        detections=unique(detect_in_manifests(scan_input.manifests, catalog, problems) + in_documents),
+        detections=unique(in_manifests + in_documents),
         cluster=list(cluster_pins_in_manifests(scan_input.manifests)) + cluster,
-        manifests=scan_input.manifests, diagnostics=scan_input.diagnostics, notices=scan_input.notices)
+        manifests=scan_input.manifests, diagnostics=scan_input.diagnostics, notices=scan_input.notices,
+        charts=charts + chart_entries, local_charts=local)
 
 
 def detect(paths: list[str], catalog: Catalog, target: Minor | None = None,
@@ -64,12 +74,44 @@ def timeline_start(target: Minor, current: Minor | None, pin: ClusterPin | None)
 
 
 def component_timeline(tree: TreeComponents, catalog: Catalog, target: Minor, current: Minor | None = None,
-                       unknown: str = "warn") -> Timeline:
-    states = component_states(by_component(tree.detections), catalog)
+                       unknown: str = "warn", charts: ChartVersions | None = None) -> Timeline:
+    """The component state of a tree; `charts`: what helm's cache and repositories say of the charts
+    the tree pins (their kubeVersion), each chart that states one planned as a component of its own."""
+    tracks, chart_detections = chart_tracks(tree, charts)
+    if tracks:
+        catalog = Catalog({**catalog.components, **tracks}, catalog.crd_rules, catalog.hop_notes)
+    states = component_states(by_component([*tree.detections, *chart_detections]), catalog)
     pin = cluster_pin(tree)
     start = timeline_start(target, current, pin)
     known = start in (current, pin.minor if pin else None)
-    return resolve(states, start, target, catalog, tree.manifests, unknown, current_known=known)
+    from scanner.rulebook import load_rulebook
+
+    return resolve(states, start, target, catalog, tree.manifests, unknown, current_known=known,
+                   released=load_rulebook().newest)
+
+
+def chart_tracks(tree: TreeComponents, found: ChartVersions | None) -> tuple[dict[str, Component], list[Detection]]:
+    """A component per chart installation whose pinned version states a kubeVersion, and its pin."""
+    candidates = [(pin, [version]) for pin, version in tree.local_charts]
+    if found is not None:
+        candidates += [(pin, found.for_pin(pin)) for pin in tree.charts if found.for_pin(pin)]
+    components: dict[str, Component] = {}
+    detections: list[Detection] = []
+    names: dict[tuple[str, str, str], str] = {}
+    for pin, versions in candidates:
+        name = names.get((*pin.key, pin.pin))
+        if name is None:
+            name = f"chart/{pin.chart}"
+            if name in components:
+                name = f"chart/{pin.chart}@{pin.pin}" if f"chart/{pin.chart}@{pin.pin}" not in components \
+                    else f"chart/{pin.chart}@{len(components)}"
+            component = chart_component(name, pin, versions)
+            if component is None:
+                continue
+            names[(*pin.key, pin.pin)] = name
+            components[name] = component
+        detections.append(chart_detection(name, pin, components[name]))
+    return components, detections
 
 
 def timeline_of_manifests(manifests: Sequence[Manifest], context: ScanContext,
