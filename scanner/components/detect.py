@@ -100,7 +100,7 @@ def detect_in_manifests(manifests: Sequence[Manifest], catalog: Catalog,
     # (an old controller pinned only by its image is planned from that version), unless the same file
     # names a known release of the component (then the odd tag is a sidecar's).
     known = {(d.component, d.origin.path) for d in found if d.releases}
-    return unique(d for d in found if d.releases or
+    return unique(d for d in found if d.releases or d.source not in ("label", "image") or
                   (d.source == "image" and (d.component, d.origin.path) not in known))
 
 

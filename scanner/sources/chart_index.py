@@ -53,11 +53,6 @@ def chart_versions(pins: Iterable[ChartPin], allow_network: bool = False,
         missing = sorted({p.repository for p in pins if not found.for_pin(p)
                           and not p.repository.startswith("oci://")})
         _from_network(found, wanted, missing)
-    unread = {p.key for p in pins if not found.for_pin(p)}
-    if unread and not allow_network:
-        plural = "s" if len(unread) != 1 else ""
-        found.notices.append(f"kubeVersion of {len(unread)} chart{plural} the tree pins is unknown: not in helm's "
-                             "repository cache (--allow-network reads their repositories' index.yaml)")
     return found
 
 
