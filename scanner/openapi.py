@@ -46,6 +46,7 @@ class SchemaProblem:
     path: tuple[str | int, ...]  # down to the offending key or item
     message: str
     unknown_field: bool = False
+    value: Any = None  # the value found wrong (None for a missing or unknown field)
 
 
 class CrdSchema:
@@ -72,7 +73,7 @@ def _problem(error: ValidationError) -> SchemaProblem:
     path = tuple(error.absolute_path)
     if error.validator == _KNOWN:
         return SchemaProblem(path, "unknown field", unknown_field=True)
-    return SchemaProblem(path, error.message)
+    return SchemaProblem(path, error.message, value=None if error.validator == "required" else error.instance)
 
 
 def _with_defaults(value: Any, schema: Any) -> Any:

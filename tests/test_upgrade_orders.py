@@ -138,3 +138,16 @@ def test_the_scan_takes_from_from_the_orders_when_nothing_else_says():
     assert result.current == Minor(1, 33)
     assert any("--from 1.33 taken from the tree's upgrade orders: Plan cattle-system/rke2-server" in n
                for n in result.notices)
+
+
+@pytest.mark.parametrize("concurrency, noticed", [("3", True), ("1", False)])
+def test_a_server_plan_that_takes_every_control_plane_node_at_once_gets_a_notice(tmp_path, concurrency, noticed):
+    plans = (ORDERS / "k3s" / "system-upgrade" / "plans.yaml").read_text()
+    plans = plans.replace("v1.31.14+k3s1", "v1.35.8+k3s1").replace("concurrency: 1  # one server at a time",
+                                                                    f"concurrency: {concurrency}")
+    (tmp_path / "plans.yaml").write_text(plans)
+    findings = order_findings(tmp_path, dump=THREE_WORKERS)  # three control-plane nodes at v1.35.2
+    assert [(f.rule_id, f.severity, f.origin.line) for f in findings] == \
+        ([("upgrade-order/single-control-plane", "notice", 9)] if noticed else [])
+    if noticed:
+        assert "concurrency 3 upgrades all 3 control-plane nodes" in findings[0].message

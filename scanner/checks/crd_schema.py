@@ -2,10 +2,14 @@
 
 A resource at a version its CRD no longer serves is checked against the version to move to
 (the storage version): that shows the fields to drop with the apiVersion change.
+
+A value holding a `${VAR}` placeholder (Flux postBuild substitution, clusterctl and envsubst
+templates) is not the value the API server gets: its pattern, type or format is not judged.
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from scanner.checks import ScanContext
@@ -15,6 +19,9 @@ from scanner.sources.yamldoc import locate
 
 if TYPE_CHECKING:  # scanner.openapi pulls in jsonschema: imported only when a CRD is in the tree
     from scanner.openapi import CrdSchema, SchemaProblem
+
+# ${VAR}, ${VAR:=default}, ${VAR:-default}: substituted before the object reaches the API server.
+_PLACEHOLDER = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[:=\-+?][^{}]*)?\}")
 
 
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:
@@ -28,7 +35,8 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
             continue
         validator = schemas.get(crd, version)
         if validator is not None:
-            yield from (_finding(manifest, crd, version, p) for p in validator.problems(manifest.body))
+            yield from (_finding(manifest, crd, version, p) for p in validator.problems(manifest.body)
+                        if not _placeholder(p.value))
     yield from schemas.unusable_findings()
 
 
@@ -80,6 +88,10 @@ def _finding(manifest: Manifest, crd: Crd, version: CrdVersion, problem: SchemaP
         message = f"{field or '(object)'}: {problem.message} in {schema_of}"
     rule_id = "crd/unknown-field" if problem.unknown_field else "crd/invalid-value"
     return object_finding(manifest, rule_id, "error", message, manifest.origin_at(locate(manifest.node, problem.path)))
+
+
+def _placeholder(value: object) -> bool:
+    return isinstance(value, str) and _PLACEHOLDER.search(value) is not None
 
 
 def _dotted(path: tuple[str | int, ...]) -> str:

@@ -6,7 +6,8 @@ share of the selected workers: a value past it is clamped, and the warning says 
 selected workers are counted from a --cluster-state nodes dump (the order's nodeNames or
 nodeSelector, else every node that is not a control-plane node); without a dump only a percentage
 above the ceiling is certain to be clamped. A kind whose control plane is down while its only
-node upgrades gets a notice when the dump holds one control-plane node.
+node upgrades gets a notice when the dump holds one control-plane node, or when the order's
+concurrency (system-upgrade Plans) takes every control-plane node of the dump at once.
 """
 
 from __future__ import annotations
@@ -104,15 +105,29 @@ def _selects(selector: Any, labels: dict[str, str]) -> bool:
 
 
 def _single_control_plane(order: UpgradeOrder, nodes: list[ClusterNode]) -> Iterator[Finding]:
+    """One control-plane node, or a concurrency that takes every one at once: no API server serves meanwhile."""
     labels = control_plane_labels()
     control_planes = [n for n in nodes if any(label in n.labels for label in labels)]
-    if len(control_planes) != 1 or order.version is None or order.role != CONTROL_PLANE:
+    if not control_planes or order.version is None or order.role != CONTROL_PLANE:
         return
-    node = control_planes[0]
-    running = parse_order_version(node.kubelet_version)
-    if running is not None and running.key >= order.version.key:
-        return  # the node is there already: nothing left to move
-    yield order.finding(SINGLE, "notice", (
-        f"the cluster dump holds one control-plane node ({node.name}): its API server is down while it upgrades "
-        f"to {order.version_text}; controllers stop reconciling and kubectl fails until it is back (running pods "
-        f"keep running)"), order.minor)
+    behind = [n for n in control_planes
+              if (parse_order_version(n.kubelet_version) or order.version).key < order.version.key]
+    if not behind:
+        return  # every control-plane node is there already: nothing left to move
+    after = "controllers stop reconciling and kubectl fails meanwhile (running pods keep running)"
+    if len(control_planes) == 1:
+        yield order.finding(SINGLE, "notice", (
+            f"the cluster dump holds one control-plane node ({control_planes[0].name}): its API server is down while "
+            f"it upgrades to {order.version_text}; {after}"), order.minor)
+        return
+    at_once = _integer(scalar(order.node(order.kind.concurrency))) if order.kind.concurrency else None
+    if at_once is not None and at_once >= len(control_planes):
+        yield order.finding(SINGLE, "notice", (
+            f"concurrency {at_once} upgrades all {len(control_planes)} control-plane nodes of the cluster dump at "
+            f"once: no API server serves while they restart at {order.version_text}; {after}; concurrency: 1 "
+            f"keeps the others serving"), order.minor, origin=order.origin_of(order.kind.concurrency))
+
+
+def _integer(text: str | None) -> int | None:
+    match = _INTEGER.match(text or "")
+    return int(match.group(1)) if match else None

@@ -46,6 +46,7 @@ class OrderKind:
     cluster_label: str | None = None
     cluster_field: tuple[str, ...] | None = None
     replicas: tuple[str, ...] | None = None
+    concurrency: tuple[str, ...] | None = None  # how many nodes the controller upgrades at once
     not_written: str | None = None
 
 
@@ -89,5 +90,6 @@ def _kind(entry: dict[str, Any]) -> OrderKind:
         distro_image=_path(distro, "image"), distro_images=dict(distro.get("images", {})),
         distro_channel_hosts=dict(distro.get("channel_hosts", {})),
         cluster_label=cluster.get("label"), cluster_field=_path(cluster, "field"),
-        replicas=_path(entry, "replicas"), not_written=entry.get("not_written"),
+        replicas=_path(entry, "replicas"), concurrency=_path(entry, "concurrency"),
+        not_written=entry.get("not_written"),
     )
