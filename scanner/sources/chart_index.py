@@ -11,10 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import tarfile
-import urllib.error
-import urllib.request
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -95,6 +91,8 @@ def _repositories(config: Path) -> dict[str, str]:
 
 def _archive_version(path: Path, chart: str) -> ChartVersion | None:
     """The Chart.yaml of a chart archive (<chart>/Chart.yaml, read without unpacking anything)."""
+    import tarfile
+
     try:
         with tarfile.open(path, "r:gz") as archive:
             member = archive.getmember(f"{chart}/Chart.yaml")
@@ -112,6 +110,9 @@ def _archive_version(path: Path, chart: str) -> ChartVersion | None:
 # --- the network --------------------------------------------------------------------------------------
 
 def _from_network(found: ChartVersions, wanted: set[tuple[str, str]], urls: list[str]) -> None:
+    import urllib.error  # imported here: a scan without --allow-network never loads the HTTP stack
+    import urllib.request
+    from concurrent.futures import ThreadPoolExecutor
     def fetch(url: str) -> tuple[str, bytes | None, str | None]:
         index = url.rstrip("/") + "/index.yaml"
         if not index.startswith(("https://", "http://")):
