@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import os
 import re
 
 from scanner import data
@@ -64,9 +65,19 @@ def stale_notice(today: dt.date | None = None) -> str | None:
         checked = dt.date.fromisoformat(data_checked())
     except ValueError:
         return None
-    age = ((today or dt.date.today()) - checked).days
+    age = ((today or _today()) - checked).days
     if age <= STALE_AFTER_DAYS:
         return None
     return (f"kubehop's data was last checked against its sources on {checked.isoformat()}, {age} days ago: "
             "component releases and Kubernetes changes published after that day are unknown to kubehop. "
             "Install a newer kubehop (or use a newer ref of its GitHub Action) to get newer data.")
+
+
+def _today() -> dt.date:
+    """Today, or the day SOURCE_DATE_EPOCH names (the reproducible-builds convention): the same
+    tree and data then give the same output whatever day they run, as a test suite needs."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
+    try:
+        return dt.datetime.fromtimestamp(int(epoch), dt.timezone.utc).date()
+    except (ValueError, OverflowError, OSError):
+        return dt.date.today()

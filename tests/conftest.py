@@ -16,6 +16,20 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SHARED = REPO.parent / "shared"
 
 
+def _pin_today_to_the_data() -> None:
+    """kubehop notices on every command when its data is over 120 days old; pinned to the day the
+    data was checked, the suite gives the same output in a clone run next year as today."""
+    import datetime as dt
+
+    from scanner import freshness
+
+    checked = dt.datetime.fromisoformat(freshness.data_checked()).replace(tzinfo=dt.timezone.utc)
+    os.environ["SOURCE_DATE_EPOCH"] = str(int(checked.timestamp()))
+
+
+_pin_today_to_the_data()
+
+
 def run_kubehop(*args: str, cwd: Path | None = None, stdin: bytes | None = None,
                 env: dict | None = None) -> subprocess.CompletedProcess:
     """Run the CLI in a child process; returns the completed process (text stdout/stderr)."""

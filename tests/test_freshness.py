@@ -80,11 +80,18 @@ def test_every_command_prints_the_notice_once_when_the_data_is_stale(stale_data:
 
 
 def test_fresh_data_prints_no_notice() -> None:
-    checked = dt.date.fromisoformat(freshness.data_checked())
-    if (dt.date.today() - checked).days > freshness.STALE_AFTER_DAYS:
-        pytest.skip("the data itself is stale today: refresh it")
+    # conftest pins "today" (SOURCE_DATE_EPOCH) to the day the data was checked
     proc = kubehop("rules")
     assert "last checked" not in proc.stderr.decode()
+
+
+def test_source_date_epoch_is_today(monkeypatch) -> None:
+    checked = dt.datetime.fromisoformat(freshness.data_checked()).replace(tzinfo=dt.timezone.utc)
+    later = checked + dt.timedelta(days=200)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(int(later.timestamp())))
+    assert "200 days ago" in freshness.stale_notice()
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "not a number")
+    assert freshness._today() == dt.date.today()
 
 
 def test_version_json_and_reports_carry_the_date(stale_data: Path) -> None:
