@@ -41,7 +41,7 @@ def components(paths, fmt) -> None:
       kubehop components --format json platform/ infra/
     """
     from scanner.components.catalog import load_catalog
-    from scanner.components.tree import detect
+    from scanner.components.reading import detect
     from scanner.report import components as report
 
     catalog = load_catalog()

@@ -173,7 +173,8 @@ def plan_paths(request: PlanRequest) -> tuple[Plan, TreeComponents]:
     from scanner.checks import ScanContext, run_checks
     from scanner.components.catalog import load_catalog
     from scanner.components.detect import cluster_pin_from_version_json
-    from scanner.components.tree import component_timeline, detect
+    from scanner.components.reading import detect
+    from scanner.components.tree import component_timeline
     from scanner.rulebook import load_rulebook
 
     from scanner.scan import ScanOptions

@@ -118,7 +118,8 @@ def _components(scan_input: ScanInput, target: Minor, current: Minor | None, opt
     """The component state of the whole tree, as `kubehop plan` resolves it (the notices of what
     could not be read of the charts' own constraints join the scan's)."""
     from scanner.components.catalog import load_catalog
-    from scanner.components.tree import component_timeline, pins_of
+    from scanner.components.reading import pins_of
+    from scanner.components.tree import component_timeline
     from scanner.sources.chart_index import chart_versions
 
     catalog = load_catalog()

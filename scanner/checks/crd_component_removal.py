@@ -25,7 +25,7 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
             return []  # the common case: the tree uses no API a component release drops
         from scanner.components.tree import timeline_of_manifests
 
-        timeline = timeline_of_manifests(manifests, context, owners)
+        timeline = timeline_of_manifests(manifests, context.target, context.current, context.unknown, owners)
     from scanner.components.verdicts import migration_findings
 
     return migration_findings(timeline, context.current)

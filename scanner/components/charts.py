@@ -52,7 +52,8 @@ def chart_component(name: str, pin: ChartPin, versions: list[ChartVersion]) -> C
     pinned = _pinned(pin.pin, releases)
     if pinned is None or pinned.constraint is None or pinned.min is None:
         return None
-    title = f"chart {pin.chart} (kept in the tree)" if (pin.repository or "").startswith("tree:") else f"chart {pin.chart}"
+    local = (pin.repository or "").startswith("tree:")
+    title = f"chart {pin.chart} (kept in the tree)" if local else f"chart {pin.chart}"
     return Component(name, title, False, tuple(releases), chart_track=True)
 
 

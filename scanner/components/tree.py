@@ -1,7 +1,7 @@
-"""What a GitOps tree pins, read once with the scan's own sources: components and the cluster's version.
+"""What a GitOps tree pins (components, charts, the cluster's version) and the component state it gives.
 
-The sources read every file once; detection reads the objects they built and the documents they
-kept that are not objects (Chart.yaml, kustomizations, `*_version` variables).
+scanner.components.reading fills a TreeComponents from what the sources read; `component_timeline`
+resolves it, as `scan` and `plan` both do.
 """
 
 from __future__ import annotations
@@ -10,18 +10,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
 from scanner.components.catalog import Catalog, Component
-from scanner.components.chart_pins import ChartPin, ChartVersion, chart_pins_in_documents
+from scanner.components.chart_pins import ChartPin, ChartVersion
 from scanner.components.charts import chart_component, chart_detection
 from scanner.components.detect import (ClusterPin, Detection, by_component, cluster_pins_in_manifests,
-                                       detect_in_documents, detect_in_manifests, unique)
+                                       detect_in_manifests)
 from scanner.components.state import Timeline, component_states, resolve
 from scanner.model import Diagnostic, Manifest
 from scanner.versions import Minor
 
 if TYPE_CHECKING:
-    from scanner.checks import ScanContext
-    from scanner.scan import ScanOptions
-    from scanner.sources import ScanInput
     from scanner.sources.chart_index import ChartVersions
 
 
@@ -35,28 +32,6 @@ class TreeComponents:
     charts: list[ChartPin] = field(default_factory=list)  # every chart version pinned (components.charts)
     # Charts kept in the tree that state a kubeVersion: each its own pin, with its one version.
     local_charts: list[tuple[ChartPin, ChartVersion]] = field(default_factory=list)
-
-
-def pins_of(scan_input: ScanInput, catalog: Catalog) -> TreeComponents:
-    """The pins among what the sources read."""
-    problems = scan_input.diagnostics  # a bug met on one object or document is an input problem there
-    in_documents, cluster = detect_in_documents(scan_input.documents, catalog, problems)
-    charts: list[ChartPin] = []
-    in_manifests = detect_in_manifests(scan_input.manifests, catalog, problems, charts)
-    chart_entries, local = chart_pins_in_documents(scan_input.documents)
-    return TreeComponents(
-        detections=unique(in_manifests + in_documents),
-        cluster=list(cluster_pins_in_manifests(scan_input.manifests)) + cluster,
-        manifests=scan_input.manifests, diagnostics=scan_input.diagnostics, notices=scan_input.notices,
-        charts=charts + chart_entries, local_charts=local)
-
-
-def detect(paths: list[str], catalog: Catalog, target: Minor | None = None,
-           options: ScanOptions | None = None) -> TreeComponents:
-    """Pins and objects under `paths`; Helm charts are rendered for `target` (default: the newest minor)."""
-    from scanner.sources import collect
-
-    return pins_of(collect(paths, target, options), catalog)
 
 
 def cluster_pin(tree: TreeComponents) -> ClusterPin | None:
@@ -114,7 +89,7 @@ def chart_tracks(tree: TreeComponents, found: ChartVersions | None) -> tuple[dic
     return components, detections
 
 
-def timeline_of_manifests(manifests: Sequence[Manifest], context: ScanContext,
+def timeline_of_manifests(manifests: Sequence[Manifest], target: Minor, current: Minor | None, unknown: str,
                           names: frozenset[str] | None = None) -> Timeline:
     """The component state from objects alone (pins in other files unseen), when a check is run
     without the scan's: `names` limits the catalog to the components that matter."""
@@ -123,4 +98,4 @@ def timeline_of_manifests(manifests: Sequence[Manifest], context: ScanContext,
     catalog = load_components(names) if names is not None else load_catalog()
     tree = TreeComponents(detections=detect_in_manifests(manifests, catalog),
                           cluster=list(cluster_pins_in_manifests(manifests)), manifests=list(manifests))
-    return component_timeline(tree, catalog, context.target, context.current, context.unknown)
+    return component_timeline(tree, catalog, target, current, unknown)
