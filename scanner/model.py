@@ -49,6 +49,8 @@ class Manifest:
     # For an object read from a tool's output (a render, a build): its nodes' (line, column) there ->
     # (line, column) in origin.path (sources/line_map.py). None: the nodes were read from that file.
     line_map: Callable[[int, int], tuple[int, int]] | None = field(default=None, repr=False)
+    # Read from a chart template as text: its apiVersion and kind are known, its body is not.
+    text_only: bool = False
 
     def origin_at(self, node: Any) -> Origin:
         """Where a person edits `node` (a key, an item) of this object: its file, line and column."""

@@ -265,3 +265,20 @@ def test_tags_and_duplicates_outside_kubernetes_objects_are_not_reported(tmp_pat
                              "dependencies:\n- name: redis\n  condition: !redis.emulate\n  name: again\n")
     assert diagnostics_for(report, "requirements.yaml") == []
     assert proc.returncode == 1
+
+
+def test_a_broken_link_that_names_no_manifest_is_a_notice_not_an_input_problem(tmp_path):
+    """redhat-cop/gitops-catalog: links to operator folders that were removed made every scan exit 3."""
+    (tmp_path / "good.yaml").write_text(BLOCKER)
+    (tmp_path / "old-operator").symlink_to(tmp_path / "removed-operator")
+    proc = run_kubehop("scan", "--format", "json", str(tmp_path))
+    import json
+
+    report = json.loads(proc.stdout)
+    assert [(Path(d["file"]).name, d["level"]) for d in report["diagnostics"]] == [("old-operator", "notice")]
+    assert [f["object"]["name"] for f in report["findings"]] == ["still-scanned"]
+    assert proc.returncode == 1
+    (tmp_path / "gone.yaml").symlink_to(tmp_path / "removed.yaml")  # a manifest that cannot be read: exit 3
+    proc = run_kubehop("scan", "--format", "json", str(tmp_path))
+    assert {Path(d["file"]).name: d["level"] for d in json.loads(proc.stdout)["diagnostics"]}["gone.yaml"] == "error"
+    assert proc.returncode == 3

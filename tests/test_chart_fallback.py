@@ -153,3 +153,62 @@ def test_a_duplicate_key_in_a_file_a_person_wrote_stays_an_input_problem(helm_en
                                       "data:\n  a: '1'\n  a: '2'\n")
     code, report = scan_json("--target", "1.25", str(tmp_path / "cm.yaml"), env=helm_env)
     assert code == 3 and report["findings"] == []
+
+
+CHOSEN_TOGETHER = """\
+{{- if .Values.agentMode }}
+apiVersion: monitoring.example.com/v1alpha1
+kind: PrometheusAgent
+{{- else }}
+apiVersion: monitoring.example.com/v1
+kind: Prometheus
+{{- end }}
+metadata:
+  name: main
+---
+apiVersion: rbac.authorization.k8s.io/v1
+{{- if .Values.namespaced }}
+kind: RoleBinding
+{{- else }}
+kind: ClusterRoleBinding
+{{- end }}
+roleRef:
+  kind: ClusterRole
+  name: x
+"""
+
+
+def test_text_reading_pairs_each_apiversion_with_the_kinds_of_its_own_branch(tmp_path):
+    from scanner.sources.chart_templates import possible_objects
+
+    web = chart(tmp_path, "web", "", main=CHOSEN_TOGETHER)
+    found = {(o.api_version, o.kind) for o in possible_objects(str(web))}
+    assert found == {("monitoring.example.com/v1alpha1", "PrometheusAgent"), ("monitoring.example.com/v1", "Prometheus"),
+                     ("rbac.authorization.k8s.io/v1", "RoleBinding"), ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding")}
+
+
+def test_a_custom_resource_read_as_text_is_not_checked_against_its_crd_schema(tmp_path):
+    """Read as text, only apiVersion and kind are known: a schema requiring spec must not call it invalid."""
+    crd = tmp_path / "crd.yaml"
+    crd.write_text("""\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          required: [spec]
+          properties:
+            spec: {type: object}
+""")
+    chart(tmp_path, "web", "", widget="apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n")
+    proc = run_kubehop("scan", "--format", "json", "--no-render", "--target", "1.30", str(tmp_path))
+    assert json.loads(proc.stdout)["findings"] == []

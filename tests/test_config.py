@@ -109,7 +109,7 @@ def test_paths_and_excludes_are_relative_to_the_config(repo):
         """)
     done, report = scan_json(repo / "apps")  # no PATHS: the config's, wherever we stand
     files = sorted(f["file"] for f in report["findings"])
-    assert files == ["../platform/ingress.yaml", "./ingress.yaml"]  # shown relative to where we stand
+    assert files == ["apps/ingress.yaml", "platform/ingress.yaml"]  # named from the repository root
     assert report["summary"]["files"] == 2
 
 

@@ -10,6 +10,7 @@ import functools
 import importlib.util
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -151,9 +152,12 @@ def test_joined_paths_print_as_one():
 # --- reports ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("fmt", ["text", "json"])
-def test_report_snapshot(fmt, snapshot):
+def test_report_snapshot(fmt, snapshot, tmp_path):
     names = [fixture_for(r).name for r in ("field/volume/gitRepo", "field/node-label/master-role")]
-    run = run_kubehop("scan", "--target", "1.36", "--format", fmt, *names, cwd=FIELD_FIXTURES)
+    (tmp_path / ".git").mkdir()  # a checkout of its own: the report names files from its root
+    for name in names:
+        shutil.copy(FIELD_FIXTURES / name, tmp_path / name)
+    run = run_kubehop("scan", "--target", "1.36", "--format", fmt, *names, cwd=tmp_path)
     assert run.returncode == 1, run.stderr
     assert run.stdout.decode() == snapshot
 

@@ -313,7 +313,7 @@ def test_flux_chart_outside_the_scanned_paths_is_found_in_the_repository(helm_en
     code, report = scan_json("--target", "1.22", str(repo / "apps"), env=helm_env)
     assert code == 1
     (finding,) = report["findings"]
-    assert finding["file"] == str(repo / "charts" / "web" / "templates" / "ingress.yaml")
+    assert finding["file"] == "charts/web/templates/ingress.yaml"  # from the repository root
     assert finding["via"] == "Flux HelmRelease shop/web (chart web 3.0.0)"
 
 

@@ -303,5 +303,5 @@ def test_the_text_report_prints_no_workflow_command_from_the_tree(tmp_path):
     assert not any(char in done.stdout for char in "\r\x1b\u2028")
     assert r"Ingress evil\n::error file=x::spoofed\r::stop-commands::t\u2028::warning::x ##\[error]legacy \x1b[2J" \
         in done.stdout
-    assert r"./a\n::error::named.yaml:1:1  error  Ingress in-an-odd-file" in done.stdout
+    assert r"  a\n::error::named.yaml:1:1  error  Ingress in-an-odd-file" in done.stdout
     assert done.returncode == EXIT_INPUT

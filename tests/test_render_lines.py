@@ -135,8 +135,8 @@ def test_field_findings_of_a_kustomize_build_point_at_the_base_file(tmp_path):
         """))
     code, report = scan_json("--target", "1.36", str(overlay), env=env)
     (finding,) = [f for f in report["findings"] if f["rule"] == "field/node-label/beta-os"]
-    assert finding["file"] == str(base / "deployment.yaml")
-    assert line_of(finding["file"], finding["line"]).strip() == "beta.kubernetes.io/os: linux"
+    assert finding["file"] == "base/deployment.yaml"  # from the repository root
+    assert line_of(str(tmp_path / finding["file"]), finding["line"]).strip() == "beta.kubernetes.io/os: linux"
 
 
 def test_field_findings_of_a_release_secret_point_at_the_secret(tmp_path):

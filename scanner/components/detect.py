@@ -358,6 +358,8 @@ def _chart_entries(entries: list[Any], repo_key: str, path: str, catalog: Catalo
 def _vendored_chart(node: Any, path: str, catalog: Catalog) -> Iterator[Detection]:
     """A copy of a component's own chart kept in the tree: its Chart.yaml name and version."""
     chart, version = scalar(mapping_get(node, "name")), mapping_get(node, "version")
+    if any(scalar(mapping_get(d, "name")) == chart for d in _items(mapping_get(node, "dependencies"))):
+        return  # a wrapper around the component's own chart (a dependency of the same name): that pin counts
     component = component_for_chart(catalog, chart, None)
     if component is not None and scalar(version):
         yield _detection(component, scalar(version), True, _origin(path, version), "chart", f"vendored chart {chart}")

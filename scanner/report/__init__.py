@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import os
 from typing import TYPE_CHECKING, Callable
 
 from scanner.model import Finding
@@ -62,14 +61,3 @@ def counts(result: ScanResult) -> str:
     if result.input_errors:
         parts.append(count(len(result.input_errors), "unreadable input"))
     return ", ".join(parts)
-
-
-def repo_path(path: str) -> str:
-    """A path relative to the working directory (the repository root in CI), with forward slashes.
-
-    Code scanning and workflow annotations resolve files from the checkout root; a path
-    outside the working directory is kept absolute.
-    """
-    absolute = os.path.abspath(path)
-    relative = os.path.relpath(absolute)
-    return (absolute if relative.startswith(os.pardir) else relative).replace(os.sep, "/")

@@ -8,6 +8,7 @@ from scanner.components.catalog import Catalog
 from scanner.components.detect import Detection
 from scanner.components.tree import TreeComponents
 from scanner.report.plan_json import location
+from scanner.report.paths import at
 
 
 def _releases(detection: Detection) -> str:
@@ -28,14 +29,14 @@ def _support(detection: Detection) -> str:
 
 def render_text(tree: TreeComponents, catalog: Catalog) -> str:
     rows = [(d.component, d.pin, _releases(d), _support(d),
-             f"{d.origin.path}:{d.origin.line}:{d.origin.column}", d.what) for d in tree.detections]
+             at(d.origin), d.what) for d in tree.detections]
     titles = ("component", "pin", "release", "Kubernetes", "pinned at", "how")
     widths = [max([len(t)] + [len(r[i]) for r in rows]) for i, t in enumerate(titles[:-1])]
     lines = ["  ".join(t.ljust(w) for t, w in zip(titles, widths + [0])).rstrip()]
     lines.extend("  ".join(c.ljust(w) for c, w in zip(row, widths + [0])).rstrip() for row in rows)
     for pin in tree.cluster:
         lines.append(f"cluster: Kubernetes {pin.minor} ({pin.version}, {pin.distro or 'kubernetes'}) "
-                     f"at {pin.origin.path}:{pin.origin.line}:{pin.origin.column}, {pin.what}")
+                     f"at {at(pin.origin)}, {pin.what}")
     found = len({d.component for d in tree.detections})
     lines.append(f"{found} of {len(catalog.components)} known components detected")
     return "\n".join(lines) + "\n"

@@ -7,7 +7,8 @@ message, and in property values also %3A and %2C, so those characters are encode
 from __future__ import annotations
 
 from scanner.model import STDIN_PATH, Diagnostic, Finding
-from scanner.report import counts, repo_path, verdict
+from scanner.report import counts, verdict
+from scanner.report.paths import repo_path
 from scanner.scan import ScanResult
 
 

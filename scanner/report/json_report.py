@@ -7,6 +7,7 @@ import json
 from scanner import __version__
 from scanner.model import Finding
 from scanner.report import hop_label
+from scanner.report.paths import repo_path
 from scanner.scan import ScanResult
 
 SCHEMA_VERSION = 1
@@ -23,7 +24,7 @@ def finding_dict(finding: Finding, result: ScanResult) -> dict:
         "hop": hop_label(finding, result),
         "breaks_in": _minor(finding.breaks_in),
         "deprecated_in": _minor(finding.deprecated_in),
-        "file": finding.origin.path,
+        "file": repo_path(finding.origin.path),
         "line": finding.origin.line,
         "column": finding.origin.column,
         "via": finding.origin.via,
@@ -69,10 +70,10 @@ def render(result: ScanResult, color: bool = False) -> str:
         "hops": list(hops.values()),
         "findings": [finding_dict(f, result) for f in result.findings],
         "diagnostics": [
-            {"file": d.path, "line": d.line, "level": d.level, "message": d.message}
+            {"file": repo_path(d.path), "line": d.line, "level": d.level, "message": d.message}
             for d in result.diagnostics
         ],
-        "unrendered": [{"file": d.path, "reason": d.message} for d in result.unrendered],
+        "unrendered": [{"file": repo_path(d.path), "reason": d.message} for d in result.unrendered],
         "notices": result.notices,
     }
     return json.dumps(document, indent=2, sort_keys=False) + "\n"

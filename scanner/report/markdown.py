@@ -11,7 +11,8 @@ from itertools import groupby
 
 from scanner import __version__
 from scanner.model import Finding
-from scanner.report import count, counts, hop_label, repo_path, scan_span, verdict
+from scanner.report import count, counts, hop_label, scan_span, verdict
+from scanner.report.paths import repo_path
 from scanner.scan import ScanResult
 
 # A pull-request comment holds 65,536 characters: finding rows stop at this many characters and

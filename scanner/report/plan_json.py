@@ -9,12 +9,13 @@ from scanner.freshness import data_checked
 from scanner.model import Origin
 from scanner.plan import Migration, Plan, Step, Window
 from scanner.report import plan_orders
+from scanner.report.paths import repo_path
 
 SCHEMA_VERSION = 1
 
 
 def location(origin: Origin) -> dict:
-    return {"file": origin.path, "line": origin.line, "column": origin.column}
+    return {"file": repo_path(origin.path), "line": origin.line, "column": origin.column}
 
 
 def _step(step: Step) -> dict:

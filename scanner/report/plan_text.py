@@ -11,6 +11,7 @@ from scanner.model import Origin
 from scanner.components.state import BLOCKED, UNKNOWN_RELEASE, UNKNOWN_SUPPORT, UNSUPPORTED, UNVERIFIED
 from scanner.plan import BLOCKER, UNKNOWN, WARNING, Migration, Plan, Step, Window
 from scanner.report import plan_orders
+from scanner.report.paths import at
 from scanner.words import count
 
 _COLUMNS = (("Window", 6), ("Hop", 11), ("Move before the hop", 36), ("Migrate before", 34),
@@ -18,7 +19,7 @@ _COLUMNS = (("Window", 6), ("Hop", 11), ("Move before the hop", 36), ("Migrate b
 
 
 def where(origin: Origin) -> str:
-    return f"{origin.path}:{origin.line}:{origin.column}"
+    return at(origin)
 
 
 def chains(steps: list[Step]) -> list[str]:

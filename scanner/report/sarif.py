@@ -14,17 +14,19 @@ from urllib.parse import quote
 
 from scanner import __version__
 from scanner.model import EXIT_INPUT, STDIN_PATH, Diagnostic, Finding
-from scanner.report import hop_label, repo_path
+from scanner.report import hop_label
+from scanner.report.paths import repo_path, repo_root
 from scanner.scan import ScanResult
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-# Paths are relative to the directory kubehop ran in: the checkout root in CI.
+# Paths are relative to the repository root (scanner.report.paths), which this base id names.
 SRCROOT = "%SRCROOT%"
 
 
 def render(result: ScanResult, color: bool = False) -> str:
     rules = _rules(result.findings)
     index = {rule["id"]: n for n, rule in enumerate(rules)}
+    root = _root(result)
     run = {
         "tool": {"driver": {
             "name": "kubehop",
@@ -32,15 +34,18 @@ def render(result: ScanResult, color: bool = False) -> str:
             "semanticVersion": __version__,
             "rules": rules,
         }},
-        "invocations": [_invocation(result)],
+        "invocations": [_invocation(result, root)],
         "columnKind": "unicodeCodePoints",
-        "results": [_result(f, index[f.rule_id], result) for f in result.findings],
+        "results": [_result(f, index[f.rule_id], result, root) for f in result.findings],
         "properties": {
             "target": str(result.target),
             "from": str(result.current) if result.current else None,
             "dataChecked": result.data_checked,
         },
     }
+    if root is not None:
+        run["originalUriBaseIds"] = {SRCROOT: {"uri": Path(root).as_uri().rstrip("/") + "/",
+                                               "description": {"text": "The repository root."}}}
     document = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
@@ -104,7 +109,13 @@ def _message(finding: Finding) -> str:
     return "\n".join(lines)
 
 
-def _result(finding: Finding, rule_index: int, result: ScanResult) -> dict:
+def _root(result: ScanResult) -> str | None:
+    """The one root SRCROOT stands for: that of the first file named (files elsewhere get absolute URIs)."""
+    paths = [f.origin.path for f in result.findings] + [d.path for d in result.diagnostics]
+    return next((root for root in map(repo_root, paths) if root is not None), None)
+
+
+def _result(finding: Finding, rule_index: int, result: ScanResult, root: str | None) -> dict:
     sarif_result = {
         "ruleId": finding.rule_id,
         "ruleIndex": rule_index,
@@ -121,7 +132,7 @@ def _result(finding: Finding, rule_index: int, result: ScanResult) -> dict:
             "support": finding.support,
         },
     }
-    location = _location(finding.origin.path, finding.origin.line, finding.origin.column)
+    location = _location(root, finding.origin.path, finding.origin.line, finding.origin.column)
     if location:
         sarif_result["locations"] = [location]
     return sarif_result
@@ -134,35 +145,35 @@ def _fingerprint(finding: Finding) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
-def _location(path: str, line: int | None, column: int | None = None) -> dict | None:
+def _location(root: str | None, path: str, line: int | None, column: int | None = None) -> dict | None:
     if path == STDIN_PATH:
         return None
-    physical: dict = {"artifactLocation": _artifact(repo_path(path))}
+    physical: dict = {"artifactLocation": _artifact(root, path)}
     if line and line > 0:
         physical["region"] = {"startLine": line, **({"startColumn": column} if column and column > 0 else {})}
     return {"physicalLocation": physical}
 
 
-def _artifact(path: str) -> dict:
-    if os.path.isabs(path):  # outside the working directory: no base to be relative to
-        return {"uri": Path(path).as_uri()}
-    return {"uri": quote(path), "uriBaseId": SRCROOT}
+def _artifact(root: str | None, path: str) -> dict:
+    if root is None or repo_root(path) != root:  # outside the repository: no base to be relative to
+        return {"uri": Path(os.path.abspath(path)).as_uri()}
+    return {"uri": quote(repo_path(path)), "uriBaseId": SRCROOT}
 
 
-def _invocation(result: ScanResult) -> dict:
+def _invocation(result: ScanResult, root: str | None) -> dict:
     return {
         "executionSuccessful": result.exit_code != EXIT_INPUT,
         "exitCode": result.exit_code,
-        "toolExecutionNotifications": [_notification(d) for d in result.diagnostics],
+        "toolExecutionNotifications": [_notification(d, root) for d in result.diagnostics],
     }
 
 
-def _notification(diagnostic: Diagnostic) -> dict:
+def _notification(diagnostic: Diagnostic, root: str | None) -> dict:
     notification = {
         "level": "error" if diagnostic.level == "error" else "note",
         "message": {"text": diagnostic.message},
     }
-    location = _location(diagnostic.path, diagnostic.line)
+    location = _location(root, diagnostic.path, diagnostic.line)
     if location:
         notification["locations"] = [location]
     return notification

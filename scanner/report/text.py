@@ -7,6 +7,7 @@ from itertools import groupby
 
 from scanner import __version__
 from scanner.report import count, counts, hop_label, scan_span, verdict
+from scanner.report.paths import where
 from scanner.report.plain import log_text, printable
 from scanner.scan import ScanResult
 
@@ -25,8 +26,8 @@ def render(result: ScanResult, color: bool = False) -> str:
         group = list(group)
         lines.append(paint(f"{label[0].upper()}{label[1:]}: {count(len(group), 'finding')}", "head"))
         for f in group:
-            where = f"{p(f.origin.path)}:{f.origin.line}:{f.origin.column}"
-            lines.append(f"  {where}  {paint(f.severity, f.severity)}  {p(f.object_ref)}")
+            at = p(where(f.origin.path, f.origin.line, f.origin.column))
+            lines.append(f"  {at}  {paint(f.severity, f.severity)}  {p(f.object_ref)}")
             if f.origin.via:
                 lines.append(f"      via {p(f.origin.via)}")
             lines.append(f"      {p(f.message)}")
@@ -41,12 +42,12 @@ def render(result: ScanResult, color: bool = False) -> str:
         lines.append("")
     if result.diagnostics:
         lines.append(paint(f"Input problems: {len(result.diagnostics)}", "head"))
-        lines.extend(f"  {paint(d.level, 'error' if d.level == 'error' else 'dim')}  {p(d)}"
-                     for d in result.diagnostics)
+        lines.extend(f"  {paint(d.level, 'error' if d.level == 'error' else 'dim')}  "
+                     f"{p(where(d.path, d.line))}: {p(d.message)}" for d in result.diagnostics)
         lines.append("")
     if result.unrendered:
         lines.append(paint(f"Not rendered: {count(len(result.unrendered), 'file')}", "head"))
-        lines.extend(f"  {p(d.path)}: {p(d.message)}" for d in result.unrendered)
+        lines.extend(f"  {p(where(d.path))}: {p(d.message)}" for d in result.unrendered)
         lines.append("")
     lines.extend(f"notice: {p(n)}" for n in result.notices)
     lines.append(_summary(result, paint))

@@ -81,7 +81,7 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     if kustomizations and charts:
         charts = _without_kustomize_charts(charts, kustomizations, options)
     if charts or any(m.kind == "HelmRelease" for m in result.manifests):
-        result.extend(_all_or_each(charts, _charts, charts, result.manifests, target, options))
+        result.extend(_all_or_each(charts, _charts, charts, result.manifests, target, options, paths))
     if kustomizations:
         result.extend(_all_or_each(kustomizations, _kustomizations, kustomizations, result.manifests, target,
                                    options, paths))
@@ -107,16 +107,15 @@ def _all_or_each(folders: list[str], read, *args) -> ScanInput:
 
 
 def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
-            options: "ScanOptions") -> ScanInput:
-    from scanner.sources import chart_fallback, flux, helm
+            options: "ScanOptions", paths: list[str]) -> ScanInput:
+    from scanner.sources import flux, helm
+    from scanner.sources.chart_copies import ChartCopies, Preparation
     from scanner.sources.helm_capture import find_helm
-    from scanner.sources.helm_output import manifests_of
-    from scanner.sources.rendered_duplicates import split_duplicate_keys
 
     helm_path = find_helm() if options.render else None
     why_not = _why_not_rendered(helm_path, options.render)
     if why_not:
-        return _charts_as_text(charts, why_not)
+        return _charts_as_text(charts, why_not, paths)
     result = ScanInput()
     deployed = flux.flux_releases(manifests, charts, options.allow_network)
     result.unrendered.extend(deployed.not_rendered)
@@ -124,25 +123,41 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
     releases = deployed.releases + helm.releases_for(c for c in charts if c not in deployed.charts_used)
     settings = _helm_settings(helm_path, manifests, target, options)
     latent = 0
-    for outcome in helm.render_each(releases, settings, helm.progress_printer()):
-        if outcome.error is not None:
-            found, problems, not_rendered, templates = chart_fallback.unrenderable(outcome)
-            result.extend(ScanInput(found, problems, not_rendered, files_read=templates))
-            continue
-        try:
-            found, problems, templates = manifests_of(outcome)
-        except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
-            found, problems, templates = [], [unexpected(outcome.release.where, err)], 0
-        findings, problems = split_duplicate_keys(found, problems)
-        result.extend(ScanInput(found, problems, findings=findings, files_read=templates))
-        if options.all_templates:
-            switched_off, via, count_ = chart_fallback.latent_templates(outcome, found, problems)
-            result.extend(ScanInput(switched_off, files_read=count_, latent={via} if switched_off else set()))
-            latent += count_
+    with ChartCopies(paths, helm_path, options.allow_network) as copies:  # what helm reads: chart_copies.py
+        prepared = Preparation()
+        releases = copies.prepare(releases, prepared)
+        result.extend(ScanInput(unrendered=prepared.unrendered, diagnostics=prepared.diagnostics))
+        for outcome in helm.render_each(releases, settings, helm.progress_printer()):
+            read, switched_off = _rendered(outcome, options)
+            result.extend(read)
+            latent += switched_off
     if latent:
         result.notices.append(f"--all-templates: {count(latent, 'template')} that the charts' values switch off "
                               "read as text; findings from them are warnings marked latent")
     return result
+
+
+def _rendered(outcome: Any, options: "ScanOptions") -> tuple[ScanInput, int]:
+    """What one render gives: its objects (a chart helm failed on: read as text), the keys its output
+    writes twice, and with --all-templates the templates it switched off; and how many those were."""
+    from scanner.sources import chart_fallback
+    from scanner.sources.helm_output import manifests_of
+    from scanner.sources.rendered_duplicates import split_duplicate_keys
+
+    if outcome.error is not None:
+        found, problems, not_rendered, templates = chart_fallback.unrenderable(outcome)
+        return ScanInput(found, problems, not_rendered, files_read=templates), 0
+    try:
+        found, problems, templates = manifests_of(outcome)
+    except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
+        found, problems, templates = [], [unexpected(outcome.release.where, err)], 0
+    findings, problems = split_duplicate_keys(found, problems)
+    read = ScanInput(found, problems, findings=findings, files_read=templates)
+    if not options.all_templates:
+        return read, 0
+    switched_off, via, latent = chart_fallback.latent_templates(outcome, found, problems)
+    read.extend(ScanInput(switched_off, files_read=latent, latent={via} if switched_off else set()))
+    return read, latent
 
 
 def _helm_settings(helm_path: str, manifests: list[Manifest], target: Minor | None, options: "ScanOptions"):
@@ -173,21 +188,25 @@ def _why_not_rendered(helm_path: str | None, render: bool) -> str | None:
     return unsupported(helm_path)
 
 
-def _charts_as_text(charts: list[str], why: str) -> ScanInput:
-    from scanner.sources.chart_templates import text_fallback
+def _charts_as_text(charts: list[str], why: str, paths: list[str]) -> ScanInput:
+    from scanner.sources.chart_copies import ChartCopies, Preparation
+    from scanner.sources.chart_fallback import read_as_text
     from scanner.sources.helm import describe_chart
 
     result = ScanInput()
-    for chart_dir in charts:
-        try:
-            found = text_fallback(chart_dir, f"{describe_chart(chart_dir)}, template read as text (not rendered)")
-        except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
-            result.diagnostics.append(unexpected(chart_dir, err))
-            continue
-        result.manifests.extend(found)
-        result.files_read += len({m.origin.path for m in found})  # as rendering counts: templates with objects
-        result.unrendered.append(Diagnostic(chart_dir, "Helm chart read as text: every branch of its "
-                                                       "templates, nothing rendered", level="notice"))
+    with ChartCopies(paths, None, False) as copies:  # links out of the tree are not read here either
+        for chart_dir in charts:
+            prepared = Preparation()
+            try:
+                folder = copies.folder_for(chart_dir, prepared)
+                found, templates = read_as_text(chart_dir, folder, f"{describe_chart(chart_dir)}, template read "
+                                                                   "as text (not rendered)")
+            except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
+                result.diagnostics.append(unexpected(chart_dir, err))
+                continue
+            result.extend(ScanInput(found, prepared.diagnostics, prepared.unrendered, files_read=templates))
+            result.unrendered.append(Diagnostic(chart_dir, "Helm chart read as text: every branch of its "
+                                                           "templates, nothing rendered", level="notice"))
     if charts:
         plural = "s were" if len(charts) != 1 else " was"
         result.notices.append(f"{why}: {len(charts)} Helm chart{plural} read as text, not rendered; findings "

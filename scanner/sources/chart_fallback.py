@@ -13,11 +13,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import yaml
 
 from scanner.model import Diagnostic, Manifest
+from scanner.sources.chart_copies import file_in_tree
 from scanner.sources.chart_templates import possible_objects, text_fallback
 from scanner.sources.helm import RenderOutcome
 
@@ -32,10 +34,11 @@ def unrenderable(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagnosti
         problem = Diagnostic(where, f"helm could not render it: {outcome.error}" +
                              (f" ({unreadable})" if unreadable else ""))
         return [], [problem], [Diagnostic(where, "helm failed (see input problems)", level="notice")], 0
-    found = text_fallback(release.chart_dir, f"{release.via}, template read as text (helm could not render it)")
+    found, templates = read_as_text(release.chart_dir, release.folder,
+                                    f"{release.via}, template read as text (helm could not render it)")
     entry = Diagnostic(where, f"helm could not render it ({outcome.error}); its templates were read as text, "
                               "every branch", level="notice")
-    return found, [], [entry], len({m.origin.path for m in found})
+    return found, [], [entry], templates
 
 
 def _unreadable_metadata(chart_dir: str) -> str | None:
@@ -60,5 +63,16 @@ def latent_templates(outcome: RenderOutcome, rendered: list[Manifest],
         return [], None, 0
     seen = {os.path.normpath(item.origin.path) for item in rendered} | {os.path.normpath(p.path) for p in problems}
     via = f"{release.via}, latent: template switched off by the chart's values, read as text"
-    found = [o for o in possible_objects(release.chart_dir) if os.path.normpath(o.path) not in seen]
-    return text_fallback(release.chart_dir, via, found), via, len({o.path for o in found})
+    found, templates = read_as_text(release.chart_dir, release.folder, via, seen)
+    return found, via, templates
+
+
+def read_as_text(chart_dir: str, folder: str, via: str, rendered: set[str] = frozenset()) -> tuple[list[Manifest], int]:
+    """The objects the chart's templates could emit (but those of `rendered` templates), read from
+    `folder` (the chart, or the copy helm was given) and told at chart_dir's files; how many templates."""
+    objects = []
+    for found in possible_objects(folder):
+        path = found.path if folder == chart_dir else file_in_tree(chart_dir, folder, found.path)
+        if path is not None and os.path.normpath(path) not in rendered:
+            objects.append(dataclasses.replace(found, path=path))
+    return text_fallback(chart_dir, via, objects), len({o.path for o in objects})

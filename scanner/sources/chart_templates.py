@@ -50,13 +50,12 @@ def api_version_lines(path: str) -> tuple[ApiVersionLine, ...]:
     starts = [0] + [m.end() for m in _DOC_SEPARATOR.finditer(text)]
     for begin, end in zip(starts, starts[1:] + [len(text)]):
         document = text[begin:end]
-        kind_lines = _KIND_LINE.findall(document)
+        kind_lines = [(m.start(), m.group(1), m.group(2)) for m in _KIND_LINE.finditer(document)]
         matches = list(_API_VERSION_LINE.finditer(document))
         top = min((len(m.group(1)) for m in matches), default=0)
         for match in matches:
             value = match.group(2)
-            # The object's own kind is as indented as its apiVersion (a roleRef's kind is deeper).
-            kinds = tuple(dict.fromkeys(kind for indent, kind in kind_lines if indent == match.group(1)))
+            kinds = _kinds_of(match, matches, kind_lines)
             found.append(ApiVersionLine(
                 line=text.count("\n", 0, begin + match.start()) + 1,
                 column=len(match.group(1)) + 1,
@@ -66,6 +65,25 @@ def api_version_lines(path: str) -> tuple[ApiVersionLine, ...]:
                 nested=len(match.group(1)) > top,
             ))
     return tuple(found)
+
+
+def _kinds_of(match: re.Match, matches: list[re.Match], kind_lines: list) -> tuple[str, ...]:
+    """The kinds an apiVersion line goes with: those as indented as it (a roleRef's kind is deeper)
+    between it and the next such apiVersion line (an {{ if }} choosing apiVersion and kind together),
+    else those before it since the previous one, else any in the document (one kind after an
+    {{ if }} that chooses only the apiVersion)."""
+    indent = match.group(1)
+    same = [m for m in matches if m.group(1) == indent]
+    position = same.index(match)
+    after = same[position + 1].start() if position + 1 < len(same) else None
+    before = same[position - 1].start() if position else -1
+    ours = [(at, kind) for at, kind_indent, kind in kind_lines if kind_indent == indent]
+    for chosen in ([k for at, k in ours if at > match.start() and (after is None or at < after)],
+                   [k for at, k in ours if before < at < match.start()],
+                   [k for _, k in ours]):
+        if chosen:
+            return tuple(dict.fromkeys(chosen))
+    return ()
 
 
 def locate(path: str, api_version: str, kind: str, occurrence: int = 0) -> tuple[int, int]:
@@ -171,5 +189,6 @@ def text_fallback(chart_dir: str, via: str, objects: list[TemplateObject] | None
         (manifest,), _ = read_text(document, found.path)
         manifest.origin = Origin(found.path, found.line, found.column, via)
         manifest.line_map = fixed(found.line, found.column)
+        manifest.text_only = True
         manifests.append(manifest)
     return manifests

@@ -101,6 +101,10 @@ def _walk_dir(top: str) -> Iterator[ManifestFile | ChartFolder | KustomizeFolder
             path = os.path.join(directory, entry.name)
             if entry.is_symlink():
                 problem = _symlink_problem(path, root_real)
+                if problem == _BROKEN and not entry.name.endswith(MANIFEST_SUFFIXES):
+                    # a link to a folder (or a non-manifest file) that is gone: no manifest is lost, so not exit 3
+                    yield Diagnostic(path, f"{_BROKEN} (not a manifest file name); skipped", level="notice")
+                    continue
                 if problem:
                     yield Diagnostic(path, problem)
                     continue
@@ -115,13 +119,16 @@ def _walk_dir(top: str) -> Iterator[ManifestFile | ChartFolder | KustomizeFolder
         stack.extend(reversed(subdirs))
 
 
+_BROKEN = "broken symbolic link"
+
+
 def _symlink_problem(path: str, root_real: str) -> str | None:
     try:
         target = os.path.realpath(path, strict=True)
     except OSError as err:
         if "loop" in str(err).lower() or getattr(err, "errno", None) == 40:
             return "symbolic link loop"
-        return "broken symbolic link"
+        return _BROKEN
     if os.path.commonpath([target, root_real]) != root_real:
         return "symbolic link points outside the scanned tree; not followed"
     return None

@@ -64,6 +64,12 @@ class ChartRelease:
     values: tuple[str, ...] = ()  # YAML texts applied last, in order (a Flux HelmRelease's values)
     via: str = ""  # how reports name it, e.g. "helm release web of chart web 3.0.0"
     remote: RemoteChart | None = None
+    # The folder helm reads when it is not chart_dir: a throwaway copy (sources/chart_copies.py).
+    render_dir: str = ""
+
+    @property
+    def folder(self) -> str:
+        return self.render_dir or self.chart_dir
 
     @property
     def where(self) -> str:
@@ -147,7 +153,7 @@ def _render(release: ChartRelease, settings: HelmSettings, kubeconfig: str, capt
 
 
 def _helm_command(release: ChartRelease, settings: HelmSettings, kubeconfig: str, scratch: str) -> list[str]:
-    chart = release.remote.helm_args() if release.remote else [release.chart_dir]
+    chart = release.remote.helm_args() if release.remote else [release.folder]
     command = [settings.helm, "template", release.release, *chart, "--namespace", release.namespace,
                "--kubeconfig", kubeconfig, "--disable-openapi-validation"]
     for values_file in settings.values_files:
@@ -163,7 +169,7 @@ def _helm_command(release: ChartRelease, settings: HelmSettings, kubeconfig: str
 def _cache_key(release: ChartRelease, settings: HelmSettings) -> str:
     values = [_file_text(path) for path in settings.values_files]
     return render_cache.cache_key(
-        "helm-render-1", tool_version(settings.helm), render_cache.folder_digest(release.chart_dir),
+        "helm-render-1", tool_version(settings.helm), render_cache.folder_digest(release.folder),
         release.release, release.namespace, *release.values, *values,
         str(settings.target), json.dumps(sorted(settings.served)))
 

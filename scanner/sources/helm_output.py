@@ -14,6 +14,7 @@ import re
 
 from scanner import data
 from scanner.model import Diagnostic, Manifest, Origin
+from scanner.sources.chart_dependencies import dependency_file
 from scanner.sources.chart_templates import locate
 from scanner.sources.helm import FILENAME_ANNOTATION, ChartRelease, RenderOutcome
 from scanner.sources.line_map import aligned, fixed
@@ -53,6 +54,13 @@ def _chart_manifests(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagn
         if source is None:
             return Origin(display, manifest.origin.line, manifest.origin.column, release.via)
         path = template_path(release.chart_dir, source)
+        if not os.path.exists(path):  # in a dependency helm was given in a copy of the chart
+            path, dependency = dependency_file(release.chart_dir, source)
+            if path is None and dependency is not None:
+                pin = dependency.pin
+                manifest.line_map = fixed(pin.line, pin.column)
+                return Origin(pin.path, pin.line, pin.column, f"{release.via}, dependency {dependency}, {source}")
+            path = path or template_path(release.chart_dir, source)
         templates.add(path)
         key = (path, manifest.api_version, manifest.kind)
         occurrence = occurrences.get(key, 0)

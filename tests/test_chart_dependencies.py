@@ -1,0 +1,188 @@
+"""Umbrella charts whose dependencies charts/ does not hold, rendered with the real helm: never an
+input problem for that alone, never a write into the user's tree; charts/ fetched into a throwaway
+copy with --allow-network (a loopback chart repository), else taken from helm's local cache, else
+the chart rendered alone and each missing dependency listed with its pin."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import shutil
+import subprocess
+import threading
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from conftest import run_kubehop, tool_or_skip
+
+LEGACY_INGRESS = """\
+apiVersion: extensions/v1beta1
+kind: Ingress
+metadata:
+  name: {{ .Release.Name }}-web
+spec:
+  backend:
+    serviceName: web
+    servicePort: 80
+"""
+LEGACY_PDB = """\
+apiVersion: policy/v1beta1
+kind: PodDisruptionBudget
+metadata:
+  name: {{ .Release.Name }}-db
+spec:
+  minAvailable: 1
+"""
+
+
+def write_chart(folder: Path, name: str, version: str, templates: dict[str, str], dependencies: str = "") -> Path:
+    (folder / "templates").mkdir(parents=True)
+    (folder / "Chart.yaml").write_text(f"apiVersion: v2\nname: {name}\nversion: {version}\n" + dependencies)
+    for file, text in templates.items():
+        (folder / "templates" / file).write_text(text)
+    return folder
+
+
+@pytest.fixture
+def helm_env(tmp_path, monkeypatch) -> dict[str, str]:
+    """The real helm with a cache, configuration and data of this test's own."""
+    env = {"KUBEHOP_HELM": tool_or_skip("helm"), "KUBEHOP_CACHE_DIR": str(tmp_path / "kubehop-cache"),
+           **{k: str(tmp_path / "helm" / k) for k in ("HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME")}}
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    return env
+
+
+@pytest.fixture
+def chart_repository(helm_env, tmp_path):
+    """A chart repository on loopback holding `db` 2.1.0 (it emits a PodDisruptionBudget policy/v1beta1);
+    yields (url, requests seen)."""
+    source = write_chart(tmp_path / "src" / "db", "db", "2.1.0", {"pdb.yaml": LEGACY_PDB})
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    helm = helm_env["KUBEHOP_HELM"]
+    subprocess.run([helm, "package", str(source), "-d", str(repo)], check=True, capture_output=True)
+    seen: list[str] = []
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            seen.append(self.path)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(Handler, directory=str(repo)))
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    subprocess.run([helm, "repo", "index", str(repo), "--url", url], check=True, capture_output=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield url, seen
+    server.shutdown()
+    server.server_close()
+
+
+def umbrella(tmp_path: Path, url: str, version: str = "2.1.0") -> Path:
+    return write_chart(tmp_path / "tree" / "shop", "shop", "1.0.0", {"ingress.yaml": LEGACY_INGRESS},
+                       f"dependencies:\n  - name: db\n    version: \"{version}\"\n    repository: {url}\n")
+
+
+def scan_json(*args: str, env: dict) -> tuple[int, dict]:
+    proc = run_kubehop("scan", "--format", "json", "--target", "1.25", *args, env=env)
+    assert b"Traceback" not in proc.stderr, proc.stderr.decode()
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def tree_files(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+def test_without_network_the_chart_renders_alone_and_the_dependency_is_listed_with_its_pin(
+        helm_env, chart_repository, tmp_path):
+    url, seen = chart_repository
+    chart = umbrella(tmp_path, url)
+    before = tree_files(chart)
+    code, report = scan_json(str(chart), env=helm_env)
+    assert code == 1 and report["summary"]["input_errors"] == 0
+    (finding,) = report["findings"]  # the parent's own template, rendered
+    assert (finding["file"], finding["line"]) == (str(chart / "templates" / "ingress.yaml"), 1)
+    assert "read as text" not in finding["via"]
+    (entry,) = report["unrendered"]
+    assert (entry["file"], entry["reason"].split(" is ")[0]) == (str(chart / "Chart.yaml"), f"dependency db 2.1.0 from {url}")
+    assert "--allow-network" in entry["reason"]
+    assert seen == [] and tree_files(chart) == before
+
+
+def test_with_network_the_dependencies_are_fetched_into_a_copy_not_the_tree(helm_env, chart_repository, tmp_path):
+    url, seen = chart_repository
+    chart = umbrella(tmp_path, url)
+    before = tree_files(chart)
+    code, report = scan_json("--allow-network", str(chart), env=helm_env)
+    assert code == 1 and report["unrendered"] == [] and report["summary"]["input_errors"] == 0
+    found = {(f["object"]["kind"], Path(f["file"]).name, f["line"]) for f in report["findings"]}
+    # The dependency's object has no file in the tree: it is reported at the pin, named in `via`.
+    assert found == {("Ingress", "ingress.yaml", 1), ("PodDisruptionBudget", "Chart.yaml", 6)}
+    pdb = next(f for f in report["findings"] if f["object"]["kind"] == "PodDisruptionBudget")
+    assert f"dependency db 2.1.0 from {url}" in pdb["via"] and pdb["via"].endswith("db/templates/pdb.yaml")
+    assert any(path.endswith(".tgz") for path in seen)
+    assert tree_files(chart) == before  # no charts/, no Chart.lock in the user's tree
+
+
+def test_without_network_an_archive_in_helms_cache_of_the_pinned_version_is_used(
+        helm_env, chart_repository, tmp_path):
+    url, seen = chart_repository
+    helm = helm_env["KUBEHOP_HELM"]
+    pulled = tmp_path / "pulled"
+    pulled.mkdir()
+    subprocess.run([helm, "pull", "db", "--repo", url, "--version", "2.1.0", "-d", str(pulled)], check=True,
+                   capture_output=True)
+    # helm 4 keeps what it pulled in its content cache; helm 3 in its repository cache by file name.
+    repository = Path(helm_env["HELM_CACHE_HOME"]) / "repository"
+    repository.mkdir(parents=True, exist_ok=True)
+    shutil.copy(pulled / "db-2.1.0.tgz", repository / "db-2.1.0.tgz")
+    seen.clear()
+    code, report = scan_json(str(umbrella(tmp_path, url, version="~2.1.0")), env=helm_env)
+    assert code == 1 and report["unrendered"] == []
+    assert {f["object"]["kind"] for f in report["findings"]} == {"Ingress", "PodDisruptionBudget"}
+    assert seen == []
+
+    # A pin the cache holds no version of: rendered alone.
+    shutil.rmtree(tmp_path / "tree")
+    code, report = scan_json(str(umbrella(tmp_path, url, version="3.0.0")), env=helm_env)
+    assert {f["object"]["kind"] for f in report["findings"]} == {"Ingress"}
+    (entry,) = report["unrendered"]
+    assert entry["reason"].startswith(f"dependency db 3.0.0 from {url} is neither in charts/ nor in helm's local cache")
+
+
+def test_a_file_dependency_in_the_tree_is_rendered_and_reported_at_its_own_file(helm_env, tmp_path):
+    library = write_chart(tmp_path / "tree" / "library", "library", "0.1.0", {"pdb.yaml": LEGACY_PDB})
+    chart = write_chart(tmp_path / "tree" / "app", "app", "1.0.0", {"ingress.yaml": LEGACY_INGRESS},
+                        "dependencies:\n  - name: library\n    version: 0.1.0\n    repository: file://../library\n")
+    before = tree_files(tmp_path / "tree")
+    code, report = scan_json(str(tmp_path / "tree"), env=helm_env)
+    assert code == 1 and report["unrendered"] == []
+    found = {(f["object"]["kind"], f["file"], f["line"], f["via"].split(" of ")[0]) for f in report["findings"]}
+    assert found == {("Ingress", str(chart / "templates" / "ingress.yaml"), 1, "helm release app"),
+                     ("PodDisruptionBudget", str(library / "templates" / "pdb.yaml"), 1, "helm release app"),
+                     ("PodDisruptionBudget", str(library / "templates" / "pdb.yaml"), 1, "helm release library")}
+    assert tree_files(tmp_path / "tree") == before
+
+    # Scanned alone, the chart's dependency lies outside the scanned tree: not read.
+    code, report = scan_json(str(chart), env=helm_env)
+    assert {f["object"]["kind"] for f in report["findings"]} == {"Ingress"}
+    (entry,) = report["unrendered"]
+    assert "is not a chart folder in the scanned tree" in entry["reason"]
+
+
+def test_the_missing_dependency_is_still_a_component_and_a_wrapper_chart_is_not_a_release(tmp_path):
+    from test_detect import BOOK, found, tree
+
+    root = tree(tmp_path, {
+        "platform/mesh/Chart.yaml": """
+            apiVersion: v2
+            name: mesh
+            version: 0.0.0
+            dependencies:
+              - name: mesh
+                version: 1.17.2
+                repository: https://charts.example.org/
+            """,
+    })
+    assert [(d[0], d[1], d[3], d[6]) for d in found(root)] == [("mesh", "1.17.2", "Chart.yaml", "chart")]
