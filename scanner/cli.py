@@ -180,7 +180,7 @@ def scan(paths, target, current, fmt, output, config_file, no_config, exclude, i
     """
     from scanner.baseline import BaselineError
     from scanner.data import DataError
-    from scanner.report import render
+    from scanner.report import documents
     from scanner.scan import scan as run_scan
 
     config = _config(config_file, no_config, paths)
@@ -196,8 +196,8 @@ def scan(paths, target, current, fmt, output, config_file, no_config, exclude, i
     except (BaselineError, DataError) as err:
         raise click.UsageError(str(err)) from None
     for report_fmt, path in reports:
-        _write(path, render(result, report_fmt))
-    _emit(render(result, fmt, color=fmt == "text" and output is None and _use_color()), output)
+        _emit_all(documents(result, report_fmt, path))
+    _emit_all(documents(result, fmt, output, color=fmt == "text" and output is None and _use_color()))
     sys.exit(result.exit_code)
 
 
@@ -353,6 +353,11 @@ def _emit(text: str, output: str | None) -> None:
         _write(output, text)
     else:
         click.echo(text, nl=False)
+
+
+def _emit_all(documents: list[tuple[str | None, str]]) -> None:
+    for path, text in documents:
+        _emit(text, path)
 
 
 def _write(path: str, text: str) -> None:

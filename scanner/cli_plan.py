@@ -9,7 +9,8 @@ import sys
 
 import click
 
-from scanner.cli import MINOR, _check_outputs, _config, _emit, _settings, cli, config_options, unknown_option
+from scanner.cli import (MINOR, _check_outputs, _config, _emit, _emit_all, _scan_options, _settings, cli,
+                         config_options, unknown_option)
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK
 
 
@@ -98,13 +99,20 @@ def plan_command(paths, target, current, distro, cluster_version_file, fmt, outp
     if distro is not None and distro not in distros:
         raise click.BadParameter(f"{distro!r}: known distributions are {', '.join(distros)}", param_hint="--distro")
     try:
-        plan, tree = plan_paths(PlanRequest(list(paths), target, current, distro, cluster_version_file,
-                                            unknown or config.unknown or "warn", allow_network))
+        unknown = unknown or config.unknown or "warn"
+        options = _scan_options(config, (), (), (), None, None, unknown=unknown,  # as `scan` reads the tree
+                                allow_network=allow_network)
+        plan, tree = plan_paths(PlanRequest(list(paths), target, current, distro, cluster_version_file, unknown,
+                                            options))
     except PlanInputError as problem:
         raise click.UsageError(str(problem)) from None
     _attach_orders(plan, tree.manifests, paths, orders_folder)
-    renderer = {"text": plan_text.render, "json": plan_json.render, "markdown": plan_markdown.render}[fmt]
-    _emit(renderer(plan), output)
+    if fmt == "markdown":
+        from scanner.report import comment
+
+        _emit_all(comment.outputs(lambda limit, full: plan_markdown.render(plan, limit, full), output))
+    else:
+        _emit({"text": plan_text.render, "json": plan_json.render}[fmt](plan), output)
     if _report_input_problems(tree):
         sys.exit(EXIT_INPUT)
     sys.exit(EXIT_BLOCKED if plan.blocked else EXIT_OK)

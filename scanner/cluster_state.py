@@ -13,12 +13,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from yaml.nodes import SequenceNode
+
 from scanner.crds import Crd, CrdIndex, as_dict, is_crd, parse_crd
 from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest, Origin, object_ref
 from scanner.sources.files import ManifestFile, read_file, walk
-from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, key_node, load_data, mapping_get, read_text
+from scanner.sources.yamldoc import (DocumentProblem, TemplateSyntax, key_node, load_data, mapping_get, read_text,
+                                     scalar)
 from scanner.versions import Minor, parse_minor
+from scanner.words import count
 
 
 # What kubectl version prints, as JSON/YAML keys or as plain text.
@@ -47,10 +51,46 @@ class ClusterState:
         return [m for m in self.objects if m.group == crd.group and m.kind == crd.kind]
 
 
-def load_cluster_state(paths: list[str]) -> tuple[ClusterState, list[Diagnostic]]:
+# Fields only an API server fills in: an object holding one was read from a cluster.
+_SERVER_SIDE = ("uid", "resourceVersion", "managedFields")
+
+
+def server_side_state(manifest: Manifest) -> str | None:
+    """The field that marks an object as read from a live cluster (a kubectl dump), or None."""
+    metadata = mapping_get(manifest.node, "metadata")
+    for key in _SERVER_SIDE:
+        value = mapping_get(metadata, key)
+        if scalar(value) or isinstance(value, SequenceNode) and value.value:
+            return f"metadata.{key}"
+    stored = mapping_get(mapping_get(manifest.node, "status"), "storedVersions")
+    if is_crd(manifest) and isinstance(stored, SequenceNode) and stored.value:
+        return "status.storedVersions"
+    return None
+
+
+def split_live(manifests: list[Manifest]) -> tuple[list[Manifest], list[Manifest], list[str]]:
+    """(desired state, objects read from a cluster, a notice): a dump met in the scanned tree is what
+    the cluster holds, never what the tree applies (its CRD is not the CRD the tree brings)."""
+    desired, live = [], []
+    for manifest in manifests:
+        (live if server_side_state(manifest) else desired).append(manifest)
+    if not live:
+        return manifests, [], []
+    first = live[0]
+    notice = (f"{count(len(live), 'object')} in the scanned tree carry server-side state (metadata.uid, "
+              f"resourceVersion, managedFields or a CRD's status.storedVersions; first: {first.origin.path}: "
+              f"{server_side_state(first)}): read as cluster state (a kubectl dump), not as manifests the tree applies")
+    return desired, live, [notice]
+
+
+def load_cluster_state(paths: list[str], live: list[Manifest] = ()) -> tuple[ClusterState, list[Diagnostic]]:
+    """The dumps under `paths`, and `live`: objects read from a cluster met in the scanned tree (filed
+    where they belong; one that is no use as cluster state is left out silently: it was not given as a dump)."""
     state = ClusterState()
     diagnostics: list[Diagnostic] = []
     crds: list[Crd] = []
+    for manifest in live:
+        _classify(manifest, state, crds)
     for item in walk(paths):
         if isinstance(item, Diagnostic):
             diagnostics.append(item)
@@ -66,7 +106,7 @@ def load_cluster_state(paths: list[str]) -> tuple[ClusterState, list[Diagnostic]
         except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
             diagnostics.append(unexpected(item.path, err))
     state.crds = CrdIndex(crds)
-    if state.nodes and state.server is None:
+    if state.nodes and state.server is None and paths:
         diagnostics.append(Diagnostic(
             paths[0], "nodes were dumped but not the API server's version (kubectl version -o json): "
                       "node skew is checked from --from, if given", level="notice"))

@@ -49,6 +49,9 @@ class Manifest:
     # For an object read from a tool's output (a render, a build): its nodes' (line, column) there ->
     # (line, column) in origin.path (sources/line_map.py). None: the nodes were read from that file.
     line_map: Callable[[int, int], tuple[int, int]] | None = field(default=None, repr=False)
+    # A file a kustomization in the tree applies as a patch (sources/kustomize_patches.py): a partial
+    # object, whose completeness is judged on the built object.
+    patch: bool = False
     # Read from a chart template as text: its apiVersion and kind are known, its body is not.
     text_only: bool = False
 

@@ -47,6 +47,9 @@ class SchemaProblem:
     message: str
     unknown_field: bool = False
     value: Any = None  # the value found wrong (None for a missing or unknown field)
+    # It only says something is missing (a required field, too few items): a partial object, such as
+    # a kustomize patch, may lack it rightly.
+    incomplete: bool = False
 
 
 class CrdSchema:
@@ -73,7 +76,23 @@ def _problem(error: ValidationError) -> SchemaProblem:
     path = tuple(error.absolute_path)
     if error.validator == _KNOWN:
         return SchemaProblem(path, "unknown field", unknown_field=True)
-    return SchemaProblem(path, error.message, value=None if error.validator == "required" else error.instance)
+    return SchemaProblem(path, error.message, value=None if error.validator == "required" else error.instance,
+                         incomplete=_incomplete(error))
+
+
+_COMPLETENESS = frozenset({"required", "minProperties", "minItems", "dependencies"})
+
+
+def _incomplete(error: ValidationError) -> bool:
+    """Is the error only about what is missing? For anyOf/oneOf: some branch fails only so."""
+    if error.validator in _COMPLETENESS:
+        return True
+    if error.validator not in ("anyOf", "oneOf") or not error.context:
+        return False
+    branches: dict[Any, list[ValidationError]] = {}
+    for sub in error.context:
+        branches.setdefault(sub.relative_schema_path[0] if sub.relative_schema_path else None, []).append(sub)
+    return any(all(_incomplete(sub) for sub in errors) for errors in branches.values())
 
 
 def _with_defaults(value: Any, schema: Any) -> Any:

@@ -14,7 +14,7 @@ Unknown support ranges stay unknown: they are reported, never taken as support.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from scanner.components import verdicts
 from scanner.components.catalog import Catalog, HopNote
@@ -24,6 +24,9 @@ from scanner.components.state import (BLOCKER, UNKNOWN, WARNING, ComponentState,
                                       Timeline, component_states, resolve)
 from scanner.model import Finding, Manifest
 from scanner.versions import Minor, minor_range
+
+if TYPE_CHECKING:
+    from scanner.scan import ScanOptions
 
 __all__ = ["BLOCKER", "UNKNOWN", "WARNING", "ComponentState", "Migration", "Plan", "PlanInputError", "PlanRequest",
            "Problem", "Step", "Window", "build_plan", "component_states", "plan_paths"]
@@ -72,6 +75,7 @@ class Plan:
     orders_folder: str | None = None  # where plan --orders wrote each window's orders
     order_notes: list[str] = field(default_factory=list)  # orders not written, and why
     timeline: Timeline | None = None
+    input_errors: int = 0  # inputs that could not be read (the scan counts them in its verdict too)
 
     @property
     def findings(self) -> list[Finding]:
@@ -94,11 +98,12 @@ class Plan:
 def build_plan(states: list[ComponentState], current: Minor, target: Minor, catalog: Catalog,
                manifests: Sequence[Manifest] = (), findings: Sequence[Finding] = (),
                distro: str = "kubernetes", current_from: ClusterPin | None = None,
-               distro_from: str = "default", timeline: Timeline | None = None) -> Plan:
+               distro_from: str = "default", timeline: Timeline | None = None,
+               component_findings: Sequence[Finding] | None = None) -> Plan:
     """The windows of a plan, drawn from the component state (`timeline`, resolved here when not given).
 
     `findings` are the scan's other findings (core APIs, fields, CRDs in the tree...); the
-    component layer's own are added from the timeline, as `scan` reports them."""
+    component layer's own are `component_findings`, else made from the timeline as `scan` makes them."""
     timeline = timeline or resolve(states, current, target, catalog, manifests)
     windows = [Window(i + 1, hop.source, hop.target, before=list(hop.moves), problems=list(hop.problems))
                for i, hop in enumerate(timeline.hops)]
@@ -108,7 +113,9 @@ def build_plan(states: list[ComponentState], current: Minor, target: Minor, cata
     for migration in timeline.migrations:
         (windows[0] if migration.hop is None else by_hop[migration.hop]).migrations.append(migration)
     _attach_findings(windows, findings, current, api=True)
-    _attach_findings(windows, verdicts.findings(timeline, current), current, api=False)
+    if component_findings is None:
+        component_findings = verdicts.findings(timeline, current)
+    _attach_findings(windows, component_findings, current, api=False)
     for window in windows:
         window.notes = _notes(catalog, distro, window.target)
     return Plan(current, target, distro, current_from, distro_from, timeline.states, windows, timeline=timeline)
@@ -165,7 +172,11 @@ class PlanRequest:
     distro: str | None = None  # None: read it from the cluster's version string
     version_file: str | None = None  # `kubectl version -o json` output
     unknown: str = "warn"  # --unknown: what a fact nobody states counts as (warn, block, ignore)
-    allow_network: bool = False  # remote charts, kustomize bases and chart repositories' index.yaml
+    # What the scan of the same tree is given: exclusions, ignored rules, severities, the user's
+    # rules, the baseline, --allow-network (remote charts, kustomize bases, chart repositories'
+    # index.yaml), so that the plan counts what the scan reports (None: the defaults).
+    options: ScanOptions | None = None
+    allow_network: bool = False  # without `options`
 
 
 def plan_paths(request: PlanRequest) -> tuple[Plan, TreeComponents]:
@@ -176,12 +187,12 @@ def plan_paths(request: PlanRequest) -> tuple[Plan, TreeComponents]:
     from scanner.components.reading import detect
     from scanner.components.tree import component_timeline
     from scanner.rulebook import load_rulebook
-
-    from scanner.scan import ScanOptions
+    from scanner.scan import ScanOptions, apply_policy
     from scanner.sources.chart_index import chart_versions
 
+    options = request.options or ScanOptions(unknown=request.unknown, allow_network=request.allow_network)
     catalog = load_catalog()
-    tree = detect(request.paths, catalog, request.target, ScanOptions(allow_network=request.allow_network))
+    tree = detect(request.paths, catalog, request.target, options)
     pins = sorted(tree.cluster, key=lambda p: p.minor)
     if request.version_file:
         given = cluster_pin_from_version_json(request.version_file)
@@ -197,18 +208,26 @@ def plan_paths(request: PlanRequest) -> tuple[Plan, TreeComponents]:
         where = "--from" if request.current else f"{pin.version} at {pin.origin.path}:{pin.origin.line}"
         raise PlanInputError(f"the cluster is at {current} ({where}): --target {request.target} is not newer")
     distro, distro_from = _distro(request.distro, pin)
-    charts = chart_versions(tree.charts, request.allow_network)
+    charts = chart_versions(tree.charts, options.allow_network)
     tree.notices.extend(charts.notices)
-    projection = load_rulebook().projection_notice(request.target)
+    rulebook = load_rulebook(options.rule_folders)
+    projection = rulebook.projection_notice(request.target)
     if projection:
         tree.notices.insert(0, projection)
     timeline = component_timeline(tree, catalog, request.target, current, request.unknown, charts)
-    context = ScanContext(target=request.target, current=current, rulebook=load_rulebook(), components=timeline,
+    context = ScanContext(target=request.target, current=current, rulebook=rulebook, components=timeline,
                           unknown=request.unknown)
+    # What `kubehop scan` reports for the same tree and minors, after the same suppressions,
+    # ignored rules, severities and baseline: the plan's verdict counts exactly these.
+    reported, _, notices = apply_policy(run_checks(tree.manifests, context, tree.diagnostics) + tree.findings,
+                                        tree.suppressions, options)
+    tree.notices.extend(notices)
     crd_rules = frozenset(rule.id for rule in catalog.crd_rules)
-    findings = [f for f in run_checks(tree.manifests, context) if not verdicts.from_component_layer(f, crd_rules)]
-    plan = build_plan(timeline.states, current, request.target, catalog, tree.manifests, findings, distro,
-                      pin if request.current is None else None, distro_from, timeline)
+    layer = [f for f in reported if verdicts.from_component_layer(f, crd_rules)]
+    plan = build_plan(timeline.states, current, request.target, catalog, tree.manifests,
+                      [f for f in reported if not verdicts.from_component_layer(f, crd_rules)], distro,
+                      pin if request.current is None else None, distro_from, timeline, layer)
+    plan.input_errors = sum(d.level == "error" for d in tree.diagnostics)
     return plan, tree
 
 
@@ -216,5 +235,7 @@ def _distro(given: str | None, pin: ClusterPin | None) -> tuple[str, str]:
     if given:
         return given, "--distro"
     if pin is not None and pin.distro:
-        return pin.distro, f"{pin.version} at {pin.origin.path}:{pin.origin.line}"
+        from scanner.report.paths import where  # named as every report names a file
+
+        return pin.distro, f"{pin.version} at {where(pin.origin.path, pin.origin.line)}"
     return "kubernetes", "default"

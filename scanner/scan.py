@@ -11,7 +11,7 @@ from typing import Sequence
 
 from scanner import baseline, suppress
 from scanner.checks import ScanContext, run_checks, sort_findings
-from scanner.cluster_state import ClusterState, load_cluster_state
+from scanner.cluster_state import ClusterState, load_cluster_state, split_live
 from scanner.crds import CrdIndex
 from scanner.freshness import data_checked
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK, Diagnostic, Finding
@@ -81,11 +81,13 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
     rulebook = load_rulebook(options.rule_folders)
     with _cyclic_gc_paused():
         scan_input: ScanInput = collect(paths, target, options)
-        crds, cluster, notices = CrdIndex.from_manifests(scan_input.manifests), None, []
-        if options.cluster_state:
-            cluster, problems = load_cluster_state(list(options.cluster_state))
+        scan_input.manifests, live, notices = split_live(scan_input.manifests)
+        crds, cluster = CrdIndex.from_manifests(scan_input.manifests), None
+        if options.cluster_state or live:
+            cluster, problems = load_cluster_state(list(options.cluster_state), live)
             scan_input.diagnostics.extend(problems)
-            current, notices = _current_minor(current, cluster, target)
+            current, minor_notices = _current_minor(current, cluster, target)
+            notices += minor_notices
             crds = crds.then(cluster.crds)  # a custom resource whose CRD is not in the tree
         from_orders = current is None
         if from_orders:
@@ -97,7 +99,7 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
                               unknown=options.unknown)
         findings = _latent_as_warnings(run_checks(scan_input.manifests, context, scan_input.diagnostics)
                                        + scan_input.findings, scan_input.latent)
-    findings, unused, policy_notices = _apply_policy(findings, scan_input.suppressions, options)
+    findings, unused, policy_notices = apply_policy(findings, scan_input.suppressions, options)
     diagnostics = scan_input.diagnostics + unused
     projection = rulebook.projection_notice(target)
     return ScanResult(
@@ -129,7 +131,7 @@ def _components(scan_input: ScanInput, target: Minor, current: Minor | None, opt
     return component_timeline(tree, catalog, target, current, options.unknown, charts)
 
 
-def _apply_policy(findings: list[Finding], suppressions: Sequence[suppress.Suppression],
+def apply_policy(findings: list[Finding], suppressions: Sequence[suppress.Suppression],
                   options: ScanOptions) -> tuple[list[Finding], list[Diagnostic], list[str]]:
     """Severity overrides, inline suppressions, ignored rules, then the baseline: the findings
     that remain, the suppressions that silenced nothing, and notices of what was left out."""

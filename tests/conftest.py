@@ -61,6 +61,15 @@ def tool_or_skip(name: str) -> str:
     return path
 
 
+@pytest.fixture
+def helm_env(tmp_path, monkeypatch) -> dict[str, str]:
+    """The real helm (else the test skips), and a render cache of this test's own."""
+    env = {"KUBEHOP_HELM": tool_or_skip("helm"), "KUBEHOP_CACHE_DIR": str(tmp_path / "kubehop-cache")}
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    return env
+
+
 def kustomize_or_skip() -> list[str]:
     from scanner.sources.tools import kustomize_command
 

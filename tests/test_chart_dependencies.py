@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_kubehop, tool_or_skip
+from conftest import run_kubehop
 
 LEGACY_INGRESS = """\
 apiVersion: extensions/v1beta1
@@ -46,13 +46,12 @@ def write_chart(folder: Path, name: str, version: str, templates: dict[str, str]
 
 
 @pytest.fixture
-def helm_env(tmp_path, monkeypatch) -> dict[str, str]:
+def helm_env(helm_env, tmp_path, monkeypatch) -> dict[str, str]:
     """The real helm with a cache, configuration and data of this test's own."""
-    env = {"KUBEHOP_HELM": tool_or_skip("helm"), "KUBEHOP_CACHE_DIR": str(tmp_path / "kubehop-cache"),
-           **{k: str(tmp_path / "helm" / k) for k in ("HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME")}}
-    for key, value in env.items():
+    homes = {k: str(tmp_path / "helm" / k) for k in ("HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME")}
+    for key, value in homes.items():
         monkeypatch.setenv(key, value)
-    return env
+    return {**helm_env, **homes}
 
 
 @pytest.fixture

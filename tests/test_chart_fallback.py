@@ -6,9 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
-from conftest import run_kubehop, tool_or_skip
+from conftest import run_kubehop
 
 LEGACY_INGRESS = """\
 {{- if .Values.ingress.enabled }}
@@ -41,14 +39,6 @@ spec:
   minAvailable: 1
 {{- end }}
 """
-
-
-@pytest.fixture
-def helm_env(tmp_path, monkeypatch) -> dict[str, str]:
-    env = {"KUBEHOP_HELM": tool_or_skip("helm"), "KUBEHOP_CACHE_DIR": str(tmp_path / "cache")}
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    return env
 
 
 def chart(root: Path, name: str, values: str, **templates: str) -> Path:
@@ -212,3 +202,17 @@ spec:
     chart(tmp_path, "web", "", widget="apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n")
     proc = run_kubehop("scan", "--format", "json", "--no-render", "--target", "1.30", str(tmp_path))
     assert json.loads(proc.stdout)["findings"] == []
+
+
+def test_a_render_stopped_at_a_bound_stays_an_input_problem(tmp_path):
+    """A chart over an output, memory or time bound is the user's to look at (exit 3), not read as text."""
+    from scanner.sources.chart_fallback import unrenderable
+    from scanner.sources.helm import RenderOutcome, releases_for
+
+    web = chart(tmp_path, "web", "", ingress=LEGACY_INGRESS)
+    (release,) = releases_for([str(web)])
+    found, problems, not_rendered, _ = unrenderable(
+        RenderOutcome(release, error="helm printed more than 64 MiB", over_limit=True))
+    assert found == [] and [p.level for p in problems] == ["error"]
+    found, problems, not_rendered, _ = unrenderable(RenderOutcome(release, error="template: x: nil pointer"))
+    assert {m.kind for m in found} == {"Ingress"} and problems == []

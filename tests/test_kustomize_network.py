@@ -4,6 +4,9 @@ the build, and the build itself runs where no socket can be opened (a loopback s
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -117,7 +120,7 @@ def test_kustomize_cannot_reach_the_network_even_past_kubehops_reading(reference
                                                                        monkeypatch):
     """The last word: with the reading before the build switched off, kustomize (and the git it runs) still
     cannot open a socket, loopback included."""
-    if not no_network.preexec():
+    if not no_network.filtered():
         pytest.skip(f"no seccomp filter here ({no_network.isolation()})")
     url, seen = server
     monkeypatch.setattr(kustomize, "closure", lambda folder, root: Closure(folders=[folder]))
@@ -128,6 +131,18 @@ def test_kustomize_cannot_reach_the_network_even_past_kubehops_reading(reference
     (entry,) = found.unrendered
     assert "kustomize tried to reach the network" in entry.message or "not built" in entry.message
     assert not [d for d in found.diagnostics if d.level == "error"]
+
+
+def test_a_tool_run_without_network_cannot_open_a_socket_but_runs(tmp_path):
+    if not no_network.filtered():
+        pytest.skip(f"no seccomp filter here ({no_network.isolation()})")
+    probe = "import socket\ntry:\n socket.socket()\nexcept PermissionError:\n print('refused')\n"
+    done = no_network.run([sys.executable, "-c", probe], dict(os.environ), 30)
+    assert (done.returncode, done.stdout) == (0, "refused\n")
+    with pytest.raises(subprocess.TimeoutExpired):
+        no_network.run([sys.executable, "-c", "import time; time.sleep(5)"], dict(os.environ), 0.5)
+    with pytest.raises(OSError):
+        no_network.run([str(tmp_path / "nothing")], dict(os.environ), 30)
 
 
 def test_the_environment_closes_proxies_and_git_transports():

@@ -244,7 +244,7 @@ def test_plan_markdown_escapes_object_names_from_the_tree(tmp_path):
     proc = run_kubehop("plan", "--from", "1.21", "--target", "1.22", "--format", "markdown", str(tmp_path))
     out = proc.stdout.decode()
     assert proc.returncode == 1, proc.stderr.decode()
-    assert r"Ingress web/\[x\]\(https://example.com\) \@everyone" in out
+    assert "Ingress web/\\[x\\](https\\://example.com) @\u2060everyone" in out  # no link, no mention
     assert "[x](https://example.com)" not in out
 
 

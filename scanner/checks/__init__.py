@@ -40,11 +40,12 @@ Check = Callable[[Sequence[Manifest], ScanContext], Iterable[Finding]]
 
 
 def all_checks() -> list[Check]:
-    from scanner.checks import (api_removal, cluster_objects, component_support, crd_component_removal, crd_schema,
-                                crd_served, field_rules, node_skew, order_components, order_concurrency, order_skew,
-                                stored_versions, upgrade_orders)
+    from scanner.checks import (api_references, api_removal, cluster_objects, component_support, crd_component_removal,
+                                crd_schema, crd_served, field_rules, node_skew, order_components, order_concurrency,
+                                order_skew, stored_versions, upgrade_orders)
 
-    return [api_removal.check, field_rules.check, crd_served.check, crd_schema.check, stored_versions.check,
+    return [api_removal.check, api_references.check, field_rules.check, crd_served.check, crd_schema.check,
+            stored_versions.check,
             cluster_objects.check, node_skew.check, crd_component_removal.check, component_support.check,
             upgrade_orders.check, order_skew.check, order_concurrency.check, order_components.check]
 
@@ -53,10 +54,11 @@ def rule_finding(manifest: Manifest, rule: ApiRule | FieldRule, removed: bool, m
                  origin: Origin | None = None, **extra) -> Finding:
     """A finding about `manifest` from a rule (API or field: both carry id, minors, replacement, note, source).
 
-    `extra` sets further Finding fields, or overrides the rule's replacement (the one the target serves)."""
-    extra = {"replacement": rule.replacement, **extra}
+    `extra` sets further Finding fields, or overrides the rule's (the replacement the target serves; the id
+    and minor of a finding about a reference to the rule's API)."""
+    fields = dict(rule_id=rule.id, breaks_in=rule.removed_in, deprecated_in=rule.deprecated_in,
+                  replacement=rule.replacement, note=rule.note, source_url=rule.source)
     return Finding(
-        rule_id=rule.id,
         severity="error" if removed else "warning",
         message=message,
         origin=origin or manifest.origin,
@@ -64,11 +66,7 @@ def rule_finding(manifest: Manifest, rule: ApiRule | FieldRule, removed: bool, m
         kind=manifest.kind,
         name=manifest.name,
         namespace=manifest.namespace,
-        breaks_in=rule.removed_in,
-        deprecated_in=rule.deprecated_in,
-        note=rule.note,
-        source_url=rule.source,
-        **extra,
+        **{**fields, **extra},
     )
 
 

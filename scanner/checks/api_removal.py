@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from scanner.checks import ScanContext, rule_finding
@@ -17,25 +18,43 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
             yield _finding(manifest, rule, context)
 
 
-def _finding(manifest: Manifest, rule: ApiRule, context: ScanContext) -> Finding:
+@dataclass(frozen=True)
+class Verdict:
+    """What a rule says of its API on the target minor, worded for any subject (an object, a reference)."""
+
+    removed: bool
+    state: str  # "is no longer served from Kubernetes 1.25", "is deprecated since …"
+    advice: str  # "; use batch/v1 (served from 1.21)", or what to do when nothing replaces it; may be ""
+    replacement: str | None  # the apiVersion the target serves instead
+    replacement_kind: str  # its kind (the rule's own, unless the successor is another kind)
+    migrate: str | None  # with --from: "now" or "during-hop"
+
+
+def verdict(rule: ApiRule, context: ScanContext) -> Verdict:
+    """The rule's verdict on the target (deprecated_in <= target)."""
     removed = rule.removed_in is not None and rule.removed_in <= context.target
-    what = f"{rule.api_version} {rule.kind}"
     if removed:
-        message = f"{what} is no longer served from Kubernetes {rule.removed_in}"
+        state = f"is no longer served from Kubernetes {rule.removed_in}"
     elif rule.removed_in:
-        message = f"{what} is deprecated since {rule.deprecated_in} and stops being served in {rule.removed_in}"
+        state = f"is deprecated since {rule.deprecated_in} and stops being served in {rule.removed_in}"
     else:
-        message = f"{what} is deprecated since {rule.deprecated_in}"
+        state = f"is deprecated since {rule.deprecated_in}"
     successor = context.rulebook.successor(rule, context.target)
+    advice = ""
     if successor.api_version:
-        message += f"; use {successor.api_version}" + ("" if successor.kind == rule.kind else f" {successor.kind}")
+        advice = f"; use {successor.api_version}" + ("" if successor.kind == rule.kind else f" {successor.kind}")
         if successor.served_from:
-            message += f" (served from {successor.served_from})"
+            advice += f" (served from {successor.served_from})"
     elif successor.instead:
         gone = "" if rule.replacement is None else f" on {context.target}"
-        message += f"; no API replaces it{gone}: {successor.instead}"
-    return rule_finding(manifest, rule, removed, message, replacement=successor.api_version,
-                        migrate=_when_to_migrate(successor, context))
+        advice = f"; no API replaces it{gone}: {successor.instead}"
+    return Verdict(removed, state, advice, successor.api_version, successor.kind, _when_to_migrate(successor, context))
+
+
+def _finding(manifest: Manifest, rule: ApiRule, context: ScanContext) -> Finding:
+    said = verdict(rule, context)
+    message = f"{rule.api_version} {rule.kind} {said.state}{said.advice}"
+    return rule_finding(manifest, rule, said.removed, message, replacement=said.replacement, migrate=said.migrate)
 
 
 def _when_to_migrate(successor: Successor, context: ScanContext) -> str | None:

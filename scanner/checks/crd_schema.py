@@ -5,6 +5,7 @@ A resource at a version its CRD no longer serves is checked against the version 
 
 A value holding a `${VAR}` placeholder (Flux postBuild substitution, clusterctl and envsubst
 templates) is not the value the API server gets: its pattern, type or format is not judged.
+A kustomize patch (Manifest.patch) is a partial object: nothing it leaves out is reported.
 """
 
 from __future__ import annotations
@@ -36,8 +37,14 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
         validator = schemas.get(crd, version)
         if validator is not None:
             yield from (_finding(manifest, crd, version, p) for p in validator.problems(manifest.body)
-                        if not _placeholder(p.value))
+                        if not _placeholder(p.value) and not (manifest.patch and _partial(p)))
     yield from schemas.unusable_findings()
+
+
+def _partial(problem: SchemaProblem) -> bool:
+    """A kustomize patch's part that is no problem: what it leaves to the base (a required field),
+    and the strategic-merge directives ($patch, $setElementOrder/…), which kustomize consumes."""
+    return problem.incomplete or any(isinstance(step, str) and step.startswith("$") for step in problem.path)
 
 
 def _version_to_check(crd: Crd, api_version: str) -> CrdVersion | None:

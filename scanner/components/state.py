@@ -232,21 +232,28 @@ def _migrations(timeline: Timeline, catalog: Catalog, manifests: Sequence[Manife
         objects.setdefault((manifest.api_version, manifest.kind), []).append(manifest)
     if not objects:
         return
-    states = {s.component.name: s for s in timeline.states}
     for rule in catalog.crd_rules:
         used = tuple(objects.get((rule.api_version, rule.kind), ()))
-        if not used or rule.removed_in is None:
-            continue
-        state = states.get(rule.component)
-        if state is None or state.start is None:
-            yield Migration(rule, used, unknown=True)
-            continue
-        removed = release_key(rule.removed_in)
-        if removed <= state.start.key:
-            yield Migration(rule, used)
-            continue
-        crossing = next(((hop, s) for hop in timeline.hops for s in hop.moves
-                         if s.component is state.component and s.source.key < removed <= s.target.key), None)
-        if crossing is not None:
-            hop, step = crossing
-            yield Migration(rule, used, step, hop.target)
+        migration = removal(timeline, rule, used) if used else None
+        if migration is not None:
+            yield migration
+
+
+def removal(timeline: Timeline, rule: CrdRule, objects: tuple[Manifest, ...] = ()) -> Migration | None:
+    """Where the hops meet the release that stops serving `rule`'s API: the pinned release already
+    dropped it, a planned move crosses its removal, or which release runs cannot be told. None: no
+    release the hops run drops it (or the rule names no removal)."""
+    if rule.removed_in is None:
+        return None
+    state = next((s for s in timeline.states if s.component.name == rule.component), None)
+    if state is None or state.start is None:
+        return Migration(rule, objects, unknown=True)
+    removed = release_key(rule.removed_in)
+    if removed <= state.start.key:
+        return Migration(rule, objects)
+    crossing = next(((hop, s) for hop in timeline.hops for s in hop.moves
+                     if s.component is state.component and s.source.key < removed <= s.target.key), None)
+    if crossing is None:
+        return None
+    hop, step = crossing
+    return Migration(rule, objects, step, hop.target)

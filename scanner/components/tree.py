@@ -15,11 +15,12 @@ from scanner.components.charts import chart_component, chart_detection
 from scanner.components.detect import (ClusterPin, Detection, by_component, cluster_pins_in_manifests,
                                        detect_in_manifests)
 from scanner.components.state import Timeline, component_states, resolve
-from scanner.model import Diagnostic, Manifest
+from scanner.model import Diagnostic, Finding, Manifest
 from scanner.versions import Minor
 
 if TYPE_CHECKING:
     from scanner.sources.chart_index import ChartVersions
+    from scanner.suppress import Suppression
 
 
 @dataclass
@@ -29,6 +30,8 @@ class TreeComponents:
     manifests: list[Manifest] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)  # what the sources left out (no helm...)
+    findings: list[Finding] = field(default_factory=list)  # the sources' own (a key written twice...)
+    suppressions: list[Suppression] = field(default_factory=list)  # `# kubehop: ignore` comments read
     charts: list[ChartPin] = field(default_factory=list)  # every chart version pinned (components.charts)
     # Charts kept in the tree that state a kubeVersion: each its own pin, with its one version.
     local_charts: list[tuple[ChartPin, ChartVersion]] = field(default_factory=list)

@@ -39,25 +39,35 @@ def _problem_finding(problem: Problem, timeline: Timeline) -> Finding:
 def migration_findings(timeline: Timeline, current: Minor | None) -> list[Finding]:
     found = []
     for migration in timeline.migrations:
-        if migration.unknown and timeline.unknown == "ignore":
+        if migration_severity(migration, timeline) is None:
             continue
         found.extend(_migration_finding(m, migration, timeline, current) for m in migration.objects)
     return found
+
+
+def migration_severity(migration: Migration, timeline: Timeline) -> str | None:
+    """How much a migration weighs: an error, unless which release runs is unknown (then what --unknown
+    says: a warning, an error, or None for nothing)."""
+    if not migration.unknown:
+        return "error"
+    return {"ignore": None, "block": "error"}.get(timeline.unknown, "warning")
+
+
+def migration_breaks_in(migration: Migration, current: Minor | None) -> Minor | None:
+    """The minor a migration's finding is filed under: its hop; today's when already due; none when unknown."""
+    return None if migration.unknown else current if migration.already else migration.hop
 
 
 def _migration_finding(manifest: Manifest, migration: Migration, timeline: Timeline,
                        current: Minor | None) -> Finding:
     rule = migration.rule
     what = f"{rule.api_version} {rule.kind}"
-    severity, breaks_in = "error", migration.hop
+    severity, breaks_in = migration_severity(migration, timeline), migration_breaks_in(migration, current)
     if migration.unknown:
-        severity = "error" if timeline.unknown == "block" else "warning"
         message = (f"{what} is not served from {migration.before} on, and kubehop cannot tell which "
                    f"{rule.component} release runs (no pin it can read): migrate if it is {rule.removed_in} or later")
-        breaks_in = None
     elif migration.already:
         message = f"{what} was removed in {migration.before}: the release the tree pins no longer serves it"
-        breaks_in = current
     else:
         message = (f"{what} is no longer served from {migration.before}, which the hop to {migration.hop} needs; "
                    f"migrate before that move")

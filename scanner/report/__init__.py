@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from scanner.model import Finding
 from scanner.words import count
@@ -24,6 +24,16 @@ FORMATS = tuple(_MODULES)
 
 def render(result: ScanResult, fmt: str, color: bool = False) -> str:
     return reporter(fmt)(result, color)
+
+
+def documents(result: ScanResult, fmt: str, path: str | None, color: bool = False) -> list[tuple[str | None, str]]:
+    """(file, text) to write for a report to `path` (None: standard output). A Markdown report longer
+    than a comment is cut, and the whole of it goes beside it (scanner.report.comment)."""
+    if fmt != "markdown":
+        return [(path, render(result, fmt, color))]
+    from scanner.report import comment, markdown
+
+    return comment.outputs(lambda limit, full: markdown.render(result, limit=limit, full_report=full), path)
 
 
 def reporter(fmt: str) -> Callable[[ScanResult, bool], str]:
@@ -47,17 +57,26 @@ def scan_span(result: ScanResult) -> str:
     return f"{result.current} → {result.target}" if result.current else f"up to {result.target}"
 
 
+# One verdict, worded once: `scan` and `plan` of the same tree count the same findings (the plan's are
+# what a scan reports: scanner.plan.Plan.findings) and say it in these words, in every format.
+
+def verdict_words(target: object, blockers: int) -> str:
+    return f"blocked: {target} cannot be reached as is" if blockers else f"nothing blocks {target}"
+
+
+def count_words(findings: Sequence[Finding], unreadable: int = 0) -> str:
+    levels = [f.severity for f in findings]
+    parts = [count(levels.count("error"), "blocker"), count(levels.count("warning"), "warning")]
+    if "notice" in levels:
+        parts.append(count(levels.count("notice"), "notice"))
+    if unreadable:
+        parts.append(count(unreadable, "unreadable input"))
+    return ", ".join(parts)
+
+
 def verdict(result: ScanResult) -> str:
-    if result.errors:
-        return f"blocked: {result.target} cannot be reached as is"
-    return f"nothing blocks {result.target}"
+    return verdict_words(result.target, len(result.errors))
 
 
 def counts(result: ScanResult) -> str:
-    parts = [count(len(result.errors), "blocker"), count(len(result.warnings), "warning")]
-    noticed = sum(f.severity == "notice" for f in result.findings)
-    if noticed:
-        parts.append(count(noticed, "notice"))
-    if result.input_errors:
-        parts.append(count(len(result.input_errors), "unreadable input"))
-    return ", ".join(parts)
+    return count_words(result.findings, len(result.input_errors))

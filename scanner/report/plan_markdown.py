@@ -1,90 +1,137 @@
-"""The plan as Markdown for a pull request or a CI step summary, with a Mermaid diagram of the windows.
+"""The plan as Markdown for a pull request or a CI step summary, read from the top down.
 
-Object names and messages about them come from the scanned files: they are escaped, as in the scan's
-Markdown report, so a manifest cannot inject links or @-mentions.
+First the verdict, the table of windows and a Mermaid diagram of them (coloured by class, text
+colour included, so it reads in light and dark mode; left to right only while it fits a comment);
+then each window in the order of the work: what blocks it, the migrations and moves before the
+hop (each move once, in the window that needs it, saying how early it may land), the hop, then the
+notes folded. It stays under GitHub's comment limit (scanner.report.comment). Names, paths and
+messages from the tree go through scanner.report.md.
 """
 
 from __future__ import annotations
 
-from scanner.plan import BLOCKER, WARNING, Migration, Plan, Window
-from scanner.report import plan_orders
-from scanner.report.markdown import escape
+from scanner.plan import BLOCKER, WARNING, Migration, Plan, Step, Window
+from scanner.report import comment, md, plan_orders
+from scanner.report.paths import at
 from scanner.report.plan_text import (blocker_labels, chains, header, journeys, migration_labels, problems,
-                                      unknown_components, where)
+                                      unknown_components, verdict)
+from scanner.report.plan_text import counts as verdict_counts
+from scanner.words import count
+
+_LEFT_TO_RIGHT = 5  # windows a left-to-right diagram holds at a comment's width; more are drawn top-down
+# Short edges and little padding: at GitHub's default spacing five windows are drawn at 0.6 of their size.
+_SPACING = '%%{init: {"flowchart": {"rankSpacing": 20, "nodeSpacing": 20, "padding": 6}}}%%'
+# Fill, stroke and text colour for every class: GitHub draws Mermaid with a dark theme in dark mode,
+# and a fill without a text colour leaves light text on a light fill there.
+_CLASSES = {"ok": "fill:#dafbe1,stroke:#1a7f37,color:#1f2328",
+            "warn": "fill:#fff8c5,stroke:#9a6700,color:#1f2328",
+            "blocked": "fill:#ffebe9,stroke:#cf222e,color:#1f2328"}
 
 
-def render(plan: Plan) -> str:
-    lines = [f"## {header(plan)[0]}", ""]
-    lines.extend(f"- {line.strip()}" for line in header(plan)[1:])
-    lines += ["", "```mermaid", *_diagram(plan), "```", "", *_table(plan), "", *_components(plan), ""]
-    for window in plan.windows:
-        lines.extend(_window(plan, window))
-    lines.extend(f"- {escape(note)}" for note in plan_orders.notes_lines(plan))
-    verdict = f"**Blocked**: {plan.blocker_count} blocker(s)." if plan.blocked else "Nothing known blocks the target."
-    lines.append(verdict)
-    return "\n".join(lines) + "\n"
+def render(plan: Plan, limit: int | None = comment.LIMIT, full_report: str | None = None) -> str:
+    return comment.fit(_head(plan), _parts(plan), _tail(plan), limit, full_report, what="plan item")
 
 
-def _label(text: str) -> str:
-    return text.replace('"', "#quot;")
+def _head(plan: Plan) -> str:
+    title, *context = header(plan)
+    icon = "❌" if plan.blocked else "✅"
+    lines = [f"## {md.text(title)}", "", f"{icon} **{verdict(plan)}** ({verdict_counts(plan)})", ""]
+    lines += [f"- {md.text(line.strip())}" for line in context] + ([""] if context else [])
+    lines += [*_table(plan), "", "```mermaid", *_diagram(plan), "```", "", *_components(plan), ""]
+    return "".join(line + "\n" for line in lines)
 
 
-def _diagram(plan: Plan) -> list[str]:
-    lines = ["flowchart LR"]
-    for window in plan.windows:
-        moves = "<br/>".join(_label(c) for c in chains(window.before)) or "no moves"
-        blockers = f"<br/>⛔ {', '.join(blocker_labels(window))}" if window.blocker_count else ""
-        lines.append(f'  W{window.number}["W{window.number} · {window.source} → {window.target}'
-                     f'<br/>{moves}{blockers}"]')
-    lines.extend(f"  W{a.number} --> W{b.number}" for a, b in zip(plan.windows, plan.windows[1:]))
-    blocked = [f"W{w.number}" for w in plan.windows if w.blocker_count]
-    if blocked:
-        lines += ["  classDef blocked fill:#fdd,stroke:#c00", f"  class {','.join(blocked)} blocked"]
+def _table(plan: Plan) -> list[str]:
+    lines = ["| Window | Hop | Before the hop | Blockers |", "|---|---|---|---|"]
+    for w in plan.windows:
+        before = chains(w.before) + [f"migrate {label}" for label in migration_labels(w.migrations)]
+        blockers = f"⛔ {w.blocker_count}: {', '.join(blocker_labels(w))}" if w.blocker_count else "—"
+        lines.append(f"| W{w.number} | {w.source} → {w.target} | {_cell(before)} | {md.wrappable(md.text(blockers))} |")
     return lines
 
 
 def _cell(items: list[str]) -> str:
-    return "<br>".join(items) or "—"
+    return "<br>".join(md.wrappable(md.text(item)) for item in items) or "—"
 
 
-def _table(plan: Plan) -> list[str]:
-    lines = ["| Window | Hop | Move before the hop | Migrate before | Blockers | May move after |",
-             "|---|---|---|---|---|---|"]
+def _diagram(plan: Plan) -> list[str]:
+    lines = [_SPACING, "flowchart " + ("LR" if len(plan.windows) <= _LEFT_TO_RIGHT else "TB")]
     for w in plan.windows:
-        lines.append(f"| W{w.number} | {w.source} → {w.target} | {_cell(chains(w.before))} | "
-                     f"{_cell(migration_labels(w.migrations))} | {_cell(blocker_labels(w))} | "
-                     f"{_cell(chains(w.after))} |")
-    return lines
-
-
-def _migration(migration: Migration) -> str:
-    rule = migration.rule
-    objects = ", ".join(f"`{where(o.origin)}`" for o in migration.objects)
-    return f"- [ ] migrate `{rule.api_version}` {rule.kind} → `{rule.replacement}` before {migration.before}: {objects}"
+        kind, state = (("blocked", f"⛔ {count(w.blocker_count, 'blocker')}") if w.blocker_count else
+                       ("warn", f"⚠️ {count(w.warning_count, 'warning')}") if w.warning_count else
+                       ("ok", "✓ nothing blocks"))
+        lines.append(f'  W{w.number}["W{w.number}<br/>{w.source} → {w.target}<br/>{state}"]:::{kind}')
+    lines.extend(f"  W{a.number} --> W{b.number}" for a, b in zip(plan.windows, plan.windows[1:]))
+    return lines + [f"  classDef {name} {style}" for name, style in _CLASSES.items()]
 
 
 def _components(plan: Plan) -> list[str]:
     lines = ["| Component | Release | Stops at | Pinned at |", "|---|---|---|---|"]
-    lines.extend(f"| {name} | {journey} | {stop or '—'} | `{pin}` |" for name, journey, pin, stop in journeys(plan))
+    lines.extend(f"| {md.text(name)} | {md.text(journey)} | {md.text(stop) if stop else '—'} | {md.path(pin)} |"
+                 for name, journey, pin, stop in journeys(plan))
     return lines
 
 
-def _window(plan: Plan, window: Window) -> list[str]:
-    lines = [f"### W{window.number}: {window.source} → {window.target}", ""]
-    lines.extend(_migration(m) for m in window.migrations_before(None))
+def _parts(plan: Plan) -> list[comment.Part]:
+    parts = []
+    for window in plan.windows:
+        items = _items(plan, window)
+        heading = f"### W{window.number} · {window.source} → {window.target}"
+        if window.blocker_count:
+            heading += f" · ⛔ {count(window.blocker_count, 'blocker')}"
+        parts.append(comment.Part(f"{heading}\n\n{items[0]}", 1))
+        parts.extend(comment.Part(item, 0 if item.startswith("\n<details>") else 1) for item in items[1:])
+        parts.append(comment.Part("\n"))
+    return parts
+
+
+def _items(plan: Plan, window: Window) -> list[str]:
+    """The window's lines, one list item (with what nests under it) each, in the order of the work."""
+    items = [f"- ⛔ {md.text(message)}\n" for message in problems(window, BLOCKER)]
+    items += [f"- [ ] fix {md.path(at(f.origin))} {md.text(f.object_ref)}: {md.text(f.message)}\n"
+              for f in window.api_blockers]
+    items += [_migration(m) for m in window.migrations_before(None)]
     for step in window.before:
-        lines.extend(_migration(m) for m in window.migrations_before(step))
-        lines.append(f"- [ ] move **{step.label}** ({step.why}): edit "
-                     + ", ".join(f"`{where(o)}`" for o in step.pins))
-    lines.extend(f"- [ ] fix `{where(f.origin)}` {escape(f.object_ref)}: {escape(f.message)}"
-                 for f in window.api_blockers)
-    lines.append(f"- [ ] **upgrade the cluster to {window.target}**")
-    lines.extend(plan_orders.markdown_lines(plan, window))
-    lines.extend(f"- [ ] optional: {step.label} ({step.why})" for step in window.after)
-    lines.extend(f"- note: **{n.title}** ({n.distro}): {n.detail} [source]({n.source})" for n in window.notes)
-    lines.extend(f"- ⛔ {message}" for message in problems(window, BLOCKER))
-    lines.extend(f"- ⚠️ {message}" for message in problems(window, WARNING))
+        items += [_migration(m) for m in window.migrations_before(step)]
+        items.append(_move(plan, window, step))
+    items.append(f"- [ ] **upgrade the cluster to {window.target}**\n"
+                 + "".join(line + "\n" for line in plan_orders.markdown_lines(plan, window)))
+    items += [f"- ⚠️ {md.text(message)}\n" for message in problems(window, WARNING)]
     unknown = unknown_components(window)
     if unknown:
-        lines.append(f"- support for {window.target} unknown: {', '.join(unknown)}")
-    return lines + [""]
+        items.append(f"- ❔ support for {window.target} unknown: {md.text(', '.join(unknown))}\n")
+    if window.notes:
+        notes = [f"- **{md.text(n.title)}** ({md.text(n.distro)}): {md.prose(n.detail)} {md.link('source', n.source)}"
+                 for n in window.notes]
+        items.append(f"\n<details><summary>Hop notes for {window.target}: {count(len(notes), 'note')}</summary>\n\n"
+                     + "".join(line + "\n" for line in notes) + "\n</details>\n")
+    return items
+
+
+def _migration(migration: Migration) -> str:
+    rule = migration.rule
+    objects = ", ".join(f"{md.path(at(o.origin))}" for o in migration.objects)
+    successor = md.code(rule.replacement, in_table=False) if rule.replacement else "(no successor)"
+    return (f"- [ ] migrate {md.code(rule.api_version, in_table=False)} {md.text(rule.kind)} → {successor} "
+            f"before {md.text(migration.before)}: {objects}\n")
+
+
+def _move(plan: Plan, window: Window, step: Step) -> str:
+    pins = ", ".join(md.path(at(origin)) for origin in step.pins)
+    line = f"- [ ] move **{md.text(step.label)}** ({md.text(step.why)}): edit {pins}"
+    early = _earliest(plan, window, step)
+    if early is not None:
+        line += f"; optional: it may land already after the hop to {early.target} (W{early.number})"
+    return line + "\n"
+
+
+def _earliest(plan: Plan, window: Window, step: Step) -> Window | None:
+    """The first earlier window after whose hop `step` may land (the planner lists it there as optional)."""
+    same = (step.component.name, step.source.version, step.target.version)
+    return next((w for w in plan.windows if w.number < window.number
+                 and any((s.component.name, s.source.version, s.target.version) == same for s in w.after)), None)
+
+
+def _tail(plan: Plan) -> str:
+    lines = [f"- {md.text(note)}" for note in plan_orders.notes_lines(plan)]
+    return "".join(line + "\n" for line in lines)

@@ -10,7 +10,7 @@ from scanner.freshness import data_checked
 from scanner.model import Origin
 from scanner.components.state import BLOCKED, UNKNOWN_RELEASE, UNKNOWN_SUPPORT, UNSUPPORTED, UNVERIFIED
 from scanner.plan import BLOCKER, UNKNOWN, WARNING, Migration, Plan, Step, Window
-from scanner.report import plan_orders
+from scanner.report import count_words, plan_orders, verdict_words
 from scanner.report.paths import at
 from scanner.words import count
 
@@ -40,10 +40,11 @@ def migration_labels(migrations: list[Migration]) -> list[str]:
 
 
 def blocker_labels(window: Window) -> list[str]:
-    labels = [p.component or "?" for p in window.problems if p.severity == BLOCKER]
-    if window.api_blockers:
-        labels.append(f"{len(window.api_blockers)} API")
-    return labels
+    """What the window's blockers (the findings a scan counts) are: the components, then how many objects."""
+    errors = [f for f in window.findings if f.severity == "error"]
+    components = sorted({f.name or "?" for f in errors if f.kind == "Component"})
+    objects = sum(f.kind != "Component" for f in errors)
+    return components + ([count(objects, "object")] if objects else [])
 
 
 def problems(window: Window, severity: str) -> list[str]:
@@ -91,7 +92,8 @@ def _stop(plan: Plan, name: str) -> str:
 
 
 def render(plan: Plan) -> str:
-    lines = header(plan) + [""] + _table(plan) + ["", "Components"]
+    summary = f"{verdict(plan)} ({counts(plan)})"
+    lines = header(plan) + [summary, ""] + _table(plan) + ["", "Components"]
     rows = journeys(plan)
     width = max([len(row[0]) for row in rows] + [0])
     lines.extend(f"  {name:<{width}}  {journey:<22}  {stop:<27}  {pin}".rstrip() for name, journey, pin, stop in rows)
@@ -100,7 +102,7 @@ def render(plan: Plan) -> str:
         lines.extend(_window(plan, window, plan.distro))
         lines.append("")
     lines.extend(plan_orders.notes_lines(plan))
-    lines.append(_verdict(plan))
+    lines.append(summary)
     return "\n".join(lines) + "\n"
 
 
@@ -161,7 +163,10 @@ def _migration_lines(migration: Migration) -> list[str]:
     return lines
 
 
-def _verdict(plan: Plan) -> str:
-    if plan.blocked:
-        return f"blocked: {count(plan.blocker_count, 'blocker')} on the way to {plan.target}"
-    return f"nothing known blocks {plan.target}"
+def verdict(plan: Plan) -> str:
+    """The verdict a scan of the same tree gives, in its words."""
+    return verdict_words(plan.target, plan.blocker_count)
+
+
+def counts(plan: Plan) -> str:
+    return count_words(plan.findings, plan.input_errors)

@@ -67,8 +67,13 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     charts: list[str] = []
     kustomizations: list[str] = []
     stdin_bytes = sys.stdin.buffer.read() if "-" in paths else None
+    dumps, met = _dumps(options), set()
     for item in walk(paths):
         if any(e.matches(item.path) for e in options.exclude):
+            continue
+        dump = _dump_of(item.path, dumps) if dumps else None
+        if dump is not None:  # what a cluster holds (--cluster-state, --helm-releases), never desired state
+            met.add(dump)
             continue
         if isinstance(item, Diagnostic):
             result.diagnostics.append(item)
@@ -78,6 +83,8 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
             kustomizations.append(item.path)
         else:
             result.extend(_guarded(item.path, read_manifest_file, item, stdin_bytes))
+    if kustomizations:
+        result.extend(_guarded(kustomizations[0], _mark_patches, result.manifests, kustomizations))
     if kustomizations and charts:
         charts = _without_kustomize_charts(charts, kustomizations, options)
     if charts or any(m.kind == "HelmRelease" for m in result.manifests):
@@ -87,7 +94,20 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
                                    options, paths))
     for dump in options.helm_releases:
         result.extend(_guarded(dump, _helm_releases, dump))
+    result.notices.extend(f"{dump}: a kubectl dump inside the scanned paths: read as what the cluster holds "
+                          "(--cluster-state, --helm-releases), not as manifests" for dump in sorted(met))
     return result
+
+
+def _dumps(options: "ScanOptions") -> dict[str, str]:
+    """Real path -> the path given, of what --cluster-state and --helm-releases read."""
+    return {os.path.realpath(p): p for p in (*options.cluster_state, *options.helm_releases)}
+
+
+def _dump_of(path: str, dumps: dict[str, str]) -> str | None:
+    real = os.path.realpath(path)
+    return next((given for dump, given in dumps.items() if real == dump or real.startswith(os.path.join(dump, ""))),
+                None)
 
 
 def _guarded(path: str, read, *args) -> ScanInput:
@@ -217,6 +237,7 @@ def _charts_as_text(charts: list[str], why: str, paths: list[str]) -> ScanInput:
 def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor | None, options: "ScanOptions",
                     scanned: list[str]) -> ScanInput:
     from scanner.sources import kustomize
+    from scanner.sources.kustomize_origins import identity
     from scanner.sources.tools import kustomize_command
 
     result = ScanInput()
@@ -231,21 +252,28 @@ def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor
                               "as they are")
         return result
     # An object already read from its own file (or from another build) is not reported again.
-    seen = {_identity(m) for m in manifests}
+    seen = {identity(m) for m in manifests}
     charts = _kustomize_helm(manifests, target, options)
     flux_paths = kustomize.flux_paths(manifests, scanned)
     for outcome in kustomize.build_all(folders, command, options.allow_network, os.cpu_count() or 1, charts,
-                                       scanned, flux_paths):
+                                       scanned, flux_paths, manifests):
         if outcome.not_built:
             result.unrendered.append(Diagnostic(outcome.folder, outcome.not_built, level="notice"))
         result.unrendered.extend(outcome.unrendered)
         result.diagnostics.extend(outcome.diagnostics)
         result.findings.extend(outcome.findings)
         for manifest in outcome.manifests:
-            if _identity(manifest) not in seen:
-                seen.add(_identity(manifest))
+            if identity(manifest) not in seen:
+                seen.add(identity(manifest))
                 result.manifests.append(manifest)
     return result
+
+
+def _mark_patches(manifests: list[Manifest], folders: list[str]) -> ScanInput:
+    from scanner.sources.kustomize_patches import mark_patches
+
+    mark_patches(manifests, folders)
+    return ScanInput()
 
 
 def _kustomize_helm(manifests: list[Manifest], target: Minor | None, options: "ScanOptions"):
@@ -273,14 +301,6 @@ def _without_kustomize_charts(charts: list[str], folders: list[str], options: "S
     except Exception:  # noqa: BLE001 - the kustomizations' own reading reports what is wrong with them
         return charts
     return [chart for chart in charts if os.path.realpath(chart) not in used]
-
-
-def _identity(manifest: Manifest) -> tuple:
-    """The same object at the same place in the same file (a line of 0 places nothing)."""
-    origin = manifest.origin
-    if origin.line == 0:
-        return (id(manifest),)
-    return (os.path.normpath(origin.path), origin.line, origin.column, manifest.api_version, manifest.kind)
 
 
 def _helm_releases(dump: str) -> ScanInput:

@@ -3,8 +3,8 @@
 - A chart helm cannot render (a template error, a value the chart requires) is read as text, as
   kubehop reads every chart without helm (`chart_templates.text_fallback`): every branch of its
   templates, marked unrendered with helm's reason. Its removed APIs are still reported, and the scan
-  is not incomplete for it (exit 3 is for input kubehop could not read at all: a chart whose
-  Chart.yaml it cannot read either).
+  is not incomplete for it (exit 3 is for a chart that is the user's to fix: a Chart.yaml kubehop
+  cannot read either, a render stopped at one of its bounds, a remote chart).
 - `--all-templates`: the templates a chart's default values switch off (`{{ if .Values.x.enabled }}`,
   a subchart whose condition is false) rendered nothing; they are read as text too, their objects
   marked *latent* (`ScanInput.latent`), so their findings are warnings: what a chart maintainer ships
@@ -29,8 +29,8 @@ def unrenderable(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagnosti
     templates read)."""
     release = outcome.release
     where = release.where
-    unreadable = None if release.remote else _unreadable_metadata(release.chart_dir)
-    if release.remote or unreadable:
+    unreadable = None if release.remote or outcome.over_limit else _unreadable_metadata(release.chart_dir)
+    if release.remote or outcome.over_limit or unreadable:
         problem = Diagnostic(where, f"helm could not render it: {outcome.error}" +
                              (f" ({unreadable})" if unreadable else ""))
         return [], [problem], [Diagnostic(where, "helm failed (see input problems)", level="notice")], 0

@@ -83,6 +83,7 @@ class RenderOutcome:
     text: str | None = None  # the rendered stream, annotated with template file names
     error: str | None = None
     cached: bool = False
+    over_limit: bool = False  # stopped at one of its bounds (render_limits.py), not helm's verdict on the chart
 
 
 @dataclass
@@ -140,7 +141,7 @@ def _render(release: ChartRelease, settings: HelmSettings, kubeconfig: str, capt
         command = _helm_command(release, settings, kubeconfig, scratch) + capture.arguments()
         done = run_bounded(command, env, settings.limits, stdout, stderr, written=(stream,))
         if done.problem:
-            return RenderOutcome(release, error=f"helm {done.problem}")
+            return RenderOutcome(release, error=f"helm {done.problem}", over_limit=True)
         if done.returncode != 0:
             error = _helm_message(done.stderr)
             if key and done.returncode > 0 and not _TRANSIENT.search(error):  # helm's verdict on these inputs

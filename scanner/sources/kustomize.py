@@ -13,7 +13,6 @@ kustomize-controller builds it: with no load restrictor (still inside the reposi
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
@@ -24,17 +23,14 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from scanner.model import Diagnostic, Finding, Manifest, Origin
+from scanner.model import Diagnostic, Finding, Manifest
 from scanner.sources import kustomize_mirror, no_network
-from scanner.sources.files import read_file
-from scanner.sources.line_map import aligned, fixed
 from scanner.sources.kustomize_charts import ChartEntry, entries_of
 from scanner.sources.kustomize_helm import EntryOutcome, HelmCharts
+from scanner.sources.kustomize_origins import Origins
 from scanner.sources.kustomize_refs import Closure, closure, read_kustomization, references, repository_root
-from scanner.sources.rendered import annotation, drop_annotation, read_output, reorigin
-from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, load_data, read_text
+from scanner.sources.rendered import read_output, reorigin
 
-ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
 FLUX_LOAD_RESTRICTOR = ["--load-restrictor", "LoadRestrictionsNone"]
 _TIMEOUT_SECONDS = 300
 _KLOG_LINE = re.compile(r'^[EFWI]\d{4} [\d:.]+\s+\d+ \S+\] "([^"]*)"(?: err=(?:"(.*)"|(<)))?$')
@@ -67,15 +63,17 @@ class _Plan:
 
 def build_all(folders: list[str], command: list[str], allow_network: bool, workers: int,
               charts: HelmCharts | None = None, scanned: list[str] | None = None,
-              flux_paths: frozenset[str] = frozenset()) -> list[BuildOutcome]:
-    """Build every folder; `flux_paths` are real paths Flux Kustomizations point at."""
+              flux_paths: frozenset[str] = frozenset(), read: list[Manifest] | None = None) -> list[BuildOutcome]:
+    """Build every folder; `flux_paths` are real paths Flux Kustomizations point at, `read` what the scan
+    has read already (an object read from its own file is not returned again)."""
     charts = charts or HelmCharts(None, "helm is not used")
+    origins = Origins(read or [], charts)
     plans = [_plan(folder, scanned or [folder], allow_network, flux_paths) for folder in folders]
     with tempfile.TemporaryDirectory(prefix="kubehop-kustomize-") as scratch:
         work = {(e.kustomization, e.index): (e, _entry_line(e), p.root) for p in plans for e in p.entries}
         rendered = charts.render(list(work.values()), scratch) if work else {}
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            outcomes = list(pool.map(lambda p: _build(p, command, allow_network, charts, rendered, scratch), plans))
+            outcomes = list(pool.map(lambda p: _build(p, command, allow_network, origins, rendered, scratch), plans))
     outcomes.extend(BuildOutcome(o.entry.folder, o.as_text, o.diagnostics, findings=o.findings,
                                  unrendered=[Diagnostic(o.entry.kustomization, o.not_rendered, level="notice")]
                                  if o.not_rendered else []) for o in rendered.values())
@@ -112,7 +110,7 @@ def _entry_line(entry: ChartEntry) -> int:
     return read_kustomization(entry.folder).line_of("helmCharts", entry.index)
 
 
-def _build(plan: _Plan, command: list[str], allow_network: bool, charts: HelmCharts,
+def _build(plan: _Plan, command: list[str], allow_network: bool, origins: Origins,
            rendered: dict[tuple[str, int], EntryOutcome], scratch: str) -> BuildOutcome:
     if plan.decided is not None:
         return plan.decided
@@ -135,9 +133,10 @@ def _build(plan: _Plan, command: list[str], allow_network: bool, charts: HelmCha
             return _failed(plan.folder, done)
         if done.returncode != 0:
             return _build_failed(plan.folder, _message(done.stderr), [o for o in outcomes if not o.rendered])
-        manifests, diagnostics = read_output(done.stdout, f"{plan.folder} (built)")
-        where = _origin_finder(plan, wrapper, view, charts, done.stdout)
-        return BuildOutcome(plan.folder, reorigin(manifests, where), diagnostics)
+        places = origins.for_build(plan.folder, plan.root, wrapper, view)
+        output = places.new_documents(done.stdout)
+        manifests, diagnostics = read_output(output, f"{plan.folder} (built)")
+        return BuildOutcome(plan.folder, reorigin(manifests, places.finder(output)), diagnostics)
 
 
 def _lay_out_view(plan: _Plan, outcomes: list[EntryOutcome], top: str) -> None:
@@ -190,12 +189,11 @@ def _files_read(folder: str, document: dict, real_folder: str) -> set[str]:
 
 def _run(command: list[str], allow_network: bool) -> subprocess.CompletedProcess | str:
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
-    preexec = None
-    if not allow_network:
-        env, preexec = no_network.environment(env), no_network.preexec()
     try:
+        if not allow_network:
+            return no_network.run(command, env, _TIMEOUT_SECONDS)
         return subprocess.run(command, capture_output=True, text=True, timeout=_TIMEOUT_SECONDS,
-                              stdin=subprocess.DEVNULL, env=env, preexec_fn=preexec)
+                              stdin=subprocess.DEVNULL, env=env)
     except subprocess.TimeoutExpired:
         return f"kustomize did not finish within {_TIMEOUT_SECONDS} s"
     except OSError as err:
@@ -247,85 +245,6 @@ def _message(stderr: str) -> str:
             errors.append(line)
     chosen = next((line for line in errors if line.lower().startswith("error:")), errors[0] if errors else "")
     return re.sub(r"^error:\s*", "", chosen, flags=re.IGNORECASE).strip() or "no message"
-
-
-def _origin_finder(plan: _Plan, wrapper: str, view: str | None, charts: HelmCharts, built: str):
-    folder = plan.folder
-    via = f"kustomize build {folder}"
-    output = built.split("\n")
-
-    def where(manifest: Manifest) -> Origin:
-        try:
-            origin = load_data(annotation(manifest, ORIGIN_ANNOTATION) or "null", manifest.origin.path)
-        except DocumentProblem:
-            origin = None
-        drop_annotation(manifest, ORIGIN_ANNOTATION)
-        node = manifest.node
-        from_chart = charts.origin_of(manifest, via)
-        if from_chart is not None:
-            origin, in_tree = from_chart
-            manifest.line_map = aligned(output, node.start_mark.line + 1, node.end_mark.line + 1, origin.path,
-                                        origin.line) if in_tree else fixed(origin.line, origin.column)
-            return origin
-        if not isinstance(origin, dict) or origin.get("repo"):  # from a remote base: no file of the tree
-            manifest.line_map = fixed(0, 0)
-            remote = f" ({origin.get('repo')})" if isinstance(origin, dict) else ""
-            return Origin(read_kustomization(folder).path or folder, 0, 0, f"{via}{remote}")
-        relative = origin.get("path") or origin.get("configuredIn")
-        absolute = os.path.normpath(os.path.join(wrapper, str(relative)))
-        if view is not None:
-            absolute = kustomize_mirror.from_view(absolute, plan.root, view)
-            path = _display_path(folder, absolute, os.path.realpath(folder))
-        else:
-            path = _display_path(folder, absolute, os.path.abspath(folder))
-        line, column = locate_object(path, manifest) if origin.get("path") else (0, 0)
-        manifest.line_map = aligned(output, node.start_mark.line + 1, node.end_mark.line + 1, path, line)
-        return Origin(path, line, column, via)
-
-    return where
-
-
-def _display_path(folder: str, absolute: str, folder_absolute: str) -> str:
-    """The path as the user would see it: relative to where they pointed, like the file walker's."""
-    return os.path.normpath(os.path.join(folder, os.path.relpath(absolute, folder_absolute)))
-
-
-def locate_object(path: str, built: Manifest) -> tuple[int, int]:
-    """The apiVersion line of the object in `path` that kustomize turned into `built`.
-
-    Kustomize may have prefixed or suffixed the name, or replaced `$(VAR)` in it (vars): the source
-    object's name, its variables as wildcards, is inside the built one. (0, 0) when no object in the
-    file can be the built one: the object is then named by its file only, never by another object's line.
-    """
-    candidates = [m for m in _objects_in(path) if m[1] == built.kind]
-    if len(candidates) == 1:
-        return candidates[0][3], candidates[0][4]
-    named = [m for m in candidates if _name_matches(m[2], built.name)]
-    for group in ([m for m in named if m[0] == built.api_version], named):
-        if group:
-            return group[0][3], group[0][4]
-    return 0, 0
-
-
-def _name_matches(source: str | None, built: str | None) -> bool:
-    if not source or not built:
-        return source == built
-    if "$(" not in source:
-        return source in built
-    pattern = ".*".join(re.escape(part) for part in re.split(r"\$\([^)]*\)", source))
-    return re.search(pattern, built) is not None
-
-
-@functools.lru_cache(maxsize=1024)
-def _objects_in(path: str) -> tuple[tuple[str, str, str | None, int, int], ...]:
-    text, problem = read_file(path)
-    if problem is not None:
-        return ()
-    try:
-        manifests, _ = read_text(text, path)
-    except (DocumentProblem, TemplateSyntax):
-        return ()
-    return tuple((m.api_version, m.kind, m.name, m.origin.line, m.origin.column) for m in manifests)
 
 
 def flux_paths(manifests: list[Manifest], scanned: list[str]) -> frozenset[str]:
