@@ -89,6 +89,8 @@ def plan_command(paths, target, current, distro, cluster_version_file, fmt, outp
     """
     from scanner.components.catalog import load_catalog
     from scanner.components.detect import cluster_distros
+    from scanner.baseline import BaselineError
+    from scanner.data import DataError
     from scanner.plan import PlanInputError, PlanRequest, plan_paths
     from scanner.report import plan_json, plan_markdown, plan_text
 
@@ -104,7 +106,7 @@ def plan_command(paths, target, current, distro, cluster_version_file, fmt, outp
                                 allow_network=allow_network)
         plan, tree = plan_paths(PlanRequest(list(paths), target, current, distro, cluster_version_file, unknown,
                                             options))
-    except PlanInputError as problem:
+    except (PlanInputError, BaselineError, DataError) as problem:  # as `scan` says them
         raise click.UsageError(str(problem)) from None
     _attach_orders(plan, tree.manifests, paths, orders_folder)
     if fmt == "markdown":
