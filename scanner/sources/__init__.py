@@ -95,6 +95,7 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     if kustomizations:
         result.extend(_all_or_each(kustomizations, _kustomizations, kustomizations, result.manifests, target,
                                    options, paths))
+        result.diagnostics = _empty_said_once(result.diagnostics)
     for dump in options.helm_releases:
         result.extend(_guarded(dump, _helm_releases, dump))
     result.notices.extend(f"{dump}: a kubectl dump inside the scanned paths: read as what the cluster holds "
@@ -272,6 +273,14 @@ def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor
                 seen.add(identity(manifest))
                 result.manifests.append(manifest)
     return result
+
+
+def _empty_said_once(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """An empty kustomization file is its build's input problem (kustomize cannot build it): the notice
+    that the file is empty would say it a second time."""
+    failed = {os.path.realpath(d.path) for d in diagnostics if d.level == "error"}
+    return [d for d in diagnostics if not (d.level == "notice" and d.message == "empty file"
+                                           and os.path.realpath(d.path) in failed)]
 
 
 def _mark_patches(manifests: list[Manifest], folders: list[str]) -> ScanInput:
