@@ -86,6 +86,8 @@ def plan_command(paths, target, current, distro, cluster_version_file, fmt, outp
     """
     from scanner.components.catalog import load_catalog
     from scanner.components.detect import cluster_distros
+    from scanner.baseline import BaselineError
+    from scanner.data import DataError
     from scanner.plan import PlanInputError, PlanRequest, plan_paths
     from scanner.report import plan_json, plan_markdown, plan_text
 
@@ -100,7 +102,7 @@ def plan_command(paths, target, current, distro, cluster_version_file, fmt, outp
         options = _scan_options(config, (), (), (), None, None, unknown=unknown)  # as `scan` reads the tree
         plan, tree = plan_paths(PlanRequest(list(paths), target, current, distro, cluster_version_file, unknown,
                                             options))
-    except PlanInputError as problem:
+    except (PlanInputError, BaselineError, DataError) as problem:  # as `scan` says them
         raise click.UsageError(str(problem)) from None
     _attach_orders(plan, tree.manifests, paths, orders_folder)
     if fmt == "markdown":
