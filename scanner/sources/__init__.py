@@ -21,7 +21,8 @@ from scanner.model import STDIN_PATH, Diagnostic, Finding, Manifest
 from scanner.sources.files import KUSTOMIZATION_FILES, ChartFolder, KustomizeFolder, ManifestFile, read_file, walk
 from scanner.sources.hazards import hazardous_files, held_back
 from scanner.sources.parallel import read_all
-from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, mapping_get, read_text
+from scanner.nodes import mapping_get
+from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, read_text
 from scanner.suppress import MARKER, Suppression, read_suppressions
 from scanner.versions import Minor
 from scanner.words import count

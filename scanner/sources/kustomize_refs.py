@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from scanner.sources.files import KUSTOMIZATION_FILES, read_file
-from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents, construct, load_data, locate
+from scanner.nodes import construct, locate
+from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents, load_data
 
 # Fields kustomize loads, by what they name: a folder (a kustomization) or either a file or a folder.
 _FOLDER_OR_FILE = ("resources", "bases", "generators", "transformers", "validators")
