@@ -19,8 +19,8 @@ from scanner.crds import Crd, CrdIndex, as_dict, is_crd, parse_crd
 from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest, Origin, object_ref
 from scanner.sources.files import ManifestFile, read_file, walk
-from scanner.sources.yamldoc import (DocumentProblem, TemplateSyntax, key_node, load_data, mapping_get, read_text,
-                                     scalar)
+from scanner.nodes import key_node, mapping_get, scalar
+from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, load_data, read_text
 from scanner.versions import Minor, parse_minor
 from scanner.words import count
 
