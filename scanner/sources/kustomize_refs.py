@@ -65,7 +65,7 @@ class Closure:
     folders: list[str] = field(default_factory=list)  # kustomization folders, the one built first
     remote: list[str] = field(default_factory=list)  # "field value" of each remote reference
     outside: list[str] = field(default_factory=list)  # local references that leave the repository
-    problems: list[str] = field(default_factory=list)  # kustomization files that cannot be read
+    problems: list[str] = field(default_factory=list)  # folders whose kustomization file cannot be read
     children: dict[str, list[str]] = field(default_factory=dict)  # real folder -> real folders it uses
 
     def reaching(self, wanted: set[str]) -> set[str]:
@@ -227,7 +227,7 @@ def closure(folder: str, root: str) -> Closure:
         seen.add(real)
         kustomization = read_kustomization(current)
         if kustomization.problem:
-            found.problems.append(f"{kustomization.path or current}: {kustomization.problem}")
+            found.problems.append(current)
             continue
         found.folders.append(current)
         uses = found.children.setdefault(real, [])
