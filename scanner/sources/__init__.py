@@ -28,7 +28,7 @@ from scanner.versions import Minor
 from scanner.words import count
 
 if TYPE_CHECKING:
-    from scanner.scan import ScanOptions
+    from scanner.options import ScanOptions
 
 
 @dataclass
@@ -81,7 +81,7 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     `on_file` sees what each plain file gave as soon as it is read (the scan checks its objects
     there, then lets their nodes go); those objects come first in the result, in that order. Only
     then may files be read by worker processes (sources/parallel.py): nothing else needs every node."""
-    from scanner.scan import ScanOptions
+    from scanner.options import ScanOptions
 
     options = options or ScanOptions()
     result = ScanInput()
