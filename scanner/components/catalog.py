@@ -166,6 +166,9 @@ class Component:
     images: tuple[str, ...] = ()
     crd_groups: tuple[str, ...] = ()
     kustomize_urls: tuple[str, ...] = ()
+    # Its installer stamps app.kubernetes.io/version with its own release (detect.release_label_source):
+    # such a label is a pin even for a release the data does not list.
+    release_label: bool = False
     chart_track: bool = False  # a chart's own versions, ranges read from their kubeVersion (components.charts)
 
     def release(self, version: str) -> Release | None:
@@ -282,6 +285,7 @@ def component_from_data(document: dict) -> Component:
         images=tuple(detect.get("images", ())),
         crd_groups=tuple(detect.get("crd_groups", ())),
         kustomize_urls=tuple(detect.get("kustomize_urls", ())),
+        release_label="release_label_source" in detect,
     )
 
 
