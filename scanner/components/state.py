@@ -140,7 +140,7 @@ def _start_problems(state: ComponentState, current: Minor) -> list[Problem]:
             f"{start.version}, the oldest: make them agree to plan exactly"), PIN_RANGE, current, pins))
     if start.supports(current) is False:
         problems.append(Problem(WARNING, name, (
-            f"{title} {start.version} does not list Kubernetes {current} (supports {start.support_text}): "
+            f"{state.named(start)} does not list Kubernetes {current} (supports {start.support_text}): "
             "the cluster already runs outside its stated range"), OUTSIDE_RANGE, current, pins, support=EXCLUDED))
     return problems
 
@@ -178,17 +178,19 @@ def _unverified_problems(timeline: Timeline, unverified: list[tuple[Hop, str, Re
                          states: dict[str, ComponentState], catalog: Catalog, released: Minor | None) -> None:
     """One problem per component and release for the run of hops nobody states support for."""
     runs: dict[tuple[str, str], list[Hop]] = {}
+    named: dict[tuple[str, str], str] = {}
     for hop, name, release in unverified:
         runs.setdefault((name, release.version), []).append(hop)
+        named.setdefault((name, release.version), states[name].named(release))
     for (name, version), hops in runs.items():
-        component = catalog.components[name]
+        component, version = catalog.components[name], named[(name, version)]
         first, last = hops[0].target, hops[-1].target
         span, several = (f"{first}", False) if first == last else (f"{first}–{last}", True)
-        message = (f"{component.title} {version}: no release states support for Kubernetes {span}, so the "
+        message = (f"{version}: no release states support for Kubernetes {span}, so the "
                    f"{'hops are' if several else 'hop is'} unverified for it; {evidence(component, first)}. "
                    "Check the project's own notes before the hop")
         if released is not None and first > released:
-            message = (f"{component.title} {version}: Kubernetes {span} is not released yet, so no release states "
+            message = (f"{version}: Kubernetes {span} is not released yet, so no release states "
                        f"support for it: the hop is unverified for it ({evidence(component, first)})")
         hops[0].problems.append(Problem(UNKNOWN, name, message, UNVERIFIED, first, states[name].pins,
                                         support=UNVERIFIED))
@@ -208,22 +210,23 @@ def _pinned_moves(timeline: Timeline) -> None:
         if first is None:
             continue
         hop, step = first
-        title, b, start = state.component.title, hop.target, state.start
+        b, start, component = hop.target, state.start, state.component
+        title = state.named(start)
         fix = tuple(f"before the hop to {h.target}: {s.label}" for h, s in moves)
         to = [s for h, s in moves if h is hop][-1].target
         support = start.support(b)
         if step.why.startswith("required by"):
             problem = Problem(WARNING, state.component.name, (
-                f"{title} {start.version} must move to {step.target.version} before the hop to {b}: "
+                f"{title} must move to {component.short(step.target.version)} before the hop to {b}: "
                 f"{step.why}"), REQUIRED_MOVE, b, state.pins, fix)
         elif support == EXCLUDED:
             problem = Problem(BLOCKER, state.component.name, (
-                f"{title} {start.version} supports Kubernetes {start.support_text}, not {b}: move it to "
-                f"{to.version} before the hop to {b} ({_support_said(to, b)})"), UNSUPPORTED, b, state.pins, fix,
+                f"{title} supports Kubernetes {start.support_text}, not {b}: move it to "
+                f"{component.short(to.version)} before the hop to {b} ({_support_said(to, b)})"), UNSUPPORTED, b, state.pins, fix,
                 EXCLUDED)
         else:
             problem = Problem(UNKNOWN, state.component.name, (
-                f"{title} {start.version} states no support for Kubernetes {b}; {to.version} is the oldest "
+                f"{title} states no support for Kubernetes {b}; {component.short(to.version)} is the oldest "
                 f"release that does ({to.support_text}): move it before the hop to {b}"), UNKNOWN_SUPPORT, b,
                 state.pins, fix, UNSTATED)
         first_moves.setdefault(id(hop), []).append(problem)
