@@ -17,6 +17,7 @@ import collections
 import multiprocessing
 import os
 import queue
+import signal
 import sys
 import time
 from pathlib import Path
@@ -32,6 +33,10 @@ def _worker(seed: int, numbers: list[int], results, keep: str | None, render_sha
     for outcome in fuzzing.run(seed, numbers, render_share=render_share, keep_failures=Path(keep) if keep else None,
                                time_bound=bound, on_start=lambda number: results.put(("start", number))):
         results.put(("done", outcome))
+
+
+def _stop(signum, frame) -> None:
+    raise KeyboardInterrupt
 
 
 def main() -> None:
@@ -67,57 +72,66 @@ def main() -> None:
     slowest, slowest_wall, over_bound, hangs, examples = (0.0, None), (0.0, None), 0, [], {}
     began = time.monotonic()
     last_print = began
-    while workers:
-        try:
-            kind, value = results.get(timeout=1.0)
-        except queue.Empty:
-            kind = None
-        if kind == "start":
-            index = next(i for i, s in workers.items() if value in s[1])
-            workers[index][2], workers[index][3] = value, time.monotonic()
-        elif kind == "done":
-            outcome = value
-            index = next(i for i, s in workers.items() if outcome.number in s[1])
-            state = workers[index]
-            state[1].remove(outcome.number)
-            state[2] = None
-            outcomes += 1
-            exits[outcome.exit_code] += 1
-            commands[outcome.command] += 1
-            slowest = max(slowest, (outcome.cpu_seconds, outcome.number))
-            slowest_wall = max(slowest_wall, (outcome.seconds, outcome.number))
-            if outcome.cpu_seconds > args.bound:
-                over_bound += 1
-            if outcome.problem:
-                key = outcome.problem.split("\n")[0][:100]
-                problems[key] += 1
-                examples.setdefault(key, (outcome.number, outcome.problem))
-            if not state[1]:
-                state[0].join(timeout=10)
-                del workers[index]
-        now = time.monotonic()
-        for index, state in list(workers.items()):
-            process, remaining, current, started = state
-            stuck = current is not None and now - started > args.hang
-            died = not process.is_alive() and results.empty()
-            if stuck or died:
-                if stuck:
-                    process.kill()
-                process.join(timeout=10)
-                key = f"hang (over {args.hang:.0f} s)" if stuck else "worker died"
-                problems[key] += 1
-                examples.setdefault(key, (current, f"case {current}"))
-                if current is not None:
-                    hangs.append(current)
-                    remaining.remove(current)
-                del workers[index]
-                if remaining:
-                    start(index, remaining)
-        if now - last_print > 60:
-            last_print = now
-            rate = outcomes / (now - began)
-            print(f"{outcomes} cases, {sum(problems.values())} failing, {rate:.1f} cases/s", flush=True)
+    signal.signal(signal.SIGTERM, _stop)  # a run stopped early still prints its figures
+    stopped = False
+    try:
+        while workers:
+            try:
+                kind, value = results.get(timeout=1.0)
+            except queue.Empty:
+                kind = None
+            if kind == "start":
+                index = next(i for i, s in workers.items() if value in s[1])
+                workers[index][2], workers[index][3] = value, time.monotonic()
+            elif kind == "done":
+                outcome = value
+                index = next(i for i, s in workers.items() if outcome.number in s[1])
+                state = workers[index]
+                state[1].remove(outcome.number)
+                state[2] = None
+                outcomes += 1
+                exits[outcome.exit_code] += 1
+                commands[outcome.command] += 1
+                slowest = max(slowest, (outcome.cpu_seconds, outcome.number))
+                slowest_wall = max(slowest_wall, (outcome.seconds, outcome.number))
+                if outcome.cpu_seconds > args.bound:
+                    over_bound += 1
+                if outcome.problem:
+                    key = outcome.problem.split("\n")[0][:100]
+                    problems[key] += 1
+                    examples.setdefault(key, (outcome.number, outcome.problem))
+                if not state[1]:
+                    state[0].join(timeout=10)
+                    del workers[index]
+            now = time.monotonic()
+            for index, state in list(workers.items()):
+                process, remaining, current, started = state
+                stuck = current is not None and now - started > args.hang
+                died = not process.is_alive() and results.empty()
+                if stuck or died:
+                    if stuck:
+                        process.kill()
+                    process.join(timeout=10)
+                    key = f"hang (over {args.hang:.0f} s)" if stuck else "worker died"
+                    problems[key] += 1
+                    examples.setdefault(key, (current, f"case {current}"))
+                    if current is not None:
+                        hangs.append(current)
+                        remaining.remove(current)
+                    del workers[index]
+                    if remaining:
+                        start(index, remaining)
+            if now - last_print > 60:
+                last_print = now
+                rate = outcomes / (now - began)
+                print(f"{outcomes} cases, {sum(problems.values())} failing, {rate:.1f} cases/s", flush=True)
+    except KeyboardInterrupt:
+        stopped = True
+        for process, *_ in workers.values():
+            process.kill()
     elapsed = time.monotonic() - began
+    if stopped:
+        print("\nstopped early (SIGTERM or Ctrl-C): the figures of the cases run so far")
     print(f"\nseed {args.seed}, cases {args.first}..{args.first + args.cases - 1}: {outcomes} run in {elapsed:.0f} s "
           f"({outcomes / elapsed:.1f} cases/s, {args.workers} workers)")
     print(f"commands: {dict(sorted(commands.items()))}")
