@@ -6,6 +6,12 @@
 Prints, for the whole corpus: the median wall time of a bare PyYAML CSafeLoader `load_all` of every
 file, of kubehop's scan (in process, and as a whole `kubehop scan` process against a whole process
 doing the bare parse), and their ratios; then the median wall time of `kubehop scan` on one small file.
+
+On a shared machine, pair the whole processes run by run instead (farm-bench runs A and B in turn):
+
+    farm-bench -n 7 --vs "python -c '<BARE_PARSE>' CORPUS" -- \
+        env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX=/tmp/pyc python -m scanner scan --no-config \
+        --target 1.36 --format json -o /dev/null CORPUS
 """
 
 from __future__ import annotations
@@ -45,8 +51,14 @@ def median_time(fn, runs: int) -> float:
     return statistics.median(times)
 
 
+_PYCACHE = tempfile.mkdtemp(prefix="kubehop-bench-pycache-")
+
+
 def run(cmd: list[str]) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
+    """`cmd` with kubehop's bytecode cached as an installed kubehop has it: with PYTHONDONTWRITEBYTECODE
+    (set on some machines) every run would compile kubehop's modules again (~0.1 s of each start)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "PYTHONPYCACHEPREFIX": _PYCACHE}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return subprocess.run(cmd, capture_output=True, text=True, env=env)
 
 
