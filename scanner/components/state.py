@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 from scanner.components.catalog import (SUPPORTED, UNKNOWN as UNSTATED, UNSUPPORTED as EXCLUDED, Catalog, Component,
                                         CrdRule, Release, release_key)
 from scanner.model import Manifest, Origin
+from scanner.report.paths import where
 from scanner.versions import Minor, minor_range
 
 if TYPE_CHECKING:
@@ -202,7 +203,7 @@ def _start_problems(state: ComponentState, current: Minor) -> list[Problem]:
 
 
 def _unresolved(state: ComponentState) -> str:
-    pins = ", ".join(f"{d.pin!r} at {d.origin.path}:{d.origin.line}" for d in state.detections)
+    pins = ", ".join(f"{d.pin!r} at {where(d.origin.path, d.origin.line)}" for d in state.detections)
     if all(d.floating for d in state.detections):
         return f"{state.component.title}: {pins} installs the newest release, which the tree does not say; " \
                "its moves cannot be planned"

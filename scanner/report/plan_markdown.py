@@ -3,7 +3,7 @@
 First the verdict, the table of windows and a Mermaid diagram of them (coloured by class, text
 colour included, so it reads in light and dark mode; left to right only while it fits a comment);
 then each window in the order of the work: what blocks it, the migrations and moves before the
-hop (each move once, in the window that needs it, saying how early it may land), the hop, then the
+hop (each move once, in the window that needs it: required there, saying how early it may land), the hop, then the
 notes folded. It stays under GitHub's comment limit (scanner.report.comment). Names, paths and
 messages from the tree go through scanner.report.md.
 """
@@ -121,7 +121,7 @@ def _move(plan: Plan, window: Window, step: Step) -> str:
     line = f"- [ ] move **{md.text(step.label)}** ({md.text(step.why)}): edit {pins}"
     early = _earliest(plan, window, step)
     if early is not None:
-        line += f"; optional: it may land already after the hop to {early.target} (W{early.number})"
+        line += f"; may land earlier, from W{early.number} (after the hop to {early.target})"
     return line + "\n"
 
 
