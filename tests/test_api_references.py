@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, REPO, tool_or_skip
+from conftest import FIXTURES, REPO, kustomize_or_skip, tool_or_skip
 from scanner import data
 from scanner.references import REFERENCES_FILE, load_reference_fields
 from scanner.scan import ScanOptions, scan
@@ -165,6 +165,34 @@ def test_the_same_reference_through_a_render_points_at_its_template_line(tmp_pat
     [finding] = reference_findings([str(chart)], current=None)
     assert finding.origin.path.endswith("hpa.yaml") and finding.origin.line == 10
     assert finding.origin.via  # the release it was rendered for
+
+
+def test_a_reference_behind_a_kustomization_is_reported_once_at_its_line(tmp_path):
+    # The shape of the Flux homelabs (webhooks/github/receiver.yaml behind a kustomization that sets
+    # the namespace): the file and its build are one object, one finding, at the file's line.
+    kustomize_or_skip()
+    app = tmp_path / "webhooks"
+    app.mkdir()
+    (app / "kustomization.yaml").write_text("namespace: flux-system\nresources: [receiver.yaml]\n")
+    (app / "receiver.yaml").write_text(textwrap.dedent("""\
+        apiVersion: notification.toolkit.fluxcd.io/v1
+        kind: Receiver
+        metadata:
+          name: home
+        spec:
+          type: github
+          secretRef: {name: token}
+          resources:
+            - kind: GitRepository
+              name: defaulted
+            - apiVersion: source.toolkit.fluxcd.io/v1beta2
+              kind: GitRepository
+              name: home
+        """))
+    [finding] = reference_findings([str(app), str(FLUX_PIN)])
+    assert (Path(finding.origin.path).name, finding.origin.line) == ("receiver.yaml", 11)
+    assert finding.breaks_in is not None
+    assert finding.remediation == ("set spec.resources[1].apiVersion to source.toolkit.fluxcd.io/v1",)
 
 
 def test_values_that_are_not_a_reference_are_left_alone(tmp_path):

@@ -170,3 +170,17 @@ def test_a_chart_helm_cannot_render_is_read_as_text_not_an_input_problem(tools, 
     assert code == 1 and report["diagnostics"] == []
     assert [(f["file"], f["line"]) for f in report["findings"]] == [(str(chart / "templates" / "psp.yaml"), 1)]
     assert any("a name is required" in u["reason"] and "read as text" in u["reason"] for u in report["unrendered"])
+
+
+def test_include_crds_reads_the_crds_folders_of_the_chart_and_its_subcharts_only(tmp_path):
+    from scanner.sources.kustomize_helm import _crds
+
+    crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: {name}\n"
+    for path, name in (("crds/a.yaml", "a.example.com"), ("charts/sub/crds/c.yaml", "c.example.com"),
+                       ("templates/crds/b.yaml", "{{ .Values.name }}")):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(crd.format(name=name))
+    (tmp_path / "charts" / "sub" / "Chart.yaml").write_text("apiVersion: v2\nname: sub\nversion: 1.0.0\n")
+    problems: list = []
+    assert [m.name for m in _crds(str(tmp_path), "via", problems)] == ["a.example.com", "c.example.com"]
+    assert problems == []

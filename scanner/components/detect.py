@@ -113,6 +113,12 @@ def _origin(path: str, node: Any) -> Origin:
     return Origin(path, node.start_mark.line + 1, node.start_mark.column + 1)
 
 
+def _located(manifest: Manifest, node: Any) -> Origin:
+    """A node of an object, at its line in the file the object came from (a render's line map)."""
+    found = manifest.origin_at(node)
+    return Origin(found.path, found.line, found.column)
+
+
 def _at(node: Any, *keys: str) -> Any:
     for key in keys:
         node = mapping_get(node, key)
@@ -217,7 +223,7 @@ class _Finder:
         for key in _PART_OF:
             component = self.catalog.components.get(scalar(mapping_get(labels, key)) or "")
             if component is not None:
-                yield _detection(component, scalar(version), False, _origin(manifest.origin.path, version),
+                yield _detection(component, scalar(version), False, _located(manifest, version),
                                  "label", f"label {key}={component.name} on {manifest.object_ref}")
                 return
 
@@ -228,7 +234,7 @@ class _Finder:
             name, _, tag = split_image(node.value)
             component = self._component_for_image(name)
             if component is not None and tag and parse_version(tag) is not None:
-                yield _detection(component, tag, False, _origin(manifest.origin.path, node), "image",
+                yield _detection(component, tag, False, _located(manifest, node), "image",
                                  f"image {name} in {manifest.object_ref}")
 
     def _component_for_image(self, name: str) -> Component | None:

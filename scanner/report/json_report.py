@@ -54,7 +54,8 @@ def render(result: ScanResult, color: bool = False) -> str:
         entry[{"error": "errors", "notice": "notices"}.get(finding.severity, "warnings")] += 1
     document = {
         "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "kubehop", "version": __version__, "data_checked": result.data_checked},
+        "tool": {"name": "kubehop", "version": __version__, "data_checked": result.data_checked,
+                 **({"rendered_with": result.rendered_with} if result.rendered_with else {})},
         "target": str(result.target),
         "from": _minor(result.current),
         "exit_code": result.exit_code,

@@ -45,6 +45,8 @@ class ScanInput:
     findings: list[Finding] = field(default_factory=list)
     # The `via` of objects read from templates a chart's values switch off: their findings are warnings.
     latent: set[str] = field(default_factory=set)
+    # The tools that rendered part of the input, and their versions, e.g. {"helm": "v4.1.4+g05fa379"}.
+    rendered_with: dict[str, str] = field(default_factory=dict)
 
     def extend(self, other: "ScanInput") -> None:
         self.manifests.extend(other.manifests)
@@ -56,6 +58,7 @@ class ScanInput:
         self.suppressions.extend(other.suppressions)
         self.files_read += other.files_read
         self.notices.extend(other.notices)
+        self.rendered_with.update(other.rendered_with)
 
 
 def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions | None" = None) -> ScanInput:
@@ -130,7 +133,7 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
             options: "ScanOptions", paths: list[str]) -> ScanInput:
     from scanner.sources import flux, helm
     from scanner.sources.chart_copies import ChartCopies, Preparation
-    from scanner.sources.helm_capture import find_helm
+    from scanner.sources.helm_capture import find_helm, helm_version
 
     helm_path = find_helm() if options.render else None
     why_not = _why_not_rendered(helm_path, options.render)
@@ -142,6 +145,8 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
     result.diagnostics.extend(deployed.notes)
     releases = deployed.releases + helm.releases_for(c for c in charts if c not in deployed.charts_used)
     settings = _helm_settings(helm_path, manifests, target, options)
+    if releases:
+        result.rendered_with["helm"] = helm_version(helm_path).text
     latent = 0
     with ChartCopies(paths, helm_path, options.allow_network) as copies:  # what helm reads: chart_copies.py
         prepared = Preparation()
@@ -278,10 +283,10 @@ def _mark_patches(manifests: list[Manifest], folders: list[str]) -> ScanInput:
 
 def _kustomize_helm(manifests: list[Manifest], target: Minor | None, options: "ScanOptions"):
     """kubehop's helm for Kustomize helmCharts entries, at the same Capabilities as the scan's charts."""
+    from scanner.sources.helm_capture import find_helm
     from scanner.sources.kustomize_helm import HelmCharts
-    from scanner.sources.tools import find_tool
 
-    helm_path = find_tool("helm") if options.render else None
+    helm_path = find_helm() if options.render else None
     why_not = _why_not_rendered(helm_path, options.render)
     if why_not:
         return HelmCharts(None, why_not, options.allow_network)
@@ -292,9 +297,10 @@ def _without_kustomize_charts(charts: list[str], folders: list[str], options: "S
     """Chart folders a kustomization's helmCharts render are rendered there, with its values, not on
     their own (when kubehop can build kustomizations and render charts; else they are read as charts)."""
     from scanner.sources.kustomize_charts import local_charts
-    from scanner.sources.tools import find_tool, kustomize_command
+    from scanner.sources.helm_capture import find_helm
+    from scanner.sources.tools import kustomize_command
 
-    if not options.render or kustomize_command() is None or _why_not_rendered(find_tool("helm"), True):
+    if not options.render or kustomize_command() is None or _why_not_rendered(find_helm(), True):
         return charts
     try:
         used = local_charts(folders)

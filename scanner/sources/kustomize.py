@@ -211,6 +211,8 @@ def _build_failed(folder: str, message: str, skipped: list[EntryOutcome]) -> Bui
                                             "(--allow-network lets it)")
     if skipped:  # its patches may need the objects of charts kubehop could not render
         names = ", ".join(o.entry.name for o in skipped)
+        if message.endswith("is empty"):  # nothing but helmCharts
+            return BuildOutcome(folder, [], [], f"not built: it holds only Helm charts ({names}), not rendered")
         return BuildOutcome(folder, [], [], f"not built without its Helm charts ({names}), which were not "
                                             f"rendered: {message}")
     return _failed(folder, message)

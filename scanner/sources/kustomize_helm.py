@@ -194,26 +194,44 @@ def _hook_annotation() -> str:
 
 
 def _crds(chart_dir: str, via: str, problems: list[Diagnostic]) -> list[Manifest]:
-    """The chart's crds/ files (and its unpacked subcharts'), which helm adds with --include-crds."""
+    """The chart's crds/ files and its unpacked subcharts' (charts/*/crds/), which helm adds with
+    --include-crds; a templates/crds/ folder is a template like any other."""
     found: list[Manifest] = []
-    for top, dirs, files in os.walk(chart_dir):
-        dirs.sort()
-        if os.path.basename(top) != "crds":
-            continue
-        for name in sorted(files):
-            path = os.path.join(top, name)
-            if not name.endswith(_CRD_SUFFIXES) or os.path.islink(path):
-                continue
-            text, problem = read_file(path)
-            if problem is not None or text is None:
-                continue
-            try:
-                manifests, diagnostics = read_text(text, path)
-            except (DocumentProblem, TemplateSyntax) as err:
-                problems.append(Diagnostic(path, str(err) or "holds template syntax"))
-                continue
-            problems.extend(diagnostics)
-            for manifest in manifests:
-                manifest.origin = dataclasses.replace(manifest.origin, via=via)
-            found.extend(manifests)
+    for folder in _chart_folders(chart_dir):
+        crds = os.path.join(folder, "crds")
+        for top, dirs, files in os.walk(crds):
+            dirs.sort()
+            for name in sorted(files):
+                path = os.path.join(top, name)
+                if name.endswith(_CRD_SUFFIXES) and not os.path.islink(path):
+                    found.extend(_crd_file(path, via, problems))
     return found
+
+
+def _chart_folders(chart_dir: str) -> list[str]:
+    found, stack = [], [chart_dir]
+    while stack and len(found) < 1000:
+        folder = stack.pop()
+        found.append(folder)
+        try:
+            subcharts = sorted(os.scandir(os.path.join(folder, "charts")), key=lambda e: e.name, reverse=True)
+        except OSError:
+            continue
+        stack.extend(e.path for e in subcharts if e.is_dir(follow_symlinks=False)
+                     and os.path.isfile(os.path.join(e.path, "Chart.yaml")))
+    return found
+
+
+def _crd_file(path: str, via: str, problems: list[Diagnostic]) -> list[Manifest]:
+    text, problem = read_file(path)
+    if problem is not None or text is None:
+        return []
+    try:
+        manifests, diagnostics = read_text(text, path)
+    except (DocumentProblem, TemplateSyntax) as err:
+        problems.append(Diagnostic(path, str(err) or "holds template syntax"))
+        return []
+    problems.extend(diagnostics)
+    for manifest in manifests:
+        manifest.origin = dataclasses.replace(manifest.origin, via=via)
+    return manifests
