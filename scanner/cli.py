@@ -284,6 +284,7 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
     from scanner.fix import fix
     from scanner.report.plain import log_line, printable
     from scanner.fix.plan import Planner
+    from scanner.fix.write import NotWritten, write_fixed
     from scanner.model import Diagnostic
     from scanner.rulebook import load_rulebook
     from scanner.sources.exclude import Exclusions
@@ -298,21 +299,27 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
                      [Exclusions(str(config.folder), config.exclude)])
     except DataError as err:
         raise click.UsageError(str(err)) from None
+    unwritten = []  # files left as they were: their objects are left to a person
     for change in result.files:
         if write:
             try:
-                _write_keeping_bom(change.path, change.fixed)
+                write_fixed(change.path, change.fixed)
+            except NotWritten as reason:
+                unwritten.append(change)
+                result.diagnostics.append(Diagnostic(change.path, str(reason), level="notice"))
             except OSError as err:
+                unwritten.append(change)
                 result.diagnostics.append(Diagnostic(change.path, f"cannot write: {err.strerror or err}"))
         else:
             click.echo(_unified_diff(change.path, change.original, change.fixed), nl=False)
     for line in [*(f"not migrated: {left}" for left in result.left), *map(str, result.diagnostics)]:
         click.echo(log_line(printable(line)), err=True)
-    migrated = sum(f.migrated for f in result.files)
-    click.echo(f"{count(migrated, 'object')} {'migrated' if write else 'to migrate'} in "
-               f"{count(len(result.files), 'file')}; {len(result.left)} left to a person", err=True)
+    changed = [f for f in result.files if f not in unwritten]
+    click.echo(f"{count(sum(f.migrated for f in changed), 'object')} {'migrated' if write else 'to migrate'} in "
+               f"{count(len(changed), 'file')}; {len(result.left) + sum(f.migrated for f in unwritten)} left to "
+               "a person", err=True)
     sys.exit(EXIT_INPUT if any(d.level == "error" for d in result.diagnostics)
-             else EXIT_BLOCKED if result.left else EXIT_OK)
+             else EXIT_BLOCKED if result.left or unwritten else EXIT_OK)
 
 
 def _unified_diff(path: str, original: str, fixed: str) -> str:
@@ -423,13 +430,6 @@ def _echo_field_rules(rules, fmt: str) -> None:
         when = f"stops working in {r.removed_in}" if r.removed_in else deprecated
         click.echo(f"{r.id:<48} {when}; use {r.replacement or '(nothing)'}")
     click.echo(count(len(rules), "field rule"))
-
-
-def _write_keeping_bom(path: str, text: str) -> None:
-    with open(path, "rb") as handle:
-        encoding = "utf-8-sig" if handle.read(3) == b"\xef\xbb\xbf" else "utf-8"
-    with open(path, "w", encoding=encoding, newline="") as handle:
-        handle.write(text)
 
 
 def _use_color() -> bool:

@@ -77,11 +77,14 @@ def split_live(manifests: list[Manifest]) -> tuple[list[Manifest], list[Manifest
         (live if server_side_state(manifest) else desired).append(manifest)
     if not live:
         return manifests, [], []
+    return desired, live, [live_notice(live)]
+
+
+def live_notice(live: list[Manifest]) -> str:
     first = live[0]
-    notice = (f"{count(len(live), 'object')} in the scanned tree carry server-side state (metadata.uid, "
-              f"resourceVersion, managedFields or a CRD's status.storedVersions; first: {repo_path(first.origin.path)}: "
-              f"{server_side_state(first)}): read as cluster state (a kubectl dump), not as manifests the tree applies")
-    return desired, live, [notice]
+    return (f"{count(len(live), 'object')} in the scanned tree carry server-side state (metadata.uid, "
+            f"resourceVersion, managedFields or a CRD's status.storedVersions; first: {repo_path(first.origin.path)}: "
+            f"{server_side_state(first)}): read as cluster state (a kubectl dump), not as manifests the tree applies")
 
 
 def load_cluster_state(paths: list[str], live: list[Manifest] = ()) -> tuple[ClusterState, list[Diagnostic]]:

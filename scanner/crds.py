@@ -84,7 +84,7 @@ class CrdIndex:
 
     @classmethod
     def from_manifests(cls, manifests: Iterable[Manifest]) -> "CrdIndex":
-        return cls(crd for m in manifests if is_crd(m) for crd in [parse_crd(m)] if crd is not None)
+        return cls(crd for m in _first_of_each_name(manifests) for crd in [parse_crd(m)] if crd is not None)
 
     def then(self, other: "CrdIndex") -> "CrdIndex":
         """This index, completed by the CRDs of `other` it does not define."""
@@ -101,6 +101,16 @@ class CrdIndex:
 
     def __len__(self) -> int:
         return len(self._by_name)
+
+
+def _first_of_each_name(manifests: Iterable[Manifest]) -> Iterator[Manifest]:
+    """The CRDs among `manifests`, a repeat of a name already seen left unread (the first one wins)."""
+    seen: set[str] = set()
+    for manifest in manifests:
+        if is_crd(manifest) and not (manifest.name and manifest.name in seen):
+            if manifest.name:
+                seen.add(manifest.name)
+            yield manifest
 
 
 def successor(crd: Crd, api_version: str) -> str | None:

@@ -13,6 +13,7 @@ from scanner.model import Manifest
 from scanner.rulebook import ServedApis
 from scanner.sources.files import KUSTOMIZATION_FILES
 from scanner.versions import Minor
+from scanner.report.plain import log_lines
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ def render_text(uses: list[ApiUse], minors: tuple) -> str:
     builtin = sum(u.builtin for u in uses)
     lines.append(f"{len(uses)} APIs: {builtin} built-in, {len(uses) - builtin} from CRDs; "
                  f"served minors known for Kubernetes {minors[0]}–{minors[-1]}" if minors else f"{len(uses)} APIs")
-    return "\n".join(lines) + "\n"
+    return log_lines(lines)  # one line each: nothing from the tree breaks one (report/plain.py)
 
 
 def render_json(uses: list[ApiUse]) -> str:

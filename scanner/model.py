@@ -31,12 +31,14 @@ class Origin:
     via: str | None = None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Manifest:
     """One Kubernetes object as read from a source.
 
     `node` is the composed YAML node (it knows the line of every key); `body`
     is built from it on first use only, because most checks never need it.
+    Once the checks that read every object have seen it, the scan may release the
+    node (`release`): a later reader gets it composed again from its file.
     """
 
     api_version: str
@@ -44,16 +46,40 @@ class Manifest:
     name: str | None
     namespace: str | None
     origin: Origin
-    node: Any = None
-    _body: Any = field(default=None, repr=False)
+    _node: Any = field(repr=False)
+    _body: Any = field(repr=False)
     # For an object read from a tool's output (a render, a build): its nodes' (line, column) there ->
     # (line, column) in origin.path (sources/line_map.py). None: the nodes were read from that file.
-    line_map: Callable[[int, int], tuple[int, int]] | None = field(default=None, repr=False)
+    line_map: Callable[[int, int], tuple[int, int]] | None = field(repr=False)
+    # Composes a released node again (sources/retention.py); None while the node is held.
+    _recompose: Callable[["Manifest"], Any] | None = field(repr=False)
     # A file a kustomization in the tree applies as a patch (sources/kustomize_patches.py): a partial
     # object, whose completeness is judged on the built object.
-    patch: bool = False
+    patch: bool = field(repr=False)
     # Read from a chart template as text: its apiVersion and kind are known, its body is not.
-    text_only: bool = False
+    text_only: bool = field(repr=False)
+
+    def __init__(self, api_version: str, kind: str, name: str | None, namespace: str | None, origin: Origin,
+                 node: Any = None, line_map: Callable[[int, int], tuple[int, int]] | None = None):
+        self.api_version, self.kind, self.name, self.namespace, self.origin = api_version, kind, name, namespace, origin
+        self._node, self._body, self.line_map, self._recompose = node, None, line_map, None
+        self.patch = self.text_only = False
+
+    @property
+    def node(self) -> Any:
+        if self._node is None and self._recompose is not None:
+            return self._recompose(self)
+        return self._node
+
+    def __reduce__(self):
+        """A node does not cross processes (sources/parallel.py): the receiver composes it again. Only
+        an object read from a file of its own (no line_map) is sent."""
+        return (Manifest, (self.api_version, self.kind, self.name, self.namespace, self.origin))
+
+    def release(self, recompose: Callable[["Manifest"], Any]) -> None:
+        """Let go of the node and body; `recompose(self)` gives the node again when it is asked for."""
+        self._node = self._body = None
+        self._recompose = recompose
 
     def origin_at(self, node: Any) -> Origin:
         """Where a person edits `node` (a key, an item) of this object: its file, line and column."""
@@ -64,11 +90,14 @@ class Manifest:
 
     @property
     def body(self) -> dict:
-        if self._body is None:
-            from scanner.sources.yamldoc import construct
+        if self._body is not None:
+            return self._body
+        from scanner.sources.yamldoc import construct
 
-            self._body = construct(self.node)
-        return self._body
+        body = construct(self.node)
+        if self._recompose is None:  # a released object's body is not kept either
+            self._body = body
+        return body
 
     @property
     def group(self) -> str:

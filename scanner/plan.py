@@ -210,8 +210,8 @@ def plan_paths(request: PlanRequest) -> tuple[Plan, TreeComponents]:
                           components=timeline, unknown=request.unknown)
     # What `kubehop scan` reports for the same tree and minors, after the same suppressions,
     # ignored rules, severities and baseline: the plan's verdict counts exactly these.
-    reported, _, notices = apply_policy(run_checks(tree.manifests, context, tree.diagnostics) + tree.findings,
-                                        tree.suppressions, options)
+    reported, _, notices, _ = apply_policy(run_checks(tree.manifests, context, tree.diagnostics) + tree.findings,
+                                           tree.suppressions, options)
     tree.notices.extend(notices)
     crd_rules = frozenset(rule.id for rule in catalog.crd_rules)
     layer = [f for f in reported if verdicts.from_component_layer(f, crd_rules)]

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Sequence
 
 from scanner import baseline, suppress
-from scanner.checks import ScanContext, run_checks, sort_findings
-from scanner.cluster_state import ClusterState, load_cluster_state, split_live
+from scanner.checks import ScanContext, per_object_checks, run_checks, sort_findings, tree_checks
+from scanner.cluster_state import ClusterState, live_notice, load_cluster_state, split_live
 from scanner.crds import CrdIndex
 from scanner.freshness import data_checked
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK, Diagnostic, Finding
@@ -19,6 +19,7 @@ from scanner.report.paths import where as at_path
 from scanner.rulebook import load_rulebook
 from scanner.sources import ScanInput, collect
 from scanner.sources.exclude import Exclusions
+from scanner.sources.retention import Retention
 from scanner.versions import Minor
 
 
@@ -34,6 +35,10 @@ class ScanResult:
     data_checked: str
     notices: list[str] = field(default_factory=list)
     fail_on: str = "error"
+    # Findings the project's own policy left out, by what did it: `# kubehop: ignore` comments,
+    # `ignore` in the configuration (or --ignore), the baseline; and blockers the configuration's
+    # `severity` made warnings. A pull request can change all of it: reports say so.
+    silenced: dict[str, int] = field(default_factory=dict)
     rendered_with: dict[str, str] = field(default_factory=dict)  # tool -> version, e.g. the helm that rendered
 
     @property
@@ -82,8 +87,15 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
          options: ScanOptions = ScanOptions()) -> ScanResult:
     rulebook = load_rulebook(options.rule_folders)
     with _cyclic_gc_paused():
-        scan_input: ScanInput = collect(paths, target, options)
-        scan_input.manifests, live, notices = split_live(scan_input.manifests)
+        per_object = per_object_checks()
+        early = _EarlyChecks(ScanContext(target=target, rulebook=rulebook), per_object)
+        scan_input: ScanInput = collect(paths, target, options, on_file=early)
+        # Objects read from a cluster (a dump met in the tree) are cluster state, not desired state; those
+        # of plain files were told apart as they were read, while their nodes were held (_EarlyChecks).
+        read_early = scan_input.manifests[:scan_input.checked_early]
+        late, late_live, _ = split_live(scan_input.manifests[scan_input.checked_early:])
+        scan_input.manifests, live = read_early + late, scan_input.live + late_live
+        notices = [live_notice(live)] if live else []
         crds, cluster = CrdIndex.from_manifests(scan_input.manifests), None
         if options.cluster_state or live:
             cluster, problems = load_cluster_state(list(options.cluster_state), live)
@@ -99,9 +111,11 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
                               current_from_orders=from_orders and current is not None,
                               components=_components(scan_input, target, current, options.unknown),
                               unknown=options.unknown)
-        findings = _latent_as_warnings(run_checks(scan_input.manifests, context, scan_input.diagnostics)
-                                       + scan_input.findings, scan_input.latent)
-    findings, unused, policy_notices = apply_policy(findings, scan_input.suppressions, options)
+        findings = _latent_as_warnings(
+            run_checks(scan_input.manifests, context, scan_input.diagnostics, tree_checks())
+            + run_checks(late, context, scan_input.diagnostics, per_object) + scan_input.findings,
+            scan_input.latent)
+    findings, unused, policy_notices, silenced = apply_policy(findings, scan_input.suppressions, options)
     diagnostics = scan_input.diagnostics + unused
     return ScanResult(
         target=target,
@@ -114,8 +128,31 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
         objects=len(scan_input.manifests),
         data_checked=data_checked(),
         fail_on=options.fail_on,
+        silenced=silenced,
         rendered_with=scan_input.rendered_with,
     )
+
+
+class _EarlyChecks:
+    """Run on each plain file as soon as it is read: the per-object checks (their findings join the
+    file's) and the component pins of its objects, while their nodes are held; then the nodes are let
+    go (sources/retention.py), so a scan's memory does not grow with its tree."""
+
+    def __init__(self, context: ScanContext, checks: Sequence):
+        from scanner.components.catalog import load_catalog
+        from scanner.components.detect import ObjectPins
+
+        self.context, self.checks = context, checks
+        self.pins = ObjectPins(load_catalog())
+        self._retention = Retention()
+
+    def __call__(self, found: ScanInput) -> None:
+        found.manifests, live, _ = split_live(found.manifests)
+        found.live += live
+        found.findings += run_checks(found.manifests, self.context, found.diagnostics, self.checks)
+        found.pins += self.pins.of(found.manifests, found.diagnostics)
+        found.checked_early = len(found.manifests)
+        self._retention.release(found.manifests)
 
 
 def _components(scan_input: ScanInput, target: Minor, current: Minor | None, unknown: str):
@@ -128,22 +165,29 @@ def _components(scan_input: ScanInput, target: Minor, current: Minor | None, unk
 
 
 def apply_policy(findings: list[Finding], suppressions: Sequence[suppress.Suppression],
-                  options: ScanOptions) -> tuple[list[Finding], list[Diagnostic], list[str]]:
+                 options: ScanOptions) -> tuple[list[Finding], list[Diagnostic], list[str], dict[str, int]]:
     """Severity overrides, inline suppressions, ignored rules, then the baseline: the findings
-    that remain, the suppressions that silenced nothing, and notices of what was left out."""
+    that remain, the suppressions that silenced nothing, notices of what was left out, and how
+    many findings each left out (ScanResult.silenced)."""
+    errors = sum(f.severity == "error" for f in findings)
     findings = _with_severity(findings, options.severity)
+    silenced = {"demoted": errors - sum(f.severity == "error" for f in findings)}
     kept, unused = suppress.apply(findings, suppressions)
-    notices = [f"findings suppressed by `# kubehop: ignore` comments: {len(findings) - len(kept)}"] \
-        if len(kept) < len(findings) else []
+    silenced["comments"] = len(findings) - len(kept)
+    notices = [f"findings suppressed by `# kubehop: ignore` comments: {silenced['comments']}"] \
+        if silenced["comments"] else []
     findings = [f for f in kept if not suppress.rule_matches(f.rule_id, options.ignore)]
-    if len(findings) < len(kept):
-        notices.append(f"findings of rules ignored by the configuration or --ignore: {len(kept) - len(findings)}")
+    silenced["configuration"] = len(kept) - len(findings)
+    if silenced["configuration"]:
+        notices.append(f"findings of rules ignored by the configuration or --ignore: {silenced['configuration']}")
+    before = len(findings)
     if options.baseline:
         if options.write_baseline:
             baseline.write(options.baseline, findings)
         findings, recorded = baseline.apply(options.baseline, findings)
         notices.extend(recorded)
-    return findings, unused, notices
+    silenced["baseline"] = before - len(findings)
+    return findings, unused, notices, silenced
 
 
 def _latent_as_warnings(findings: list[Finding], latent: set[str]) -> list[Finding]:
@@ -193,15 +237,13 @@ def _current_from_orders(manifests, target: Minor) -> tuple[Minor | None, list[s
 
 @contextmanager
 def _cyclic_gc_paused():
-    """Composed YAML nodes form no reference cycles, but a large tree keeps millions of them alive
-    and the cyclic collector would re-walk them all on every collection: 3-4x the parse time.
-    Afterwards they are frozen (left out of later collections; still freed when unreferenced),
-    or the first collection after the scan would walk them all once more."""
+    """Composed YAML nodes form no reference cycles, but a scan makes millions of them and the cyclic
+    collector would re-walk those alive on every collection: 3-4x the parse time. Nothing is frozen
+    afterwards: what the scan let go is freed, and repeated scans in one process do not pile up."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        gc.freeze()
         if was_enabled:
             gc.enable()

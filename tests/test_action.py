@@ -285,6 +285,16 @@ def test_hostile_inputs_stay_data(action, inputs, code):
     assert job.failed_step == "Verdict" and job.outputs["exit-code"] == code
 
 
+def test_the_summary_says_what_the_configuration_silenced(action):
+    """A pull request may add a .kubehop.yaml that ignores everything: the reviewer is told."""
+    job = action({".kubehop.yaml": 'ignore: ["*"]\n', "deploy/ing.yaml": BLOCKER,
+                  "deploy/quiet.yaml": "# kubehop: ignore[*]\n" + BLOCKER.replace("web", "quiet")})
+    assert job.failed_step is None and job.outputs["exit-code"] == "0"
+    assert job.summary.startswith("> [!WARNING]\n> kubehop: findings silenced: 1 by the configuration (`ignore` "
+                                  "in .kubehop.yaml, or --ignore); 1 by `# kubehop: ignore` comments.\n")
+    assert job.outputs["silenced"] == "2"
+
+
 CHART = {
     "deploy/web/Chart.yaml": "apiVersion: v2\nname: web\nversion: 1.0.0\n",
     "deploy/web/templates/ingress.yaml": ('{{- if .Capabilities.APIVersions.Has "networking.k8s.io/v1" }}\n'

@@ -305,3 +305,59 @@ def test_the_text_report_prints_no_workflow_command_from_the_tree(tmp_path):
         in done.stdout
     assert r"  a\n::error::named.yaml:1:1  error  Ingress in-an-odd-file" in done.stdout
     assert done.returncode == EXIT_INPUT
+
+
+# --- 3. kubehop fix --write -----------------------------------------------------------------------
+
+def test_fix_write_replaces_the_file_and_never_writes_through_a_hard_link(tmp_path):
+    tree_ = tmp_path / "tree"
+    tree_.mkdir()
+    (tree_ / "good.yaml").write_text(BLOCKER)
+    os.chmod(tree_ / "good.yaml", 0o640)
+    outside = tmp_path / "outside.yaml"  # not in the scanned tree; the same file as linked.yaml
+    outside.write_text(BLOCKER.replace("still-scanned", "linked"))
+    os.link(outside, tree_ / "linked.yaml")
+    inode = (tree_ / "good.yaml").stat().st_ino
+    done = kubehop("fix", "--no-config", "--target", "1.36", "--write", ".", cwd=tree_)
+    assert "Traceback" not in done.stderr
+    assert "networking.k8s.io/v1" in (tree_ / "good.yaml").read_text()
+    fixed = (tree_ / "good.yaml").stat()
+    assert fixed.st_ino != inode and oct(fixed.st_mode & 0o777) == "0o640"  # a new file renamed over it
+    assert outside.read_text() == BLOCKER.replace("still-scanned", "linked")
+    assert ("./linked.yaml: has 2 hard links: not rewritten (its other names would change too); apply the diff "
+            "by hand") in done.stderr
+    assert "1 object migrated in 1 file; 1 left to a person" in done.stderr
+    assert sorted(p.name for p in tree_.iterdir()) == ["good.yaml", "linked.yaml"]  # no temporary file left
+    assert done.returncode == EXIT_BLOCKED
+
+
+def test_no_tool_is_handed_a_file_kubehop_refused_as_a_bomb(tmp_path):
+    """kustomize itself recurses into a recursive alias until its stack overflows (12 s, 1 GB)."""
+    from conftest import kustomize_or_skip
+
+    kustomize_or_skip()
+    root = tree(tmp_path, {
+        "k/kustomization.yaml": "resources: [cm.yaml]\n",
+        "k/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: k}\ndata: &a {b: *a}\n",
+        "chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 1.0.0\n",
+        "chart/values.yaml": "a: &a [*a]\n",
+        "chart/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+    })
+    code, report = scan_json(str(root), timeout=60)
+    held = {Path(u["file"]).name: u["reason"] for u in report["unrendered"]}
+    assert held["k"].startswith("kustomization not built: ") and "k/cm.yaml holds an alias bomb" in held["k"]
+    assert held["chart"].startswith("Helm chart not rendered: ") and "values.yaml holds" in held["chart"]
+    assert code == EXIT_INPUT
+
+
+@pytest.mark.parametrize("command", [["components"], ["inventory"], ["plan", "--from", "1.31", "--target", "1.36"]])
+def test_the_other_text_reports_print_no_workflow_command_from_the_tree(tmp_path, command):
+    tree(tmp_path, {"hr.yaml": (
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\n"
+        'metadata: {name: "x\\n::error::injected", namespace: "ns\\n##[error]legacy"}\n'
+        "spec:\n  chart:\n    spec: {chart: cilium, version: 1.14.0, sourceRef: {kind: HelmRepository, name: c}}\n"
+        "---\napiVersion: extensions/v1beta1\nkind: Ingress\nmetadata: {name: \"i\\n::warning::x\"}\n")})
+    done = kubehop(*command, ".", cwd=tmp_path)
+    assert "Traceback" not in done.stderr
+    printed = (done.stdout + done.stderr).split("\n")
+    assert not [line for line in printed if line.lstrip().startswith("::") or "##[" in line]

@@ -40,12 +40,24 @@ Check = Callable[[Sequence[Manifest], ScanContext], Iterable[Finding]]
 
 
 def all_checks() -> list[Check]:
-    from scanner.checks import (api_references, api_removal, cluster_objects, component_support, crd_component_removal,
-                                crd_schema, crd_served, field_rules, node_skew, order_components, order_concurrency,
-                                order_skew, stored_versions, upgrade_orders)
+    return per_object_checks() + tree_checks()
 
-    return [api_removal.check, api_references.check, field_rules.check, crd_served.check, crd_schema.check,
-            stored_versions.check,
+
+def per_object_checks() -> list[Check]:
+    """Checks that read each object's whole tree, one object at a time, and of the context only the
+    target and the rulebook: the scan runs them on each file as it is read, while its nodes are held."""
+    from scanner.checks import field_rules
+
+    return [field_rules.check]
+
+
+def tree_checks() -> list[Check]:
+    """Checks that look across objects (CRDs, components, orders, the cluster) or read no node."""
+    from scanner.checks import (api_references, api_removal, cluster_objects, component_support, crd_component_removal,
+                                crd_schema, crd_served, node_skew, order_components, order_concurrency, order_skew,
+                                stored_versions, upgrade_orders)
+
+    return [api_removal.check, api_references.check, crd_served.check, crd_schema.check, stored_versions.check,
             cluster_objects.check, node_skew.check, crd_component_removal.check, component_support.check,
             upgrade_orders.check, order_skew.check, order_concurrency.check, order_components.check]
 
@@ -70,12 +82,13 @@ def rule_finding(manifest: Manifest, rule: ApiRule | FieldRule, removed: bool, m
     )
 
 
-def run_checks(manifests: Sequence[Manifest], context: ScanContext,
-               problems: list[Diagnostic] | None = None) -> list[Finding]:
-    """Every check's findings. With `problems`, a check that fails (a bug) is run again object by object:
-    an object it still fails on becomes an input problem there, the others keep their findings."""
+def run_checks(manifests: Sequence[Manifest], context: ScanContext, problems: list[Diagnostic] | None = None,
+               checks: Sequence[Check] | None = None) -> list[Finding]:
+    """The findings of `checks` (default: all). With `problems`, a check that fails (a bug) is run again
+    object by object: an object it still fails on becomes an input problem there, the others keep
+    their findings."""
     findings: list[Finding] = []
-    for check in all_checks():
+    for check in all_checks() if checks is None else checks:
         try:
             findings.extend(check(manifests, context))
         except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)

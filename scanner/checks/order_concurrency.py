@@ -26,8 +26,8 @@ from scanner.sources.yamldoc import mapping_get, scalar
 
 CLAMPED = "upgrade-order/max-unavailable-clamped"
 SINGLE = "upgrade-order/single-control-plane"
-_PERCENT = re.compile(r"^\s*(\d+)\s*%\s*$")
-_INTEGER = re.compile(r"^\s*(\d+)\s*$")
+_PERCENT = re.compile(r"^\s*(\d{1,18})\s*%\s*$")  # int() refuses 4,301 digits
+_INTEGER = re.compile(r"^\s*(\d{1,18})\s*$")
 
 
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:

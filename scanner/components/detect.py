@@ -78,15 +78,34 @@ def by_component(detections: Iterable[Detection]) -> dict[str, list[Detection]]:
     return grouped
 
 
-def detect_in_manifests(manifests: Sequence[Manifest], catalog: Catalog,
-                        problems: list[Diagnostic] | None = None) -> list[Detection]:
+class ObjectPins:
+    """Label and image pins taken from each object as it is read, while its node is held (a scan lets
+    the nodes of plain files go early: sources/retention.py)."""
+
+    def __init__(self, catalog: Catalog):
+        self.finder = _Finder(catalog, ())
+
+    def of(self, manifests: Sequence[Manifest], problems: list[Diagnostic]) -> list[Detection]:
+        found: list[Detection] = []
+        for manifest in manifests:
+            try:
+                found.extend(self.finder.object_pins(manifest))
+            except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
+                problems.append(unexpected(manifest.origin.path, err, manifest.origin.line, "read this object"))
+        return found
+
+
+def detect_in_manifests(manifests: Sequence[Manifest], catalog: Catalog, problems: list[Diagnostic] | None = None,
+                        early: tuple[Sequence[Detection], int] = ((), 0)) -> list[Detection]:
     """Pins held by Kubernetes objects (the part a scan's checks can use). With `problems`, an object
-    kubehop fails on (a bug) is an input problem there instead of an exception."""
+    kubehop fails on (a bug) is an input problem there instead of an exception. `early`: the object
+    pins of the first objects, taken as they were read (ObjectPins), and how many objects those are."""
     finder = _Finder(catalog, manifests)
-    found: list[Detection] = []
-    for manifest in manifests:
+    found: list[Detection] = list(early[0])
+    done = early[1]
+    for number, manifest in enumerate(manifests):
         try:
-            found.extend(finder.in_manifest(manifest))
+            found.extend(finder.deployed_charts(manifest) if number < done else finder.in_manifest(manifest))
         except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
             if problems is None:
                 raise
@@ -141,6 +160,11 @@ class _Finder:
                 self.by_image.setdefault(normalize_image(image), component)
 
     def in_manifest(self, manifest: Manifest) -> Iterator[Detection]:
+        yield from self.deployed_charts(manifest)
+        yield from self.object_pins(manifest)
+
+    def deployed_charts(self, manifest: Manifest) -> Iterator[Detection]:
+        """Charts a HelmRelease, an Argo CD Application or a k3s HelmChart deploys (may follow its sources)."""
         group = manifest.group
         if manifest.kind == "HelmRelease" and group == "helm.toolkit.fluxcd.io":
             yield from self._helm_release(manifest)
@@ -148,6 +172,9 @@ class _Finder:
             yield from self._argo(manifest)
         elif manifest.kind == "HelmChart" and group == "helm.cattle.io":
             yield from self._k3s_helm_chart(manifest)
+
+    def object_pins(self, manifest: Manifest) -> Iterator[Detection]:
+        """Version labels and image tags: the object's own tree, nothing else."""
         yield from self._labels(manifest)
         yield from self._images(manifest)
 

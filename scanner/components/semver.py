@@ -63,9 +63,12 @@ class Partial(NamedTuple):
         return tuple(parts[:position + 1] + [0] * (2 - position))  # type: ignore[return-value]
 
 
+_MAX_DIGITS = 18  # a version part longer than this is no version (and past 4,300 digits int() refuses it)
+
+
 def parse_version(text: str) -> Partial | None:
     m = _VERSION.match(str(text).strip())
-    if not m:
+    if not m or any(group is not None and len(group) > _MAX_DIGITS for group in m.groups()):
         return None
     parts: list[int | None] = []
     for group in m.groups():

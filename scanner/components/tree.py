@@ -35,11 +35,12 @@ class TreeComponents:
 
 
 def pins_of(scan_input: ScanInput, catalog: Catalog) -> TreeComponents:
-    """The pins among what the sources read."""
+    """The pins among what the sources read (with those a scan took as it read: ScanInput.pins)."""
     problems = scan_input.diagnostics  # a bug met on one object or document is an input problem there
     in_documents, cluster = detect_in_documents(scan_input.documents, catalog, problems)
+    early = (scan_input.pins, scan_input.checked_early)
     return TreeComponents(
-        detections=unique(detect_in_manifests(scan_input.manifests, catalog, problems) + in_documents),
+        detections=unique(detect_in_manifests(scan_input.manifests, catalog, problems, early) + in_documents),
         cluster=list(cluster_pins_in_manifests(scan_input.manifests)) + cluster,
         manifests=scan_input.manifests, diagnostics=scan_input.diagnostics, notices=scan_input.notices,
         findings=scan_input.findings, suppressions=scan_input.suppressions)

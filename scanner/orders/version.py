@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from scanner import data
 from scanner.versions import Minor
 
-_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:-[0-9A-Za-z.-]+)?(?:\+([0-9A-Za-z.-]+))?$")
-_BUILD_NUMBER = re.compile(r"(\d+)$")
+_VERSION = re.compile(r"^v?(\d{1,18})\.(\d{1,18})(?:\.(\d{1,18}))?(?:-[0-9A-Za-z.-]+)?(?:\+([0-9A-Za-z.-]+))?$")
+_BUILD_NUMBER = re.compile(r"(?<!\d)(\d{1,18})$")
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.error import YAMLError as RuamelError
 
 from scanner.fix.layout import Layout, splice
 from scanner.orders.kinds import OrderKind
@@ -60,6 +61,10 @@ class WindowOrders:
         return [f for f in self.files if f.window == number]
 
 
+# What ruamel.yaml's round-trip loader raises on files PyYAML reads (duplicate keys, !!bool maybe...).
+_UNLOADABLE = (RuamelError, ValueError, KeyError, AttributeError, TypeError, OverflowError)
+
+
 def orders_for_windows(orders: Sequence[UpgradeOrder], windows: Iterable[tuple[int, Minor, Minor]],
                        root: str) -> WindowOrders:
     """The files that perform each window (number, source, target) for every cluster of `orders`."""
@@ -74,10 +79,16 @@ def orders_for_windows(orders: Sequence[UpgradeOrder], windows: Iterable[tuple[i
     for number, _, target in windows:
         for group in groups:
             writes = group.orders[0].kind.writes
-            if writes == "in-place":
-                result.files.extend(_in_place(group, number, target, root, result.notes))
-            elif writes == "new-object":
-                result.files.extend(_new_objects(group, number, target, root, result.notes))
+            try:
+                if writes == "in-place":
+                    result.files.extend(_in_place(group, number, target, root, result.notes))
+                elif writes == "new-object":
+                    result.files.extend(_new_objects(group, number, target, root, result.notes))
+            except _UNLOADABLE as err:  # a file ruamel.yaml cannot load (the scan names what is wrong in it)
+                first = group.orders[0]
+                result.notes.append(f"{first.what} at {first.origin.path}:{first.origin.line}: its orders are not "
+                                    f"written: ruamel.yaml cannot rewrite its file ({type(err).__name__}); "
+                                    "correct the YAML first")
     return result
 
 
@@ -273,7 +284,7 @@ def _new_objects(group: Cluster, number: int, target: Minor, root: str, notes: l
         documents, done, written_notes = [], [], []
         lines = text.split("\n")
         for order in orders:
-            start, end = next((s, e) for s, e in _documents(lines) if s < _object_line(order) <= e)
+            start, end = next(((s, e) for s, e in _documents(lines) if s < _object_line(order) <= e), (0, 0))
             documents.append(_copy(lines[start:end], order, target, done, written_notes))
         folder, name = os.path.split(relative)
         stem, suffix = os.path.splitext(name)
@@ -295,7 +306,9 @@ def _copy(lines: list[str], order: UpgradeOrder, target: Minor, done: list[str],
     text = "\n".join(lines).strip("\n") + "\n"
     layout = Layout(text)
     document = layout.load(text)
-    obj = next(o for o in _objects(document) if _same_object(o, order))
+    obj = next((o for o in _objects(document) if _same_object(o, order)), None)
+    if obj is None:
+        raise ValueError(f"{order.what} is not in its document as ruamel.yaml reads it")
     metadata = obj.get("metadata")
     if isinstance(metadata, CommentedMap):
         _fresh_metadata(metadata)

@@ -9,6 +9,7 @@ from scanner.components.detect import Detection
 from scanner.components.tree import TreeComponents
 from scanner.report.plan_json import location
 from scanner.report.paths import at
+from scanner.report.plain import log_lines
 
 
 def _releases(detection: Detection) -> str:
@@ -39,7 +40,7 @@ def render_text(tree: TreeComponents, catalog: Catalog) -> str:
                      f"at {at(pin.origin)}, {pin.what}")
     found = len({d.component for d in tree.detections})
     lines.append(f"{found} of {len(catalog.components)} known components detected")
-    return "\n".join(lines) + "\n"
+    return log_lines(lines)  # one line each: nothing from the tree breaks one (report/plain.py)
 
 
 def render_json(tree: TreeComponents) -> str:

@@ -67,6 +67,10 @@ def render(result: ScanResult, color: bool = False) -> str:
             "notices": sum(f.severity == "notice" for f in result.findings),
             "input_errors": len(result.input_errors),
             "unrendered": len(result.unrendered),
+            # Findings left out by the project's own policy: comments, configuration, baseline;
+            # "demoted": blockers the configuration's `severity` made warnings.
+            "silenced": {key: result.silenced.get(key, 0)
+                         for key in ("comments", "configuration", "baseline", "demoted")},
         },
         "hops": list(hops.values()),
         "findings": [finding_dict(f, result) for f in result.findings],

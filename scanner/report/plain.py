@@ -34,3 +34,8 @@ def log_text(text: str) -> str:
     """Every line of a report through `log_line` (its values already through `printable`)."""
     return "\n".join(map(log_line, text.split("\n")))
 
+
+def log_lines(lines: list[str]) -> str:
+    """A report made of `lines`, each meant as one line: whatever a value from the tree holds (a newline
+    in an object name) is escaped within its line, and no line is a workflow command."""
+    return "".join(log_line(printable(line)) + "\n" for line in lines)

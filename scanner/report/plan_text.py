@@ -12,6 +12,7 @@ from scanner.components.state import BLOCKED, UNKNOWN_RELEASE, UNKNOWN_SUPPORT, 
 from scanner.plan import BLOCKER, UNKNOWN, WARNING, Migration, Plan, Step, Window
 from scanner.report import count_words, plan_orders, verdict_words
 from scanner.report.paths import at
+from scanner.report.plain import log_lines
 from scanner.words import count
 
 _COLUMNS = (("Window", 6), ("Hop", 11), ("Move before the hop", 36), ("Migrate before", 34),
@@ -103,7 +104,7 @@ def render(plan: Plan) -> str:
         lines.append("")
     lines.extend(plan_orders.notes_lines(plan))
     lines.append(summary)
-    return "\n".join(lines) + "\n"
+    return log_lines(lines)  # one line each: nothing from the tree breaks one (report/plain.py)
 
 
 def _table(plan: Plan) -> list[str]:

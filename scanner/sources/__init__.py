@@ -12,13 +12,15 @@ import dataclasses
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from yaml.nodes import MappingNode, ScalarNode
 
 from scanner.guard import unexpected
 from scanner.model import STDIN_PATH, Diagnostic, Finding, Manifest
 from scanner.sources.files import KUSTOMIZATION_FILES, ChartFolder, KustomizeFolder, ManifestFile, read_file, walk
+from scanner.sources.hazards import hazardous_files, held_back
+from scanner.sources.parallel import read_all
 from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, mapping_get, read_text
 from scanner.suppress import MARKER, Suppression, read_suppressions
 from scanner.versions import Minor
@@ -45,10 +47,20 @@ class ScanInput:
     findings: list[Finding] = field(default_factory=list)
     # The `via` of objects read from templates a chart's values switch off: their findings are warnings.
     latent: set[str] = field(default_factory=set)
+    # The first `checked_early` objects had the per-object checks and their component pins taken as
+    # their file was read (scanner.scan); `pins` are those pins (scanner.components.detect.Detection).
+    checked_early: int = 0
+    pins: list[Any] = field(default_factory=list)
+    # Objects among those that carry server-side state: what a cluster holds (cluster_state.split_live).
+    live: list[Manifest] = field(default_factory=list)
     # The tools that rendered part of the input, and their versions, e.g. {"helm": "v4.1.4+g05fa379"}.
     rendered_with: dict[str, str] = field(default_factory=dict)
 
     def extend(self, other: "ScanInput") -> None:
+        if other.checked_early and self.checked_early == len(self.manifests):
+            self.checked_early += other.checked_early  # still a prefix
+        self.pins.extend(other.pins)
+        self.live.extend(other.live)
         self.manifests.extend(other.manifests)
         self.findings.extend(other.findings)
         self.latent.update(other.latent)
@@ -61,14 +73,20 @@ class ScanInput:
         self.rendered_with.update(other.rendered_with)
 
 
-def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions | None" = None) -> ScanInput:
-    """Everything under `paths`, charts rendered for `target` (default: the newest minor known)."""
+def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions | None" = None,
+            on_file: Callable[[ScanInput], None] | None = None) -> ScanInput:
+    """Everything under `paths`, charts rendered for `target` (default: the newest minor known).
+
+    `on_file` sees what each plain file gave as soon as it is read (the scan checks its objects
+    there, then lets their nodes go); those objects come first in the result, in that order. Only
+    then may files be read by worker processes (sources/parallel.py): nothing else needs every node."""
     from scanner.scan import ScanOptions
 
     options = options or ScanOptions()
     result = ScanInput()
     charts: list[str] = []
     kustomizations: list[str] = []
+    files: list[ManifestFile] = []
     stdin_bytes = sys.stdin.buffer.read() if "-" in paths else None
     dumps, met = _dumps(options), set()
     for item in walk(paths):
@@ -85,9 +103,23 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
         elif isinstance(item, KustomizeFolder):
             kustomizations.append(item.path)
         else:
-            result.extend(_guarded(item.path, read_manifest_file, item, stdin_bytes))
+            files.append(item)
+
+    def read(item: ManifestFile) -> ScanInput:
+        found = _guarded(item.path, read_manifest_file, item, stdin_bytes)
+        if on_file is not None:
+            on_file(found)
+        return found
+
+    in_workers = on_file is not None and stdin_bytes is None
+    for found in (read_all(files, read) if in_workers else map(read, files)):
+        result.extend(found)
     if kustomizations:
         result.extend(_guarded(kustomizations[0], _mark_patches, result.manifests, kustomizations))
+    hazards = hazardous_files(result.diagnostics)
+    if hazards and (charts or kustomizations):
+        charts, kustomizations, held = held_back(charts, kustomizations, hazards, paths)
+        result.unrendered.extend(held)
     if kustomizations and charts:
         charts = _without_kustomize_charts(charts, kustomizations, options)
     if charts or any(m.kind == "HelmRelease" for m in result.manifests):

@@ -16,11 +16,10 @@ from __future__ import annotations
 import dataclasses
 import os
 
-import yaml
-
 from scanner.model import Diagnostic, Manifest
 from scanner.sources.chart_copies import file_in_tree
 from scanner.sources.chart_templates import possible_objects, text_fallback
+from scanner.sources.files import read_yaml_file
 from scanner.sources.helm import RenderOutcome
 
 
@@ -43,11 +42,9 @@ def unrenderable(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagnosti
 
 def _unreadable_metadata(chart_dir: str) -> str | None:
     """Why Chart.yaml cannot be read, when it cannot: then the chart is the user's to fix."""
-    try:
-        with open(os.path.join(chart_dir, "Chart.yaml"), encoding="utf-8") as handle:
-            meta = yaml.safe_load(handle)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
-        return f"Chart.yaml cannot be read: {type(err).__name__}"
+    meta, problem = read_yaml_file(os.path.join(chart_dir, "Chart.yaml"))  # guarded like any file kubehop reads
+    if problem is not None:
+        return f"Chart.yaml cannot be read: {problem.message}"
     if not isinstance(meta, dict) or not meta.get("name"):
         return "Chart.yaml names no chart"
     return None

@@ -248,6 +248,8 @@ def closure(folder: str, root: str) -> Closure:
 
 
 def inside(path: str, root: str) -> bool:
+    if "\0" in path:  # no file has such a name (realpath refuses it)
+        return False
     real = os.path.realpath(path)
     return real == root or real.startswith(os.path.join(root, ""))
 

@@ -2,41 +2,34 @@
 
 The hot path of a scan. libyaml (through PyYAML's C loader) composes the
 node tree, whose nodes carry their line and column; Python objects are built
-from it only when a check asks (`construct`). Every file is also checked for
+from it only when a check asks (`construct`). Every document is also checked for
 what libyaml lets through but Kubernetes would not accept or a scanner should
-not trust: duplicate keys, unknown tags, alias bombs and absurd nesting.
+not trust (sources/yamlcheck.py): duplicate keys, unknown tags, alias bombs and
+absurd nesting.
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any, Iterable, Iterator
 
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from scanner.model import Diagnostic, Manifest, Origin
+from scanner.sources.yamlcheck import (STD_TAG, TOO_DEEP, DocumentProblem, check_flow_depth,  # noqa: F401
+                                       inspect)  # DocumentProblem: the sources import it from here
 
 try:  # libyaml is what makes parsing fast; the pure-Python loader is the fallback.
     _Loader = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - depends on how PyYAML was built
     _Loader = yaml.SafeLoader
 
-# Kubernetes objects are a few dozen levels deep at most; libyaml itself
-# crashes (C stack) on flow nesting in the tens of thousands.
-MAX_DEPTH = 256
-# What an alias-expanded document may reach before it is refused ("billion laughs"): nodes, and
-# characters of scalar text (one long string aliased many times is as bad as many nodes). A document
-# without aliases is never bigger than its file, which read_file already bounds.
-MAX_EXPANDED_NODES = 1_000_000
-MAX_EXPANDED_CHARS = 20 * 1024 * 1024
-
-_TOO_DEEP = f"nesting deeper than {MAX_DEPTH} levels; document skipped"
 _LIBYAML_DEPTH_LIMIT = "exceeded maximum nesting depth"  # the limit newer libyaml builds stop at
 
 _DUPLICATE_ANCHOR = "found duplicate anchor"
 
-_STD_TAG = "tag:yaml.org,2002:"
 _DOC_SEPARATOR = re.compile(r"^---(?:[ \t].*)?$", re.MULTILINE)
 _PLACEHOLDER = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[:=-][^}]*)?\}")
 
@@ -45,14 +38,6 @@ _scalar_constructor = yaml.constructor.SafeConstructor()
 
 class TemplateSyntax(Exception):
     """The text is a Go/Helm template, not YAML: it must be rendered before it can be read."""
-
-
-class DocumentProblem(Exception):
-    """A document that cannot be trusted; its message is the diagnostic."""
-
-    def __init__(self, message: str, line: int | None = None):
-        super().__init__(message)
-        self.line = line
 
 
 def read_text(text: str, path: str, documents: list[Any] | None = None) -> tuple[list[Manifest], list[Diagnostic]]:
@@ -71,7 +56,7 @@ def read_text(text: str, path: str, documents: list[Any] | None = None) -> tuple
 def compose_documents(text: str, path: str, anchors_renamed: bool = False) -> tuple[list[Any], list[Diagnostic]]:
     """The root node of every document that can be trusted, Kubernetes object or not."""
     diagnostics: list[Diagnostic] = []
-    _check_flow_depth(text, path)
+    check_flow_depth(text, path)
     maybe_template = "{{" in text
     try:
         nodes = list(_compose_all(text))
@@ -95,7 +80,7 @@ def compose_documents(text: str, path: str, anchors_renamed: bool = False) -> tu
     for node in nodes:
         found: list[Diagnostic] = []
         try:
-            _inspect(node, check_tags, path, found)
+            inspect(node, check_tags, path, found)
         except DocumentProblem as problem:
             diagnostics.append(Diagnostic(path, str(problem), problem.line))
             continue
@@ -111,7 +96,7 @@ def load_data(text: str, path: str) -> Any:
     """The first YAML document of `text` as plain data (a Chart.yaml, a kustomization, a
     configuration), with the guards manifests get: nesting depth, alias bombs, recursive aliases.
     DocumentProblem when it cannot be read or trusted."""
-    _check_flow_depth(text, path)
+    check_flow_depth(text, path)
     try:
         loader = _Loader(text)
         try:
@@ -123,7 +108,7 @@ def load_data(text: str, path: str) -> Any:
         raise DocumentProblem(problem.message, problem.line) from None
     if root is None:
         return None
-    _inspect(root, False, path, [])
+    inspect(root, False, path, [])
     return construct(root)
 
 
@@ -213,112 +198,9 @@ def yaml_error(path: str, err: yaml.YAMLError) -> Diagnostic:
     if _LIBYAML_DEPTH_LIMIT in problem:
         # Newer libyaml stops at a nesting limit of its own before kubehop's depth check sees the
         # tree: the same reason, worded the same way whichever parser stops first.
-        return Diagnostic(path, _TOO_DEEP, mark.line + 1 if mark else None)
+        return Diagnostic(path, TOO_DEEP, mark.line + 1 if mark else None)
     text = f"invalid YAML: {context + ', ' if context else ''}{problem}"
     return Diagnostic(path, text.replace("\n", " "), mark.line + 1 if mark else None)
-
-
-def _check_flow_depth(text: str, path: str) -> None:
-    # Only files with many brackets pay for the exact count.
-    if text.count("[") + text.count("{") < MAX_DEPTH:
-        return
-    depth = 0
-    for char in re.findall(r"[\[\]{}]", text):
-        depth += 1 if char in "[{" else -1
-        if depth > MAX_DEPTH:
-            raise DocumentProblem(f"nesting deeper than {MAX_DEPTH} levels; file not parsed")
-
-
-def _inspect(root: Any, check_tags: bool, path: str, diagnostics: list[Diagnostic]) -> None:
-    """One pass over the tree: depth, duplicate keys, unknown tags, aliases."""
-    seen: set[int] = set()
-    aliased = False
-    stack = [(root, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if id(node) in seen:
-            aliased = True
-            continue
-        seen.add(id(node))
-        if depth > MAX_DEPTH:
-            raise DocumentProblem(_TOO_DEEP, node.start_mark.line + 1)
-        if check_tags and not node.tag.startswith(_STD_TAG):
-            diagnostics.append(Diagnostic(
-                path, f"unknown YAML tag {node.tag}: value read as plain "
-                      f"{'text' if isinstance(node, ScalarNode) else 'data'}",
-                node.start_mark.line + 1, level="notice"))
-        if isinstance(node, MappingNode):
-            pairs = node.value
-            if len(pairs) > 1 and len({k.value for k, _ in pairs if isinstance(k, ScalarNode)}) < len(pairs):
-                _report_duplicates(pairs, path, diagnostics)
-            for key, value in pairs:
-                stack.append((value, depth + 1))
-                if not isinstance(key, ScalarNode):
-                    stack.append((key, depth + 1))
-        elif isinstance(node, SequenceNode):
-            stack.extend((item, depth + 1) for item in node.value)
-    if aliased:
-        _check_expansion(root)
-
-
-def _report_duplicates(pairs, path: str, diagnostics: list[Diagnostic]) -> None:
-    seen: set[str] = set()
-    for key, _ in pairs:
-        if not isinstance(key, ScalarNode) or key.value == "<<":
-            continue
-        if key.value in seen:
-            diagnostics.append(Diagnostic(
-                path, f"duplicate key {key.value!r} (Kubernetes rejects it; the last value was used)",
-                key.start_mark.line + 1))
-        seen.add(key.value)
-
-
-def _check_expansion(root: Any) -> None:
-    """Refuse a document whose aliases expand it past the limits, or that holds itself."""
-    nodes, chars = expanded_size(root)
-    if nodes is None:
-        raise DocumentProblem("an alias refers to a node that holds it (recursive alias); document skipped",
-                              root.start_mark.line + 1)
-    if nodes > MAX_EXPANDED_NODES or chars > MAX_EXPANDED_CHARS:
-        raise DocumentProblem(
-            f"aliases expand to more than {MAX_EXPANDED_NODES:,} nodes or {MAX_EXPANDED_CHARS // 1048576} MiB "
-            f"of text (alias bomb); document skipped", root.start_mark.line + 1)
-
-
-def expanded_size(root: Any) -> tuple[int | None, int]:
-    """(nodes, scalar characters) of the tree with every alias expanded, each capped just past its
-    limit; nodes is None when the tree holds itself (an alias inside the node it names)."""
-    sizes: dict[int, tuple[int, int]] = {}
-    open_: set[int] = set()  # nodes whose children are being sized: meeting one again is a cycle
-    # Post-order without recursion: children are sized before their parent.
-    stack = [(root, False)]
-    while stack:
-        node, ready = stack.pop()
-        key = id(node)
-        if key in sizes:
-            continue
-        children = _children(node)
-        if ready:
-            open_.discard(key)
-            nodes = min(1 + sum(sizes[id(c)][0] for c in children), MAX_EXPANDED_NODES + 1)
-            own = len(node.value) if isinstance(node, ScalarNode) else 0
-            chars = min(own + sum(sizes[id(c)][1] for c in children), MAX_EXPANDED_CHARS + 1)
-            sizes[key] = (nodes, chars)
-            continue
-        if key in open_:
-            return None, 0
-        open_.add(key)
-        stack.append((node, True))
-        stack.extend((c, False) for c in children if id(c) not in sizes)
-    return sizes[id(root)]
-
-
-def _children(node: Any) -> list:
-    if isinstance(node, MappingNode):
-        return [n for pair in node.value for n in pair]
-    if isinstance(node, SequenceNode):
-        return list(node.value)
-    return []
 
 
 # --- Kubernetes objects in a document -------------------------------------------------------------
@@ -359,7 +241,7 @@ def locate(node: Any, path: Iterable[str | int]) -> Any:
 
 
 def scalar(node: Any) -> str | None:
-    return node.value if isinstance(node, ScalarNode) and node.tag != _STD_TAG + "null" else None
+    return node.value if isinstance(node, ScalarNode) and node.tag != STD_TAG + "null" else None
 
 
 def _manifests_of(node: Any, path: str, diagnostics: list[Diagnostic]) -> Iterator[Manifest]:
@@ -388,11 +270,12 @@ def _manifests_of(node: Any, path: str, diagnostics: list[Diagnostic]) -> Iterat
                 path, f"metadata.{field} is a {'list' if isinstance(value, SequenceNode) else 'mapping'}, not a "
                       f"string (Kubernetes rejects it); object read without it", value.start_mark.line + 1,
                 level="notice"))
-    yield Manifest(
-        api_version=api_version,
-        kind=kind,
+    namespace = scalar(mapping_get(metadata, "namespace"))
+    yield Manifest(  # the strings most objects share are shared: a scan keeps every object's
+        api_version=sys.intern(api_version),
+        kind=sys.intern(kind),
         name=scalar(mapping_get(metadata, "name")) or scalar(mapping_get(metadata, "generateName")),
-        namespace=scalar(mapping_get(metadata, "namespace")),
+        namespace=sys.intern(namespace) if namespace else namespace,
         origin=Origin(path, mark.line + 1, mark.column + 1),
         node=node,
     )
@@ -401,14 +284,14 @@ def _manifests_of(node: Any, path: str, diagnostics: list[Diagnostic]) -> Iterat
 # --- Python objects, on demand --------------------------------------------------------------------
 
 _SCALARS = {
-    _STD_TAG + "str": lambda n: n.value,
-    _STD_TAG + "null": lambda n: None,
-    _STD_TAG + "bool": _scalar_constructor.construct_yaml_bool,
-    _STD_TAG + "int": _scalar_constructor.construct_yaml_int,
-    _STD_TAG + "float": _scalar_constructor.construct_yaml_float,
+    STD_TAG + "str": lambda n: n.value,
+    STD_TAG + "null": lambda n: None,
+    STD_TAG + "bool": _scalar_constructor.construct_yaml_bool,
+    STD_TAG + "int": _scalar_constructor.construct_yaml_int,
+    STD_TAG + "float": _scalar_constructor.construct_yaml_float,
     # Kubernetes reads timestamps and binary as strings (JSON has neither).
-    _STD_TAG + "timestamp": lambda n: n.value,
-    _STD_TAG + "binary": lambda n: n.value,
+    STD_TAG + "timestamp": lambda n: n.value,
+    STD_TAG + "binary": lambda n: n.value,
 }
 
 
@@ -425,7 +308,7 @@ def construct(node: Any, _memo: dict | None = None) -> Any:
         convert = _SCALARS.get(node.tag)
         try:
             value = convert(node) if convert else node.value
-        except (ValueError, yaml.YAMLError):
+        except (ValueError, KeyError, IndexError, yaml.YAMLError):  # !!int abc, !!bool maybe, !!int '': as written
             value = node.value
         return value
     if isinstance(node, SequenceNode):
@@ -437,7 +320,7 @@ def construct(node: Any, _memo: dict | None = None) -> Any:
     memo[id(node)] = result
     merged: dict = {}
     for key_node_, value_node in node.value:
-        if key_node_.tag == _STD_TAG + "merge":
+        if key_node_.tag == STD_TAG + "merge":
             for source in (value_node.value if isinstance(value_node, SequenceNode) else [value_node]):
                 if isinstance(source, MappingNode):
                     merged = {**construct(source, memo), **merged}

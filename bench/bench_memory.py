@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Peak memory of a scan against the size of the tree, and of repeated scans in one process.
+
+    python bench/bench_memory.py /tmp/kubehop-corpus                 # built by bench/make_corpus.py
+    python bench/bench_memory.py /tmp/kubehop-corpus --files 500 5000 --repeat 5
+
+For each N in --files, the first N files of the corpus (cycled when it holds fewer) are copied into
+a temporary tree and scanned in a fresh process: its peak RSS and that of a bare CSafeLoader
+`load_all` of the same files, side by side. Then one process scans the N-file tree --repeat times
+and prints the RSS after each scan: it must not grow from one scan to the next.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+BARE_PARSE = """
+import os, sys, yaml
+for top, dirs, files in os.walk(sys.argv[1]):
+    for name in files:
+        with open(os.path.join(top, name), 'rb') as f:
+            for doc in yaml.load_all(f.read().decode('utf-8'), Loader=yaml.CSafeLoader):
+                pass
+"""
+
+SCAN = """
+import sys
+from scanner.scan import scan
+from scanner.versions import Minor
+result = scan([sys.argv[1]], target=Minor(1, 36))
+print(result.files_read, result.objects, len(result.findings))
+"""
+
+REPEATED = """
+import sys
+from scanner.scan import scan
+from scanner.versions import Minor
+def rss_mb():
+    with open('/proc/self/status') as status:
+        return next(int(line.split()[1]) for line in status if line.startswith('VmRSS')) / 1024
+for n in range(int(sys.argv[2])):
+    scan([sys.argv[1]], target=Minor(1, 36))
+    print(f'{rss_mb():.1f}')
+"""
+
+
+def corpus_files(corpus: Path) -> list[Path]:
+    """The corpus's distinct files (make_corpus.py's copies hold the same names)."""
+    found: dict[str, Path] = {}
+    for path in sorted(corpus.rglob("*")):
+        if path.suffix in (".yaml", ".yml", ".json") and path.is_file():
+            found.setdefault(path.name, path)
+    return list(found.values())
+
+
+def make_tree(files: list[Path], count: int, where: Path) -> Path:
+    tree = where / f"tree-{count}"
+    for n in range(count):
+        source = files[n % len(files)]
+        target = tree / f"copy-{n // len(files)}" / source.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+    return tree
+
+
+def peak_rss_mb(code: str, *args: str) -> tuple[float, str]:
+    """Peak RSS of a fresh Python running `code`, in MB, and what it printed."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    process = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, env=env, text=True)
+    out = process.stdout.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        sys.exit(f"failed ({process.returncode}): {code.strip().splitlines()[-1]}")
+    return usage.ru_maxrss / 1024, out.strip()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("corpus", type=Path)
+    parser.add_argument("--files", type=int, nargs="+", default=[500, 5000])
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    files = corpus_files(args.corpus)
+    with tempfile.TemporaryDirectory(prefix="kubehop-bench-memory-") as tmp:
+        peaks = {}
+        for count in args.files:
+            tree = make_tree(files, count, Path(tmp))
+            bare, _ = peak_rss_mb(BARE_PARSE, str(tree))
+            scanned, out = peak_rss_mb(SCAN, str(tree))
+            peaks[count] = scanned
+            read, objects, findings = out.split()
+            print(f"{count:>6} files ({objects} objects, {findings} findings): peak RSS scan {scanned:.1f} MB, "
+                  f"bare load_all {bare:.1f} MB")
+        smallest, largest = min(peaks), max(peaks)
+        print(f"peak RSS {largest} vs {smallest} files: {peaks[largest] / peaks[smallest]:.2f}x")
+        env = {**os.environ, "PYTHONPATH": str(REPO)}
+        tree = Path(tmp) / f"tree-{smallest}"
+        done = subprocess.run([sys.executable, "-c", REPEATED, str(tree), str(args.repeat)], capture_output=True,
+                              text=True, env=env, check=True)
+        print(f"RSS after each of {args.repeat} scans of {smallest} files in one process (MB): "
+              + ", ".join(done.stdout.split()))
+
+
+if __name__ == "__main__":
+    main()

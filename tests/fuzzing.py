@@ -1,0 +1,423 @@
+"""Fuzzing kubehop (issue 13): mutate real manifests, charts, kustomizations, HelmReleases, Helm release
+dumps and cluster dumps, and run every command and every report format on them, in process.
+
+A case is a small tree built from the repository's own fixtures and examples, one to four of its
+files mutated (bytes, lines, YAML structure, types where names belong, aliases, tags, huge numbers,
+template syntax, names holding workflow commands), and one command line. It fails when kubehop
+raises, asks for a bug report ("please report it": its last line of defence caught a bug), exits
+with a code the README does not promise for it, prints a workflow command from the tree in a text
+report or on standard error, or takes over the time bound. Every case is a function of (seed, number): a failure is
+replayed with `case(seed, number)`.
+
+The short deterministic run is tests/test_fuzz.py; long runs: bench/fuzz.py.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import random
+import shutil
+import tempfile
+import time
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "tests" / "fixtures"
+SUFFIXES = (".yaml", ".yml", ".json")
+COMMANDS = ("scan", "plan", "components", "inventory", "fix")
+SCAN_FORMATS = ("text", "json", "sarif", "markdown", "github")
+MINORS = [f"1.{n}" for n in range(25, 37)]
+# Exit codes each command may give on any input (README); 2 only when the case wrote a configuration.
+EXPECTED_EXITS = {0, 1, 3}
+
+
+@dataclass
+class Seeds:
+    """What cases are built from: paths relative to REPO, by kind."""
+
+    files: list[str] = field(default_factory=list)  # manifests and other YAML/JSON files
+    charts: list[str] = field(default_factory=list)  # folders with Chart.yaml
+    kustomizations: list[str] = field(default_factory=list)
+    helm_releases: list[str] = field(default_factory=list)  # files holding a Flux HelmRelease
+    cluster_dumps: list[str] = field(default_factory=list)  # folders of kubectl dumps
+    objects: list[str] = field(default_factory=list)  # single documents, for release payloads
+
+
+def load_seeds() -> Seeds:
+    seeds = Seeds()
+    for top in (FIXTURES, REPO / "examples"):
+        for path in sorted(top.rglob("*")):
+            relative = str(path.relative_to(REPO))
+            if path.is_dir():
+                if (path / "Chart.yaml").is_file():
+                    seeds.charts.append(relative)
+                elif (path / "kustomization.yaml").is_file():
+                    seeds.kustomizations.append(relative)
+                elif path.name in ("cluster", "dumps") or path.parent.name == "dumps":
+                    seeds.cluster_dumps.append(relative)
+            elif path.suffix in SUFFIXES and "templates" not in path.parts:
+                text = path.read_text(encoding="utf-8", errors="replace")
+                seeds.files.append(relative)
+                if "kind: HelmRelease" in text:
+                    seeds.helm_releases.append(relative)
+                seeds.objects.extend(doc for doc in text.split("\n---\n") if "apiVersion:" in doc and len(doc) < 4000)
+    return seeds
+
+
+# --- mutations ---------------------------------------------------------------------------------
+
+HOSTILE_SCALARS = [
+    "[a, b]", "{a: b}", "{a: {b: [c]}}", "[]", "{}", "null", "~", "true", "0", "-1", "1e999", "-1e999", ".nan",
+    "9" * 4301, "0x" + "f" * 64, "!!int abc", "!!float x", "!!bool maybe", "!!set {a, b}", "!!omap [a: 1]",
+    "!!binary '***'", "!!timestamp 2001-13-45", "2001-13-45", "!Ref x", "!!str", "'{{ .Values.x }}'",
+    "{{ .Values.x }}", "${VAR}", "\"a\\n::error::spoofed\"", "\"##[error]legacy\"", "\"\\u2028::warning::x\"",
+    "\"\\e[2J\"", "\"\\0\"", "'x' # kubehop: ignore[*]", "*undefined", "&a x", "\"" + "x" * 5000 + "\"",
+    "v1", "extensions/v1beta1", "v1beta1", "1.2.3", ">=1.0.0 <2.0.0", "'*'", "oci://localhost/x", "http://127.0.0.1:9/x",
+]
+REMOVED_APIS = ["extensions/v1beta1", "policy/v1beta1", "batch/v1beta1", "autoscaling/v2beta2",
+                "flowcontrol.apiserver.k8s.io/v1beta3", "networking.k8s.io/v1beta1", "apiextensions.k8s.io/v1beta1",
+                "helm.toolkit.fluxcd.io/v2beta1", "source.toolkit.fluxcd.io/v1beta2", "cert-manager.io/v1alpha2"]
+BYTES = [b"\xff", b"\xfe\xff", b"\x00", b"\r", b"\r\n", b"\t", b"\x1b[31m", "\u2028".encode(), b"\xef\xbb\xbf",
+         b"---\n", b"...\n", b"%YAML 1.1\n", b"%TAG ! tag:x,2000:\n", b"{{", b"}}", b"<<: *a\n", b"? ", b"|-\n", b"&a ", b"*a"]
+
+
+def mutate(text: bytes, rng: random.Random) -> bytes:
+    """One to four mutations of a file's bytes."""
+    for _ in range(rng.randint(1, 4)):
+        text = rng.choice(_MUTATIONS)(text, rng)
+    return text
+
+
+def _lines(text: bytes) -> list[bytes]:
+    return text.split(b"\n")
+
+
+def _scalar_swap(text: bytes, rng: random.Random) -> bytes:
+    """A value after `key:` replaced by something of another type."""
+    lines = _lines(text)
+    candidates = [i for i, line in enumerate(lines) if b": " in line]
+    if not candidates:
+        return text
+    i = rng.choice(candidates)
+    key = lines[i].split(b": ", 1)[0]
+    lines[i] = key + b": " + rng.choice(HOSTILE_SCALARS).encode()
+    return b"\n".join(lines)
+
+
+def _api_swap(text: bytes, rng: random.Random) -> bytes:
+    lines = _lines(text)
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(b"apiVersion:") and rng.random() < 0.5:
+            lines[i] = line.split(b"apiVersion:")[0] + b"apiVersion: " + rng.choice(REMOVED_APIS).encode()
+    return b"\n".join(lines)
+
+
+def _line_edit(text: bytes, rng: random.Random) -> bytes:
+    lines = _lines(text)
+    if not lines:
+        return text
+    i, j = rng.randrange(len(lines)), rng.randrange(len(lines))
+    op = rng.randrange(5)
+    if op == 0:
+        del lines[i]
+    elif op == 1:
+        lines.insert(i, lines[j])
+    elif op == 2:
+        lines[i], lines[j] = lines[j], lines[i]
+    elif op == 3:
+        lines[i] = b" " * rng.randint(1, 5) + lines[i]
+    else:
+        lines[i] = lines[i].lstrip()
+    return b"\n".join(lines)
+
+
+def _bytes(text: bytes, rng: random.Random) -> bytes:
+    at = rng.randint(0, len(text))
+    return text[:at] + rng.choice(BYTES) + text[at:]
+
+
+def _truncate(text: bytes, rng: random.Random) -> bytes:
+    return text[:rng.randint(0, len(text))]
+
+
+def _anchor_bomb(text: bytes, rng: random.Random) -> bytes:
+    kind = rng.randrange(4)
+    if kind == 0:
+        extra = b"x: &a {b: *a}\n"  # recursive alias
+    elif kind == 1:
+        levels = [b"l0: &l0 [" + b", ".join([b"x"] * 9) + b"]"]
+        levels += [f"l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 9)}]".encode() for n in range(1, rng.randint(2, 8))]
+        extra = b"\n".join(levels) + b"\n"
+    elif kind == 2:
+        extra = b"big: &big " + b"x" * rng.choice([10, 1000, 100_000]) + b"\n" + b"".join(
+            f"k{n}: *big\n".encode() for n in range(rng.randint(1, 300)))
+    else:
+        depth = rng.choice([10, 300, 3000])
+        extra = b"deep: " + b"[" * depth + b"]" * depth + b"\n"
+    if rng.random() < 0.5 and b"\nspec:" in text:
+        return text.replace(b"\nspec:", b"\nspec:\n  " + extra.replace(b"\n", b"\n  ").rstrip() + b"\nspec-was:", 1)
+    return text + b"\n" + extra
+
+
+def _structural(text: bytes, rng: random.Random) -> bytes:
+    """Parse, replace a random node's value by another type or delete it, dump again."""
+    import yaml
+
+    if b"&" in text or b"*" in text or len(text) > 200_000:  # the harness is no alias bomb's victim
+        return _scalar_swap(text, rng)
+    try:
+        documents = list(yaml.safe_load_all(text.decode("utf-8")))
+    except Exception:  # noqa: BLE001 - not YAML: another mutation
+        return _bytes(text, rng)
+    nodes = [(d, k) for doc in documents for d, k in _containers(doc)]
+    if not nodes:
+        return text
+    holder, key = rng.choice(nodes)
+    replacement = rng.choice([[], {}, None, 0, 1e300, "x", ["a", {"b": "c"}], {"a": ["b"]}, True,
+                              "a\n::error::spoofed", 10 ** 50])
+    if rng.random() < 0.3:
+        del holder[key]
+    else:
+        holder[key] = replacement
+    try:
+        return yaml.safe_dump_all(documents, allow_unicode=True).encode()
+    except Exception:  # noqa: BLE001
+        return text
+
+
+def _containers(doc, depth: int = 0):
+    if depth > 12:
+        return
+    if isinstance(doc, dict):
+        for key, value in list(doc.items()):
+            yield doc, key
+            yield from _containers(value, depth + 1)
+    elif isinstance(doc, list):
+        for index, value in enumerate(doc):
+            yield doc, index
+            yield from _containers(value, depth + 1)
+
+
+_MUTATIONS = [_scalar_swap, _scalar_swap, _api_swap, _line_edit, _line_edit, _bytes, _truncate, _anchor_bomb,
+              _structural, _structural]
+
+
+# --- cases ---------------------------------------------------------------------------------------
+
+@dataclass
+class Case:
+    seed: int
+    number: int
+    command: str
+    args: list[str]
+    root: Path
+    wrote_config: bool = False
+
+
+def release_dump(rng: random.Random, seeds: Seeds) -> bytes:
+    """`kubectl get secrets -l owner=helm -o yaml` holding one to three releases, mutated."""
+    items = []
+    for n in range(rng.randint(1, 3)):
+        manifest = "\n---\n".join(rng.choice(seeds.objects) for _ in range(rng.randint(1, 3)))
+        if rng.random() < 0.5:
+            manifest = mutate(manifest.encode(), rng).decode("utf-8", "replace")
+        release = {"name": rng.choice(["web", "db", "x"]), "namespace": "default",
+                   "version": rng.choice([1, 2, 3, "7", 1e999, -1, None, [1], 10 ** 40, 2.5]),
+                   "info": {"status": rng.choice(["deployed", "superseded", "failed", None, ["deployed"]])},
+                   "chart": {"metadata": {"name": rng.choice(["web", None, {"a": 1}]), "version": "1.0.0"}},
+                   "manifest": manifest,
+                   "hooks": rng.choice([[], [{"path": "t.yaml", "manifest": manifest}], "x", [None]])}
+        payload = json.dumps(release).encode()
+        if rng.random() < 0.2:
+            payload = payload[:rng.randint(0, len(payload))]
+        packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+        packed = packer.compress(payload) + packer.flush()
+        if rng.random() < 0.1:
+            packed = packed[:len(packed) // 2]
+        encoded = base64.b64encode(base64.b64encode(packed) if rng.random() < 0.9 else packed).decode()
+        kind = rng.choice(["Secret", "Secret", "ConfigMap"])
+        items.append(f"- apiVersion: v1\n  kind: {kind}\n  metadata:\n    name: sh.helm.release.v1.r{n}.v1\n"
+                     f"    namespace: default\n    labels: {{owner: helm, name: r{n}, status: deployed, "
+                     f"version: '{n + 1}'}}\n  data:\n    release: {encoded}\n")
+    text = ("apiVersion: v1\nkind: List\nitems:\n" + "".join(items)).encode()
+    return mutate(text, rng) if rng.random() < 0.3 else text
+
+
+CONFIGS = [b"ignore: ['*']\n", b"target: 1.30\n", b"target: '1.99'\n", b"paths: [../../..]\n",
+           b"rules: [/etc]\n", b"exclude: [{a: b}]\n", b"severity: {'*': notice}\n", b"a: &a [*a]\n",
+           b"\xff\xfe\n", b"baseline: .kubehop-baseline.json\n", b"ignore: [x]\nfrom: '1.31'\n"]
+
+
+def build_case(seed: int, number: int, seeds: Seeds, where: Path, render_share: float = 0.01) -> Case:
+    rng = random.Random(seed * 1_000_003 + number)
+    root = where / f"case-{number}"
+    tree = root / "tree"
+    tree.mkdir(parents=True)
+    picks = [("file", rng.choice(seeds.files)) for _ in range(rng.randint(0, 3))]
+    if rng.random() < 0.3:
+        picks.append(("dir", rng.choice(seeds.charts)))
+    if rng.random() < 0.2:
+        picks.append(("dir", rng.choice(seeds.kustomizations)))
+    if rng.random() < 0.3:
+        picks.append(("file", rng.choice(seeds.helm_releases)))
+    if not picks:
+        picks.append(("file", rng.choice(seeds.files)))
+    for n, (kind, relative) in enumerate(picks):
+        source = REPO / relative
+        target = tree / f"u{n}" / source.name
+        if kind == "dir":
+            shutil.copytree(source, target, symlinks=True)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+    files = sorted(p for p in tree.rglob("*") if p.is_file())
+    for path in rng.sample(files, min(len(files), rng.randint(1, 4))):
+        path.write_bytes(mutate(path.read_bytes(), rng))
+    if rng.random() < 0.05 and hasattr(os, "mkfifo"):
+        os.mkfifo(tree / "fifo.yaml")
+    command = rng.choice(COMMANDS)
+    args: list[str] = []
+    wrote_config = False
+    if rng.random() < 0.1:
+        (tree / ".kubehop.yaml").write_bytes(rng.choice(CONFIGS))
+        wrote_config = True
+    elif command in ("scan", "plan", "fix"):
+        args.append("--no-config")
+    target = rng.choice(MINORS[4:])
+    if command == "scan":
+        args += ["--target", target, "--format", rng.choice(SCAN_FORMATS)]
+        args += [f"--report={fmt}={root / f'report.{fmt}'}" for fmt in SCAN_FORMATS if rng.random() < 0.5]
+        if rng.random() < 0.5:
+            args += ["--from", rng.choice([m for m in MINORS if _minor(m) <= _minor(target)])]
+        if rng.random() < 0.3:
+            dump = root / "releases.yaml"
+            dump.write_bytes(release_dump(rng, seeds))
+            args += ["--helm-releases", str(dump)]
+        if rng.random() < 0.3:
+            dump = root / "cluster"
+            shutil.copytree(REPO / rng.choice(seeds.cluster_dumps), dump)
+            for path in rng.sample(sorted(dump.rglob("*.*")), 1):
+                path.write_bytes(mutate(path.read_bytes(), rng))
+            args += ["--cluster-state", str(dump)]
+        if rng.random() < 0.1:
+            args.append("--all-templates")
+        if rng.random() < 0.05:
+            args += ["--fail-on", rng.choice(["warning", "never"])]
+    elif command == "plan":
+        args += ["--target", target, "--from", rng.choice([m for m in MINORS if _minor(m) < _minor(target)]),
+                 "--format", rng.choice(["text", "json", "markdown"])]
+    elif command in ("components", "inventory"):
+        args += ["--format", rng.choice(["text", "json"])]
+    else:
+        args += ["--target", target] + (["--write"] if rng.random() < 0.5 else [])
+    if command in ("scan",) and rng.random() >= render_share:
+        args.append("--no-render")
+    args.append(str(tree))
+    return Case(seed, number, command, args, root, wrote_config)
+
+
+def _minor(text: str) -> tuple[int, int]:
+    major, minor = text.split(".")
+    return int(major), int(minor)
+
+
+# --- running -------------------------------------------------------------------------------------
+
+@dataclass
+class Outcome:
+    number: int
+    command: str
+    exit_code: int | None
+    seconds: float
+    problem: str | None = None  # why the case failed; None: it passed
+
+
+def run_case(case: Case, time_bound: float = 5.0) -> Outcome:
+    from click.testing import CliRunner
+
+    from scanner.cli import cli
+
+    try:
+        runner = CliRunner(mix_stderr=False)  # click 8.1
+    except TypeError:  # click 8.2+ keeps them apart anyway
+        runner = CliRunner()
+    started = time.perf_counter()
+    result = runner.invoke(cli, [case.command, *case.args], catch_exceptions=True)
+    seconds = time.perf_counter() - started
+    stdout, stderr = result.stdout, result.stderr
+    problem = None
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        import traceback
+
+        lines = traceback.format_exception(result.exception)
+        problem = f"uncaught {lines[-1].strip()}\n" + "".join(traceback.format_tb(result.exception.__traceback__)[-4:])
+    elif "please report it" in stdout + stderr:
+        problem = "kubehop caught a bug of its own: " + next(
+            line for line in (stdout + stderr).splitlines() if "please report it" in line)
+    elif result.exit_code not in EXPECTED_EXITS and not (result.exit_code == 2 and case.wrote_config):
+        problem = f"exit code {result.exit_code}: {(stdout + stderr).strip().splitlines()[-1:]}"
+    else:
+        printed = stderr + (stdout if case.command != "fix" and _format(case.args) == "text" else "")
+        bad = [line for line in printed.split("\n") if line.lstrip().startswith("::") or "##[" in line]
+        if bad:
+            problem = f"a workflow command from the tree reached a log line: {bad[0][:200]!r}"
+    if problem is None and seconds > time_bound:
+        problem = f"took {seconds:.1f} s"
+    return Outcome(case.number, case.command, result.exit_code, seconds, problem)
+
+
+def _format(args: list[str]) -> str:
+    return args[args.index("--format") + 1] if "--format" in args else "text"
+
+
+@contextlib.contextmanager
+def environment(where: Path):
+    """Caches kept apart from the user's (the tools still found where they were), restored afterwards:
+    the rest of a test session must find the user's tool cache again."""
+    from scanner.sources.tools import find_tool
+
+    tools = {f"KUBEHOP_{name.upper()}": find_tool(name) for name in ("helm", "kubectl")}
+    wanted = {"KUBEHOP_CACHE_DIR": str(where / "cache"), "NO_COLOR": "1", "KUBEHOP_DEBUG": "",
+              **{key: path for key, path in tools.items() if path}}
+    before = {key: os.environ.get(key) for key in wanted}
+    os.environ.update(wanted)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def run(seed: int, numbers, seeds: Seeds | None = None, render_share: float = 0.01,
+        keep_failures: Path | None = None, time_bound: float = 5.0, on_start=None):
+    """Build and run the cases `numbers` of `seed`; yields an Outcome each (`on_start(number)` first)."""
+    seeds = seeds or load_seeds()
+    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    with tempfile.TemporaryDirectory(prefix="kubehop-fuzz-", dir=base) as tmp:
+        where = Path(tmp)
+        with environment(where):
+            yield from _cases(seed, numbers, seeds, where, render_share, keep_failures, time_bound, on_start)
+
+
+def _cases(seed, numbers, seeds, where, render_share, keep_failures, time_bound, on_start):
+    for number in numbers:
+        if on_start is not None:
+            on_start(number)
+        case = build_case(seed, number, seeds, where, render_share)
+        outcome = run_case(case, time_bound)
+        if outcome.problem and keep_failures is not None:
+            kept = keep_failures / f"seed{seed}-case{number}"
+            shutil.rmtree(kept, ignore_errors=True)
+            shutil.copytree(case.root, kept, symlinks=True, ignore_dangling_symlinks=True,
+                            ignore=lambda d, names: [n for n in names if (Path(d) / n).is_fifo()])
+            (kept / "command.txt").write_text(" ".join(["kubehop", case.command, *case.args]) + "\n")
+        shutil.rmtree(case.root, ignore_errors=True)
+        yield outcome

@@ -1,0 +1,119 @@
+"""A scan lets go of each file's composed nodes once its per-object checks have run (issue 13 item 5):
+the findings stay exact, a later reader gets the node composed again, and scans do not pile up."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+from yaml.nodes import Node
+
+from scanner.model import Manifest
+from scanner.scan import scan
+from scanner.sources import collect
+from scanner.sources.retention import Retention
+from scanner.versions import Minor
+
+CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {size: {type: integer}}}
+"""
+WIDGET = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec:\n  size: big\n"
+GIT_REPO_VOLUME = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers: [{name: c, image: nginx}]
+  volumes:
+  - name: src
+    gitRepo: {repository: https://example.com/x.git}
+"""
+
+
+def _tree(tmp_path: Path) -> Path:
+    (tmp_path / "crd.yaml").write_text(CRD)
+    (tmp_path / "widget.yaml").write_text("# a comment first\n" + WIDGET)
+    (tmp_path / "pod.yaml").write_text(GIT_REPO_VOLUME)
+    return tmp_path
+
+
+def test_findings_from_released_and_recomposed_objects_keep_their_lines(tmp_path):
+    result = scan([str(_tree(tmp_path))], Minor(1, 36))
+    where = {(f.rule_id.split("/")[0], Path(f.origin.path).name, f.origin.line) for f in result.findings}
+    assert ("crd", "widget.yaml", 6) in where  # schema check of a custom resource (kept: the CRD checks read it)
+    assert any(name == "pod.yaml" and line == 8 for _, name, line in where)  # gitRepo, checked as it was read
+
+
+def test_released_objects_are_composed_again_on_demand(tmp_path):
+    manifests = collect([str(_tree(tmp_path))]).manifests
+    retention = Retention()
+    retention.release(manifests)
+    held = {m.kind: m._node is not None for m in manifests}
+    assert held == {"CustomResourceDefinition": True, "Widget": True, "Pod": False}
+    pod = next(m for m in manifests if m.kind == "Pod")
+    assert pod.node.start_mark.line == 0 and pod.body["spec"]["volumes"][0]["name"] == "src"
+    assert pod._node is None and pod._body is None  # composed for the reader, not kept
+    (tmp_path / "pod.yaml").write_text("# moved down\n" + GIT_REPO_VOLUME)
+    assert pod.node is None  # the file changed: the object is no longer where it was read
+
+
+def test_a_repeated_crd_is_released_the_first_kept(tmp_path):
+    (tmp_path / "a.yaml").write_text(CRD)
+    (tmp_path / "b.yaml").write_text(CRD)
+    manifests = collect([str(tmp_path)]).manifests
+    Retention().release(manifests)
+    assert [m._node is not None for m in manifests] == [True, False]
+
+
+def _live_nodes() -> int:
+    gc.collect()
+    return sum(isinstance(o, (Node, Manifest)) for o in gc.get_objects())
+
+
+def test_repeated_scans_in_one_process_do_not_pile_up(tmp_path):
+    for n in range(30):
+        (tmp_path / f"pod-{n}.yaml").write_text(GIT_REPO_VOLUME)
+    scan([str(tmp_path)], Minor(1, 36))
+    after_one = _live_nodes()
+    for _ in range(3):
+        scan([str(tmp_path)], Minor(1, 36))
+    assert _live_nodes() <= after_one
+
+
+def test_files_read_by_worker_processes_give_the_same_report(tmp_path, monkeypatch):
+    """Many files are read in worker processes (sources/parallel.py): the report is the same."""
+    import shutil
+
+    from conftest import FIXTURES
+    from scanner.report import render
+    from scanner.sources import parallel
+
+    _tree(tmp_path)
+    shutil.copytree(FIXTURES / "seed002", tmp_path / "seed002")  # Flux, pins, values with *_version keys
+    for n in range(40):
+        (tmp_path / f"pod-{n}.yaml").write_text(GIT_REPO_VOLUME.replace("name: p", f"name: p{n}"))
+    # A dumped object (server-side state): cluster state, told apart while its node is held.
+    (tmp_path / "dumped.yaml").write_text(GIT_REPO_VOLUME.replace("name: p}", "name: dumped, uid: 1a2b}"))
+    files = sum(1 for p in tmp_path.rglob("*.y*ml"))
+    reports = []
+    for threshold in (files + 1, 2):  # in the scan's process, then in workers
+        monkeypatch.setattr(parallel, "PARALLEL_FROM", threshold)
+        reports.append(render(scan([str(tmp_path)], Minor(1, 36), Minor(1, 31)), "json"))
+    assert reports[0] == reports[1]
+    assert '"crd/' in reports[1] and "gitRepo" in reports[1]
+    assert "carry server-side state" in reports[1] and '"name": "dumped"' not in reports[1]
