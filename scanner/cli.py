@@ -38,8 +38,9 @@ class MinorType(click.ParamType):
         except ValueError:
             self.fail(f"{value!r} is not a Kubernetes version; known minors: {book.oldest} to {book.newest}",
                       param, ctx)
-        if not book.known(minor):
-            self.fail(f"{value!r}: kubehop knows Kubernetes {book.oldest} to {book.newest}", param, ctx)
+        if not book.accepts(minor):
+            self.fail(f"{value!r}: kubehop knows Kubernetes {book.oldest} to {book.newest} "
+                      f"(and {book.projected}, projected before its release)", param, ctx)
         return minor
 
 
@@ -128,8 +129,9 @@ def _parse_reports(ctx, param, values) -> list[tuple[str, str]]:
 @click.option("--helm-releases", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="Output of `kubectl get secrets -A -l owner=helm -o yaml`: scan what Helm has deployed.")
 @click.option("--allow-network", is_flag=True,
-              help="Let helm download the remote charts of Flux HelmReleases and kustomize fetch remote "
-                   "bases (nothing is downloaded without it).")
+              help="Let helm download the remote charts of Flux HelmReleases, kustomize fetch remote bases, and "
+                   "kubehop read the index.yaml of the chart repositories the tree names (for their kubeVersion); "
+                   "nothing is downloaded without it.")
 @click.option("--no-render", is_flag=True,
               help="Read Helm templates as text and do not build kustomizations.")
 @click.option("--all-templates", is_flag=True,

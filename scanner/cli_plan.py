@@ -42,7 +42,7 @@ def components(paths, fmt) -> None:
       kubehop components --format json platform/ infra/
     """
     from scanner.components.catalog import load_catalog
-    from scanner.components.tree import detect
+    from scanner.components.reading import detect
     from scanner.report import components as report
 
     catalog = load_catalog()
@@ -69,8 +69,11 @@ def components(paths, fmt) -> None:
                    "DIR/NN-<minor>/, at the paths of the tree's own orders. DIR must be outside the tree.")
 @config_options
 @unknown_option
+@click.option("--allow-network", is_flag=True,
+              help="Let helm download remote charts, kustomize fetch remote bases, and kubehop read the index.yaml "
+                   "of the chart repositories the tree names (nothing is downloaded without it).")
 def plan_command(paths, target, current, distro, cluster_version_file, fmt, output, orders_folder, config_file,
-                 no_config, unknown) -> None:
+                 no_config, unknown, allow_network) -> None:
     """One window per hop: what moves before it, what it breaks, what may move after.
 
     \b
@@ -86,6 +89,8 @@ def plan_command(paths, target, current, distro, cluster_version_file, fmt, outp
     """
     from scanner.components.catalog import load_catalog
     from scanner.components.detect import cluster_distros
+    from scanner.baseline import BaselineError
+    from scanner.data import DataError
     from scanner.plan import PlanInputError, PlanRequest, plan_paths
     from scanner.report import plan_json, plan_markdown, plan_text
 
@@ -97,10 +102,11 @@ def plan_command(paths, target, current, distro, cluster_version_file, fmt, outp
         raise click.BadParameter(f"{distro!r}: known distributions are {', '.join(distros)}", param_hint="--distro")
     try:
         unknown = unknown or config.unknown or "warn"
-        options = _scan_options(config, (), (), (), None, None, unknown=unknown)  # as `scan` reads the tree
+        options = _scan_options(config, (), (), (), None, None, unknown=unknown,  # as `scan` reads the tree
+                                allow_network=allow_network)
         plan, tree = plan_paths(PlanRequest(list(paths), target, current, distro, cluster_version_file, unknown,
                                             options))
-    except PlanInputError as problem:
+    except (PlanInputError, BaselineError, DataError) as problem:  # as `scan` says them
         raise click.UsageError(str(problem)) from None
     _attach_orders(plan, tree.manifests, paths, orders_folder)
     if fmt == "markdown":

@@ -174,8 +174,10 @@ class PlanRequest:
     version_file: str | None = None  # `kubectl version -o json` output
     unknown: str = "warn"  # --unknown: what a fact nobody states counts as (warn, block, ignore)
     # What the scan of the same tree is given: exclusions, ignored rules, severities, the user's
-    # rules, the baseline, so that the plan counts what the scan reports (None: the defaults).
+    # rules, the baseline, --allow-network (remote charts, kustomize bases, chart repositories'
+    # index.yaml), so that the plan counts what the scan reports (None: the defaults).
     options: ScanOptions | None = None
+    allow_network: bool = False  # without `options`
 
 
 def plan_paths(request: PlanRequest) -> tuple[Plan, TreeComponents]:
@@ -183,11 +185,13 @@ def plan_paths(request: PlanRequest) -> tuple[Plan, TreeComponents]:
     from scanner.checks import ScanContext, run_checks
     from scanner.components.catalog import load_catalog
     from scanner.components.detect import cluster_pin_from_version_json
-    from scanner.components.tree import component_timeline, detect
+    from scanner.components.reading import detect
+    from scanner.components.tree import component_timeline
     from scanner.rulebook import load_rulebook
     from scanner.scan import ScanOptions, apply_policy
+    from scanner.sources.chart_index import chart_versions
 
-    options = request.options or ScanOptions(unknown=request.unknown)
+    options = request.options or ScanOptions(unknown=request.unknown, allow_network=request.allow_network)
     catalog = load_catalog()
     tree = detect(request.paths, catalog, request.target, options)
     pins = sorted(tree.cluster, key=lambda p: p.minor)
@@ -205,9 +209,15 @@ def plan_paths(request: PlanRequest) -> tuple[Plan, TreeComponents]:
         at_pin = "--from" if request.current else f"{pin.version} at {where(pin.origin.path, pin.origin.line)}"
         raise PlanInputError(f"the cluster is at {current} ({at_pin}): --target {request.target} is not newer")
     distro, distro_from = _distro(request.distro, pin)
-    timeline = component_timeline(tree, catalog, request.target, current, request.unknown)
-    context = ScanContext(target=request.target, current=current, rulebook=load_rulebook(options.rule_folders),
-                          components=timeline, unknown=request.unknown)
+    charts = chart_versions(tree.charts, options.allow_network)
+    tree.notices.extend(charts.notices)
+    rulebook = load_rulebook(options.rule_folders)
+    projection = rulebook.projection_notice(request.target)
+    if projection:
+        tree.notices.insert(0, projection)
+    timeline = component_timeline(tree, catalog, request.target, current, request.unknown, charts)
+    context = ScanContext(target=request.target, current=current, rulebook=rulebook, components=timeline,
+                          unknown=request.unknown)
     # What `kubehop scan` reports for the same tree and minors, after the same suppressions,
     # ignored rules, severities and baseline: the plan's verdict counts exactly these.
     reported, _, notices, _ = apply_policy(run_checks(tree.manifests, context, tree.diagnostics) + tree.findings,

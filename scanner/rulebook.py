@@ -192,6 +192,28 @@ class Rulebook:
     def known(self, minor: Minor) -> bool:
         return self.oldest <= minor <= self.newest
 
+    @property
+    def projected(self) -> Minor:
+        """The next minor, before its release: accepted as a target, its served APIs projected."""
+        return self.newest.next()
+
+    def accepts(self, minor: Minor) -> bool:
+        return self.known(minor) or minor == self.projected
+
+    def served_at(self, minor: Minor) -> set[tuple[str, str]]:
+        """What `minor` serves; for the projected minor, the newest schemas minus the removals announced
+        up to it."""
+        if minor <= self.newest:
+            return self.served.served_at(minor)
+        gone = {key for key, rule in self.api_rules.items() if rule.removed_in is not None and rule.removed_in <= minor}
+        return self.served.served_at(self.newest) - gone
+
+    def projection_notice(self, minor: Minor) -> str | None:
+        if minor <= self.newest:
+            return None
+        return (f"Kubernetes {minor} is not released: the APIs it serves are projected ({self.newest}'s schemas minus "
+                f"the removals announced for {minor}) and every component's support for it is unknown")
+
     def successor(self, rule: ApiRule, target: Minor) -> Successor:
         """The replacement a cluster at `target` serves: follow `replacement` past every version
         that is itself gone by `target` (flowcontrol v1beta1 -> v1beta2 -> v1 on 1.29 or later)."""

@@ -109,7 +109,7 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
             notices += order_notices
         context = ScanContext(target=target, current=current, rulebook=rulebook, crds=crds, cluster=cluster,
                               current_from_orders=from_orders and current is not None,
-                              components=_components(scan_input, target, current, options.unknown),
+                              components=_components(scan_input, target, current, options),
                               unknown=options.unknown)
         findings = _latent_as_warnings(
             run_checks(scan_input.manifests, context, scan_input.diagnostics, tree_checks())
@@ -117,11 +117,12 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
             scan_input.latent)
     findings, unused, policy_notices, silenced = apply_policy(findings, scan_input.suppressions, options)
     diagnostics = scan_input.diagnostics + unused
+    projection = rulebook.projection_notice(target)
     return ScanResult(
         target=target,
         current=current,
         findings=findings,
-        notices=scan_input.notices + notices + policy_notices,
+        notices=([projection] if projection else []) + scan_input.notices + notices + policy_notices,
         diagnostics=sorted(diagnostics, key=lambda d: (d.path, d.line or 0, d.message)),
         unrendered=sorted(scan_input.unrendered, key=lambda d: d.path),
         files_read=scan_input.files_read,
@@ -155,13 +156,19 @@ class _EarlyChecks:
         self._retention.release(found.manifests)
 
 
-def _components(scan_input: ScanInput, target: Minor, current: Minor | None, unknown: str):
-    """The component state of the whole tree, as `kubehop plan` resolves it."""
+def _components(scan_input: ScanInput, target: Minor, current: Minor | None, options: ScanOptions):
+    """The component state of the whole tree, as `kubehop plan` resolves it (the notices of what
+    could not be read of the charts' own constraints join the scan's)."""
     from scanner.components.catalog import load_catalog
-    from scanner.components.tree import component_timeline, pins_of
+    from scanner.components.reading import pins_of
+    from scanner.components.tree import component_timeline
+    from scanner.sources.chart_index import chart_versions
 
     catalog = load_catalog()
-    return component_timeline(pins_of(scan_input, catalog), catalog, target, current, unknown)
+    tree = pins_of(scan_input, catalog)
+    charts = chart_versions(tree.charts, options.allow_network)
+    scan_input.notices.extend(charts.notices)
+    return component_timeline(tree, catalog, target, current, options.unknown, charts)
 
 
 def apply_policy(findings: list[Finding], suppressions: Sequence[suppress.Suppression],

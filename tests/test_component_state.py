@@ -34,9 +34,10 @@ def test_homelab_plan_moves_flux_early_enough_for_every_hop():
     assert (plan["from"], plan["distro"]) == ("1.28", "k3s")  # read from the system-upgrade Plans
     assert code == 1
     windows = plan["windows"]
-    # Flux 2.1 states no support for 1.29 (a minimum only): the plan moves it to the oldest release
-    # that does, 2.3, before the first hop, and on before every hop its range stops at.
-    assert flux_steps(windows[0]) == [("2.1", "2.3")]
+    # Flux 2.1 does not support 1.29 (or states nothing for it): the plan moves it to the oldest release
+    # that states support, before the first hop, and on before every hop its range stops at.
+    [(source, first)] = flux_steps(windows[0])
+    assert source == "2.1" and first != "2.1"
     [flux] = [c for c in plan["components"] if c["name"] == "flux"]
     assert (flux["start"], flux["end"]) == ("2.1", "2.9")
     catalog = _flux_ranges()
@@ -84,7 +85,7 @@ def test_homelab_scan_reports_those_objects_as_blockers_at_their_hop_with_file_a
     [flux] = [f for f in report["findings"] if f["rule"].startswith("component/flux/")]
     assert (flux["file"], flux["line"], flux["hop"]) == (f"{HOMELAB}/clusters/home/flux-system/kustomization.yaml",
                                                          4, "hop to 1.29")
-    assert "2.3" in flux["message"] and flux["support"] in ("unknown", "unsupported")
+    assert "move it" in flux["message"] and flux["support"] in ("unknown", "unsupported")
     assert "before the hop to 1.34: flux 2.6 → 2.7" in flux["remediation"]
 
 
@@ -109,8 +110,8 @@ def _minor(text: str) -> tuple[int, int]:
 def _flux_ranges() -> dict[str, tuple[tuple[int, int], tuple[int, int]]]:
     from scanner.components.catalog import load_catalog
 
-    return {r.version: (tuple(r.min), tuple(r.max) if r.max else (1, 99))
-            for r in load_catalog().components["flux"].releases if r.min}
+    return {e.version: (tuple(e.min), tuple(e.max) if e.max else (1, 99))
+            for r in load_catalog().components["flux"].releases for e in r.effective() if e.min}
 
 
 # --- a component whose newest release states no range: unverified ----------------------------------
@@ -259,3 +260,40 @@ def test_a_removed_api_of_a_component_whose_release_is_unknown_is_a_warning_nami
     assert finding["message"].startswith("cert-manager.io/v1alpha2 Certificate is not served from cert-manager 1.6 "
                                          "on, and kubehop cannot tell which cert-manager release runs")
     assert code == (1 if severity == "error" else 0)
+
+
+# --- the next minor, before its release -----------------------------------------------------------
+
+def test_the_next_minor_is_accepted_with_a_notice_that_it_is_projected(tmp_path):
+    from scanner.rulebook import load_rulebook
+
+    book = load_rulebook()
+    nxt = str(book.projected)
+    (tmp_path / "policy.yaml").write_text(textwrap.dedent("""
+        apiVersion: admissionregistration.k8s.io/v1alpha1
+        kind: MutatingAdmissionPolicy
+        metadata: {name: defaults}
+        spec: {}
+        """).lstrip())
+    removed = [r for r in book.rules() if r.removed_in == book.projected]
+    code, report = run_json("scan", "--from", str(book.newest), "--target", nxt, str(tmp_path))
+    assert any(n.startswith(f"Kubernetes {nxt} is not released: the APIs it serves are projected")
+               for n in report["notices"])
+    if any(r.api_version == "admissionregistration.k8s.io/v1alpha1" for r in removed):
+        [finding] = report["findings"]
+        assert (finding["severity"], finding["breaks_in"]) == ("error", nxt) and code == 1
+    beyond = run_kubehop("scan", "--target", str(book.projected.next()), str(tmp_path))
+    assert beyond.returncode == 2 and "projected before its release" in beyond.stderr.decode()
+
+
+def test_the_projected_minor_is_unverified_for_every_component_never_blocked_by_missing_data():
+    from scanner.rulebook import load_rulebook
+
+    book = load_rulebook()
+    code, plan = run_json("plan", "--from", str(book.newest), "--target", str(book.projected), HOMELAB)
+    [window] = plan["windows"]
+    assert window["before"] == []  # nothing can be moved for a minor no release states yet
+    kinds = {(p["component"], p["kind"]) for p in window["problems"]}
+    assert ("flux", "unverified") in kinds
+    assert all("is not released yet" in p["message"] for p in window["problems"] if p["kind"] == "unverified")
+    assert not any(p["kind"] in ("blocked", "unsupported") for p in window["problems"])

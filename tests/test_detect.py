@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from catalogs import catalog, gitops, mesh, store
 from scanner.components.detect import cluster_pin_from_version_json, remote_version, split_image
-from scanner.components.tree import detect
+from scanner.components.reading import detect
 from scanner.versions import Minor
 
 BOOK = catalog([mesh(), store(), gitops()])

@@ -361,3 +361,13 @@ def test_the_other_text_reports_print_no_workflow_command_from_the_tree(tmp_path
     assert "Traceback" not in done.stderr
     printed = (done.stdout + done.stderr).split("\n")
     assert not [line for line in printed if line.lstrip().startswith("::") or "##[" in line]
+
+
+@pytest.mark.parametrize("command", [["scan", "--target", "1.36"], ["plan", "--target", "1.36", "--from", "1.31"]])
+def test_a_configuration_naming_a_missing_baseline_is_a_usage_error(tmp_path, command):
+    """Fuzz find (seed 1, case 422): `plan` applies the configuration's baseline as `scan` does, and a
+    missing one escaped it as a traceback (exit 1, which CI reads as "blockers found")."""
+    root = tree(tmp_path, {".kubehop.yaml": "baseline: .kubehop-baseline.json\n"})
+    done = kubehop(*command, str(root), cwd=root)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "cannot read the baseline" in done.stderr

@@ -84,8 +84,8 @@ def test_no_release_that_may_run_on_the_hop_is_a_blocker_with_the_evidence():
     plan = plan_for(book, [pinned(book, "old", "1.1.0")], "1.35", "1.36")
     [problem] = plan.windows[0].problems
     assert (problem.severity, problem.kind) == (BLOCKER, BLOCKED)
-    assert problem.message == ("no known release of Old supports Kubernetes 1.36: 1.1 supports 1.29–1.35; the newest "
-                               "release kubehop knows is 1.1, released 2025-02, stated range 1.29–1.35")
+    # (1.1 is the newest release kubehop knows: nothing more to say of newer ones)
+    assert problem.message == "no known release of Old supports Kubernetes 1.36: 1.1 supports 1.29–1.35"
 
 
 def test_unknown_support_moves_to_the_oldest_release_that_states_it_and_says_why():
@@ -285,6 +285,20 @@ def test_api_blockers_land_in_the_window_of_the_hop_that_breaks_them():
                     findings=[finding("1.33"), finding("1.25"), finding("1.34", "warning")])
     assert [[f.breaks_in for f in w.api_blockers] for w in plan.windows] == [[m("1.25")], [m("1.33")], []]
     assert plan.blocker_count == 2
+
+
+def test_a_patch_that_restates_the_range_is_the_move_and_the_plan_names_it():
+    document = component("disk", [
+        {**release("1.7", "1.21", "1.28"), "patches": [
+            {"from": "1.7.3", "kubernetes": {"min": "1.21", "max": "1.32"}, "source": "https://example.org/1.7.3"}]},
+        release("1.8", "1.25", "1.33")])
+    book = catalog([document])
+    plan = plan_for(book, [pinned(book, "disk", "1.7.1")], "1.31", "1.33")
+    assert [moves(w) for w in plan.windows] == [["disk 1.7.1 → 1.7.3"], ["disk 1.7.3 → 1.8"]]
+    assert plan.windows[0].before[0].why == "1.7.3 supports 1.21–1.32"
+    # a pin on a patch that restated its range already runs with that range
+    plan = plan_for(book, [pinned(book, "disk", "1.7.4")], "1.31", "1.32")
+    assert moves(plan.windows[0]) == [] and not plan.blocked
 
 
 def test_a_stated_open_range_supports_every_later_minor():

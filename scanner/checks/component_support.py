@@ -16,7 +16,7 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
     if timeline is None:
         from scanner.components.tree import timeline_of_manifests
 
-        timeline = timeline_of_manifests(manifests, context)
+        timeline = timeline_of_manifests(manifests, context.target, context.current, context.unknown)
     from scanner.components.verdicts import problem_findings
 
     return problem_findings(timeline)

@@ -16,7 +16,7 @@ from scanner.components.catalog import load_crd_rules
 from scanner.model import Finding, Manifest
 
 if TYPE_CHECKING:
-    from scanner.components.state import Timeline
+    from scanner.components.timeline import Timeline
 
 
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:
@@ -40,4 +40,4 @@ def component_timeline(manifests: Sequence[Manifest], context: ScanContext,
         return None
     from scanner.components.tree import timeline_of_manifests
 
-    return timeline_of_manifests(manifests, context, owners)
+    return timeline_of_manifests(manifests, context.target, context.current, context.unknown, owners)

@@ -33,8 +33,11 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
     from scanner.components.detect import by_component, detect_in_manifests
     from scanner.components.state import component_states
 
-    catalog = load_catalog()
-    states = component_states(by_component(detect_in_manifests(manifests, catalog)), catalog)
+    if context.components is not None:  # the scan's: pins in every file, not only in objects
+        states = context.components.states
+    else:
+        catalog = load_catalog()
+        states = component_states(by_component(detect_in_manifests(manifests, catalog)), catalog)
     for order in moving:
         yield from _unsupported(order, states)
 

@@ -6,6 +6,7 @@ file with its source; unknowns stay None and are reported as unknown, never gues
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,10 +81,34 @@ class Release:
     note: str | None = None
     patches: tuple[PatchRange, ...] = ()  # later patches that restate the range, oldest first
     listed: bool = True  # False: a release the tree pins that the data does not list (range unknown)
+    constraint: str | None = None  # a chart version's kubeVersion as written, when the range is read from it
 
     @property
     def key(self) -> tuple[int, int]:
         return release_key(self.version)
+
+    @property
+    def order(self) -> tuple[int, int, int]:
+        """(major, minor, patch): a patch that restates the range sorts after its minor's .0."""
+        parsed = parse_version(self.version)
+        return parsed.floor if parsed is not None else (*self.key, 0)
+
+    def at_patch(self, version: str) -> Release:
+        """This minor as its patch `version` runs it: the range stated from the last restating patch
+        at or before it ("1.7.5" runs with what 1.7.3 states), labelled with `version`."""
+        parsed = parse_version(version)
+        if parsed is None or parsed.precision < 3 or release_key(version) != self.key or not self.patches:
+            return self
+        stated = self.range_at(version)
+        return dataclasses.replace(self, version=".".join(map(str, parsed.floor)), min=stated.min, max=stated.max,
+                                   open_ended=stated.open_ended, patches=tuple(
+                                       p for p in self.patches if parse_version(p.first).floor > parsed.floor))
+
+    def effective(self) -> tuple[Release, ...]:
+        """The .0 release, then each later patch that restates the range, as a release of its own."""
+        return (dataclasses.replace(self, patches=()), *(dataclasses.replace(
+            self, version=p.first, min=p.range.min, max=p.range.max, open_ended=p.range.open_ended, source=p.source,
+            note=p.note, patches=()) for p in self.patches))
 
     def support(self, minor: Minor) -> str:
         """SUPPORTED, UNSUPPORTED or UNKNOWN for `minor`, as the .0 release states it."""
@@ -115,6 +140,8 @@ class Release:
     @property
     def support_text(self) -> str:
         text = self.range.text
+        if self.constraint is not None:
+            text += f' (kubeVersion "{self.constraint}")'
         return "; ".join([text] + [f"from {p.first}: {p.range.text}" for p in self.patches])
 
 
@@ -139,6 +166,7 @@ class Component:
     images: tuple[str, ...] = ()
     crd_groups: tuple[str, ...] = ()
     kustomize_urls: tuple[str, ...] = ()
+    chart_track: bool = False  # a chart's own versions, ranges read from their kubeVersion (components.charts)
 
     def release(self, version: str) -> Release | None:
         try:
@@ -151,8 +179,9 @@ class Component:
         return self.releases.index(release)
 
     def releases_after(self, release: Release) -> tuple[Release, ...]:
-        """The listed releases newer than `release` (which may be one the data does not list)."""
-        return tuple(r for r in self.releases if r.key > release.key)
+        """The listed releases newer than `release` (which may be one the data does not list), each
+        patch that restates a range as a release of its own: 1.7.3 comes after 1.7, before 1.8."""
+        return tuple(e for r in self.releases for e in r.effective() if e.order > release.order)
 
     def unlisted(self, version: str) -> Release | None:
         """A release the data does not list, for a version the tree pins: its range is unknown."""

@@ -18,6 +18,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from scanner import data
 from scanner.components.catalog import Catalog, Component, Release
+from scanner.components.chart_pins import ChartPin
 from scanner.components.semver import floats, parse_version
 from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest, Origin
@@ -96,11 +97,14 @@ class ObjectPins:
 
 
 def detect_in_manifests(manifests: Sequence[Manifest], catalog: Catalog, problems: list[Diagnostic] | None = None,
-                        early: tuple[Sequence[Detection], int] = ((), 0)) -> list[Detection]:
+                        early: tuple[Sequence[Detection], int] = ((), 0),
+                        charts: list[ChartPin] | None = None) -> list[Detection]:
     """Pins held by Kubernetes objects (the part a scan's checks can use). With `problems`, an object
     kubehop fails on (a bug) is an input problem there instead of an exception. `early`: the object
-    pins of the first objects, taken as they were read (ObjectPins), and how many objects those are."""
-    finder = _Finder(catalog, manifests)
+    pins of the first objects, taken as they were read (ObjectPins), and how many objects those are.
+    `charts`, when given, receives every chart version pinned, of a known component or not
+    (components.charts)."""
+    finder = _Finder(catalog, manifests, charts)
     found: list[Detection] = list(early[0])
     done = early[1]
     for number, manifest in enumerate(manifests):
@@ -116,7 +120,7 @@ def detect_in_manifests(manifests: Sequence[Manifest], catalog: Catalog, problem
     # (an old controller pinned only by its image is planned from that version), unless the same file
     # names a known release of the component (then the odd tag is a sidecar's).
     known = {(d.component, d.origin.path) for d in found if d.releases}
-    return unique(d for d in found if d.releases or
+    return unique(d for d in found if d.releases or d.source not in ("label", "image") or
                   (d.source == "image" and (d.component, d.origin.path) not in known))
 
 
@@ -151,8 +155,9 @@ def _items(node: Any) -> list[Any]:
 class _Finder:
     """Detections in Kubernetes objects; knows the tree's objects to follow a chartRef."""
 
-    def __init__(self, catalog: Catalog, manifests: Sequence[Manifest]):
+    def __init__(self, catalog: Catalog, manifests: Sequence[Manifest], charts: list[ChartPin] | None = None):
         self.catalog = catalog
+        self.charts = charts
         self.objects = {(m.kind, m.namespace, m.name): m for m in manifests}
         self.by_image: dict[str, Component] = {}
         for component in catalog.components.values():
@@ -235,12 +240,13 @@ class _Finder:
 
     def _chart_pin(self, chart: str | None, repo: str | None, version_node: Any, fallback_node: Any,
                    path: str, what: str) -> Iterator[Detection]:
-        component = component_for_chart(self.catalog, chart, repo)
-        if component is None:
-            return
         pin = scalar(version_node) or "*"  # no version: the newest chart, whichever it is
         node = version_node if version_node is not None else fallback_node
-        yield _detection(component, pin, True, _origin(path, node), "chart", what)
+        if self.charts is not None and chart and node is not None:
+            self.charts.append(ChartPin(chart, repo, pin, _origin(path, node), what))
+        component = component_for_chart(self.catalog, chart, repo)
+        if component is not None:
+            yield _detection(component, pin, True, _origin(path, node), "chart", what)
 
     def _labels(self, manifest: Manifest) -> Iterator[Detection]:
         labels = _at(manifest.node, "metadata", "labels")

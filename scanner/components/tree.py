@@ -1,7 +1,7 @@
-"""What a GitOps tree pins, read once with the scan's own sources: components and the cluster's version.
+"""What a GitOps tree pins (components, charts, the cluster's version) and the component state it gives.
 
-The sources read every file once; detection reads the objects they built and the documents they
-kept that are not objects (Chart.yaml, kustomizations, `*_version` variables).
+scanner.components.reading fills a TreeComponents from what the sources read; `component_timeline`
+resolves it, as `scan` and `plan` both do.
 """
 
 from __future__ import annotations
@@ -9,17 +9,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
-from scanner.components.catalog import Catalog
+from scanner.components.catalog import Catalog, Component
+from scanner.components.chart_pins import ChartPin, ChartVersion
+from scanner.components.charts import chart_component, chart_detection
 from scanner.components.detect import (ClusterPin, Detection, by_component, cluster_pins_in_manifests,
-                                       detect_in_documents, detect_in_manifests, unique)
+                                       detect_in_manifests)
 from scanner.components.state import Timeline, component_states, resolve
 from scanner.model import Diagnostic, Finding, Manifest
 from scanner.versions import Minor
 
 if TYPE_CHECKING:
-    from scanner.checks import ScanContext
-    from scanner.scan import ScanOptions
-    from scanner.sources import ScanInput
+    from scanner.sources.chart_index import ChartVersions
     from scanner.suppress import Suppression
 
 
@@ -32,26 +32,9 @@ class TreeComponents:
     notices: list[str] = field(default_factory=list)  # what the sources left out (no helm...)
     findings: list[Finding] = field(default_factory=list)  # the sources' own (a key written twice...)
     suppressions: list[Suppression] = field(default_factory=list)  # `# kubehop: ignore` comments read
-
-
-def pins_of(scan_input: ScanInput, catalog: Catalog) -> TreeComponents:
-    """The pins among what the sources read (with those a scan took as it read: ScanInput.pins)."""
-    problems = scan_input.diagnostics  # a bug met on one object or document is an input problem there
-    in_documents, cluster = detect_in_documents(scan_input.documents, catalog, problems)
-    early = (scan_input.pins, scan_input.checked_early)
-    return TreeComponents(
-        detections=unique(detect_in_manifests(scan_input.manifests, catalog, problems, early) + in_documents),
-        cluster=list(cluster_pins_in_manifests(scan_input.manifests)) + cluster,
-        manifests=scan_input.manifests, diagnostics=scan_input.diagnostics, notices=scan_input.notices,
-        findings=scan_input.findings, suppressions=scan_input.suppressions)
-
-
-def detect(paths: list[str], catalog: Catalog, target: Minor | None = None,
-           options: ScanOptions | None = None) -> TreeComponents:
-    """Pins and objects under `paths`; Helm charts are rendered for `target` (default: the newest minor)."""
-    from scanner.sources import collect
-
-    return pins_of(collect(paths, target, options), catalog)
+    charts: list[ChartPin] = field(default_factory=list)  # every chart version pinned (components.charts)
+    # Charts kept in the tree that state a kubeVersion: each its own pin, with its one version.
+    local_charts: list[tuple[ChartPin, ChartVersion]] = field(default_factory=list)
 
 
 def cluster_pin(tree: TreeComponents) -> ClusterPin | None:
@@ -69,15 +52,47 @@ def timeline_start(target: Minor, current: Minor | None, pin: ClusterPin | None)
 
 
 def component_timeline(tree: TreeComponents, catalog: Catalog, target: Minor, current: Minor | None = None,
-                       unknown: str = "warn") -> Timeline:
-    states = component_states(by_component(tree.detections), catalog)
+                       unknown: str = "warn", charts: ChartVersions | None = None) -> Timeline:
+    """The component state of a tree; `charts`: what helm's cache and repositories say of the charts
+    the tree pins (their kubeVersion), each chart that states one planned as a component of its own."""
+    tracks, chart_detections = chart_tracks(tree, charts)
+    if tracks:
+        catalog = Catalog({**catalog.components, **tracks}, catalog.crd_rules, catalog.hop_notes)
+    states = component_states(by_component([*tree.detections, *chart_detections]), catalog)
     pin = cluster_pin(tree)
     start = timeline_start(target, current, pin)
     known = start in (current, pin.minor if pin else None)
-    return resolve(states, start, target, catalog, tree.manifests, unknown, current_known=known)
+    from scanner.rulebook import load_rulebook
+
+    return resolve(states, start, target, catalog, tree.manifests, unknown, current_known=known,
+                   released=load_rulebook().newest)
 
 
-def timeline_of_manifests(manifests: Sequence[Manifest], context: ScanContext,
+def chart_tracks(tree: TreeComponents, found: ChartVersions | None) -> tuple[dict[str, Component], list[Detection]]:
+    """A component per chart installation whose pinned version states a kubeVersion, and its pin."""
+    candidates = [(pin, [version]) for pin, version in tree.local_charts]
+    if found is not None:
+        candidates += [(pin, found.for_pin(pin)) for pin in tree.charts if found.for_pin(pin)]
+    components: dict[str, Component] = {}
+    detections: list[Detection] = []
+    names: dict[tuple[str, str, str], str] = {}
+    for pin, versions in candidates:
+        name = names.get((*pin.key, pin.pin))
+        if name is None:
+            name = f"chart/{pin.chart}"
+            if name in components:
+                name = f"chart/{pin.chart}@{pin.pin}" if f"chart/{pin.chart}@{pin.pin}" not in components \
+                    else f"chart/{pin.chart}@{len(components)}"
+            component = chart_component(name, pin, versions)
+            if component is None:
+                continue
+            names[(*pin.key, pin.pin)] = name
+            components[name] = component
+        detections.append(chart_detection(name, pin, components[name]))
+    return components, detections
+
+
+def timeline_of_manifests(manifests: Sequence[Manifest], target: Minor, current: Minor | None, unknown: str,
                           names: frozenset[str] | None = None) -> Timeline:
     """The component state from objects alone (pins in other files unseen), when a check is run
     without the scan's: `names` limits the catalog to the components that matter."""
@@ -86,4 +101,4 @@ def timeline_of_manifests(manifests: Sequence[Manifest], context: ScanContext,
     catalog = load_components(names) if names is not None else load_catalog()
     tree = TreeComponents(detections=detect_in_manifests(manifests, catalog),
                           cluster=list(cluster_pins_in_manifests(manifests)), manifests=list(manifests))
-    return component_timeline(tree, catalog, context.target, context.current, context.unknown)
+    return component_timeline(tree, catalog, target, current, unknown)

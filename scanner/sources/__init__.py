@@ -223,7 +223,7 @@ def _helm_settings(helm_path: str, manifests: list[Manifest], target: Minor | No
 
     book = load_rulebook(options.rule_folders)  # the scan's own, already loaded
     target = target or book.newest
-    served = frozenset(book.served.served_at(target)) | _custom_apis(manifests)
+    served = frozenset(book.served_at(target)) | _custom_apis(manifests)
     return helm.HelmSettings(helm_path, target, served, tuple(options.values_files))
 
 

@@ -1,0 +1,125 @@
+"""How one component crosses one hop: the releases to step through, and what stops it.
+
+Three states for a (release, minor): supported, unsupported (a stated range excludes it), unknown.
+A component moves only as far as the hop needs: to the oldest release stated to support it.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from scanner.components.catalog import (SUPPORTED, UNKNOWN as UNSTATED, UNSUPPORTED as EXCLUDED, Catalog, Component,
+                                        Release)
+from scanner.components.timeline import (BLOCKED, BLOCKER, NEWER_THAN_CLUSTER, REQUIRES, WARNING, ComponentState,
+                                         Hop, Problem, Step)
+from scanner.versions import Minor
+
+
+def route(component: Component, start: Release, a: Minor, b: Minor) -> tuple[list[Release], Problem | None, bool]:
+    """The releases to step through, on Kubernetes a, so that the component runs on b.
+
+    Returns the path, what stops the component, and whether the hop is unverified for it (no
+    release states support for b, and none is stated to exclude it where it would run)."""
+    support = start.support(b)
+    if support == SUPPORTED:
+        return [], None, False
+    if support == EXCLUDED and start.min is not None and b < start.min:
+        return [], Problem(WARNING, component.name, (
+            f"{component.title} {start.version} states support for {start.support_text} only: "
+            f"Kubernetes {b} is below that range"), NEWER_THAN_CLUSTER, support=EXCLUDED), False
+    later = component.releases_after(start)
+    stated = [r for r in later if r.support(b) == SUPPORTED]
+    runnable = [r for r in stated if r.support(a) != EXCLUDED]
+    if runnable:
+        return _path(component, later, runnable[0]), None, False
+    if support == UNSTATED:
+        return [], None, True  # it may run on b: nothing says it does not, nothing says another does
+    if stated:
+        goal = stated[0]
+        return [], Problem(BLOCKER, component.name, (
+            f"no known release of {component.title} supports both {a} and {b} "
+            f"({goal.version} supports {goal.support_text}): it cannot move before the hop"), BLOCKED,
+            support=EXCLUDED), False
+    maybe = [r for r in later if r.support(b) == UNSTATED and r.support(a) != EXCLUDED]
+    if maybe:
+        return _path(component, later, maybe[0]), None, True
+    said = f"; {evidence(component, b)}" if later or component.releases[-1].order > start.order else ""
+    return [], Problem(BLOCKER, component.name, (
+        f"no known release of {component.title} supports Kubernetes {b}: {start.version} supports "
+        f"{start.support_text}{said}"), BLOCKED, support=EXCLUDED), False
+
+
+def _path(component: Component, later: Sequence[Release], goal: Release) -> list[Release]:
+    """To `goal`, through each minor between (at its newest patch the data lists) when the component
+    moves one minor at a time."""
+    if not component.one_minor_at_a_time:
+        return [goal]
+    between: dict[tuple[int, int], Release] = {}
+    for release in later:
+        if release.order >= goal.order:
+            break
+        if release.key != goal.key:
+            between[release.key] = release  # the last one of each minor wins
+    return [*between.values(), goal]
+
+
+def evidence(component: Component, b: Minor) -> str:
+    """What the data does say about the newest releases, for a hop nobody states support for."""
+    newest = component.releases[-1]
+    when = f", released {newest.released}" if newest.released else ""
+    parts = [f"the newest release kubehop knows is {newest.version}{when}, "
+             f"{'stated range ' + newest.support_text if newest.support_text != 'unknown' else 'no stated range'}"]
+    ranged = next((r for r in reversed(component.releases) if r.support_text != "unknown"), None)
+    if ranged is not None and ranged is not newest:
+        parts.append(f"the newest stated range is {ranged.version}'s, {ranged.support_text}")
+    return "; ".join(parts)
+
+
+def steps(state: ComponentState, start: Release, path: list[Release], hop: Hop) -> list[Step]:
+    steps, source = [], start
+    for release in path:
+        why = f"{release.version} supports {release.support_text}"
+        if release.support(hop.target) == UNSTATED:
+            why = f"{source.version} supports {source.support_text}; {release.version} states no support for " \
+                  f"{hop.target} either way (unverified)"
+        elif release is path[-1] and source.support(hop.target) == UNSTATED:
+            why = (f"{source.version} states no support for {hop.target}; {release.version} is the oldest release "
+                   f"that does ({release.support_text})")
+        if release is not path[-1]:
+            why += f" (one minor at a time: {release.version} comes first)"
+        elif state.component.one_minor_at_a_time is None and _skips(state.component, source, release):
+            why += "; whether minors may be skipped is unknown"
+        if not source.listed and steps == []:
+            why += f"; the data lists no release between {source.version} and {release.version}"
+        if release.support(hop.source) == EXCLUDED:
+            why += f"; does not list {hop.source}, where it must run until the hop"
+        steps.append(Step(state.component, source, release, state.pins, why))
+        source = release
+    return steps
+
+
+def _skips(component: Component, source: Release, target: Release) -> bool:
+    return len([r for r in component.releases if source.key < r.key <= target.key]) > 1
+
+
+def with_requirements(moves: list[Step], states: dict[str, ComponentState], releases: dict[str, Release],
+                       hop: Hop, catalog: Catalog, reported: set[tuple[str, str]]) -> list[Step]:
+    """Moves a release requires of another component (Gateway API CRDs for Cilium) come first."""
+    first: list[Step] = []
+    for step in moves:
+        for name, version in step.target.requires:
+            component = catalog.components.get(name)
+            needed = component.release(version) if component else None
+            have = releases.get(name)
+            if needed is None or name not in states:
+                missing = "a release the data does not list" if name in states else "not found in the tree"
+                if (step.component.name, name) not in reported:  # once per component and requirement
+                    reported.add((step.component.name, name))
+                    hop.problems.append(Problem(WARNING, step.component.name,
+                                                f"{step.label} requires {name} {version}: {missing}", REQUIRES,
+                                                hop.target, step.pins))
+            elif have is not None and have.key < needed.key:
+                first.append(Step(component, have, needed, states[name].pins,
+                                  f"required by {step.component.title} {step.target.version}"))
+                releases[name] = needed
+    return first + moves

@@ -1,0 +1,38 @@
+"""A tree's pins, read from what the scan's own sources read: each file is parsed once.
+
+Detection reads the objects the sources built and the documents they kept that are not objects
+(Chart.yaml, kustomizations, `*_version` variables: ScanInput.documents).
+"""
+
+from __future__ import annotations
+
+from scanner.components.catalog import Catalog
+from scanner.components.chart_pins import ChartPin, chart_pins_in_documents
+from scanner.components.detect import cluster_pins_in_manifests, detect_in_documents, detect_in_manifests, unique
+from scanner.components.tree import TreeComponents
+from scanner.sources import ScanInput, collect
+from scanner.versions import Minor
+
+
+def pins_of(scan_input: ScanInput, catalog: Catalog) -> TreeComponents:
+    """The pins among what the sources read (with those a scan took as it read: ScanInput.pins)."""
+    problems = scan_input.diagnostics  # a bug met on one object or document is an input problem there
+    in_documents, cluster = detect_in_documents(scan_input.documents, catalog, problems)
+    charts: list[ChartPin] = []
+    in_manifests = detect_in_manifests(scan_input.manifests, catalog, problems,
+                                       (scan_input.pins, scan_input.checked_early), charts)
+    chart_entries, local = chart_pins_in_documents(scan_input.documents)
+    return TreeComponents(
+        detections=unique(in_manifests + in_documents),
+        cluster=list(cluster_pins_in_manifests(scan_input.manifests)) + cluster,
+        manifests=scan_input.manifests, diagnostics=scan_input.diagnostics, notices=scan_input.notices,
+        findings=scan_input.findings, suppressions=scan_input.suppressions,
+        charts=charts + chart_entries, local_charts=local)
+
+
+def detect(paths: list[str], catalog: Catalog, target: Minor | None = None, options=None) -> TreeComponents:
+    """Pins and objects under `paths`; Helm charts are rendered for `target` (default: the newest minor).
+    `options`: the scan's ScanOptions (exclusions, --allow-network...)."""
+    return pins_of(collect(paths, target, options), catalog)
+
+

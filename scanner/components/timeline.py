@@ -1,0 +1,116 @@
+"""The component state's model: the moves, problems and migrations of each hop, and their kinds.
+
+Built by `scanner.components.state.resolve`; read by the plan and the component checks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from scanner.components.catalog import Component, CrdRule, Release
+from scanner.model import Manifest, Origin
+from scanner.versions import Minor
+
+if TYPE_CHECKING:
+    from scanner.components.detect import Detection
+
+BLOCKER, UNKNOWN, WARNING = "blocker", "unknown", "warning"
+# --unknown: what an unknown fact (support nobody states, a release kubehop cannot tell) counts as.
+UNKNOWN_POLICIES = ("warn", "block", "ignore")
+
+# What a problem is about; a finding's rule is component/<name>/<kind>.
+UNSUPPORTED = "unsupported"  # the pinned release's stated range excludes a hop's minor; a move fixes it
+UNKNOWN_SUPPORT = "unknown-support"  # the pinned release states nothing for a hop; a release that does exists
+UNVERIFIED = "unverified"  # no release states support for a hop's minor
+BLOCKED = "blocked"  # no release can run on a hop's minor (or on both sides of it)
+UNKNOWN_RELEASE = "unknown-release"  # which release runs cannot be told from the pins
+PIN_RANGE = "pin-range"  # the pins admit several releases
+OUTSIDE_RANGE = "outside-range"  # the cluster already runs outside the release's stated range
+NEWER_THAN_CLUSTER = "newer-than-cluster"  # the release states support only from a later minor
+REQUIRES = "requires"  # a release needs another component the data or the tree does not give
+REQUIRED_MOVE = "required-move"  # the pinned release moves because another component's release needs it
+
+
+@dataclass(frozen=True)
+class Step:
+    component: Component
+    source: Release
+    target: Release
+    pins: tuple[Origin, ...]  # where to edit the version
+    why: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.component.name} {self.source.version} → {self.target.version}"
+
+
+@dataclass(frozen=True)
+class Problem:
+    severity: str  # BLOCKER, UNKNOWN or WARNING, after the --unknown policy
+    component: str | None
+    message: str
+    kind: str = ""  # one of the kinds above
+    minor: Minor | None = None  # the hop's minor it is about; None: today
+    pins: tuple[Origin, ...] = ()  # where the component is pinned
+    fix: tuple[str, ...] = ()  # the moves that clear it, one line each
+    support: str | None = None  # the state behind it: supported, unsupported, unknown or unverified
+
+
+@dataclass(frozen=True)
+class Migration:
+    rule: CrdRule
+    objects: tuple[Manifest, ...]
+    # The move that crosses the release dropping the API; None: the pinned release already dropped it.
+    step: Step | None = None
+    hop: Minor | None = None  # the hop whose move crosses the removal (None: already, or unknown)
+    # kubehop cannot tell which release of the component runs: it may have dropped the API already.
+    unknown: bool = False
+
+    @property
+    def before(self) -> str:
+        """The component release that stops serving the API, e.g. "flux 2.9"."""
+        return f"{self.rule.component} {self.rule.removed_in}"
+
+    @property
+    def already(self) -> bool:
+        return self.step is None and not self.unknown
+
+
+@dataclass
+class ComponentState:
+    component: Component
+    detections: list[Detection]  # the pins the plan edits (the most trusted kind found)
+    start: Release | None  # None: no known release matches the pins
+    final: Release | None = None
+
+    @property
+    def pins(self) -> tuple[Origin, ...]:
+        return tuple(d.origin for d in self.detections)
+
+
+@dataclass
+class Hop:
+    """One hop, source → target: the moves that land before it and what stops a component there."""
+
+    source: Minor
+    target: Minor
+    moves: list[Step] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+
+@dataclass
+class Timeline:
+    """Every component through every hop from `current` to `target`."""
+
+    current: Minor
+    target: Minor
+    states: list[ComponentState]
+    hops: list[Hop]
+    problems: list[Problem]  # about today, before any hop
+    migrations: list[Migration] = field(default_factory=list)
+    unknown: str = "warn"  # the --unknown policy it was resolved with
+
+    @property
+    def all_problems(self) -> list[Problem]:
+        return self.problems + [p for hop in self.hops for p in hop.problems]
