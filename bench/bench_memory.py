@@ -71,10 +71,13 @@ def make_tree(files: list[Path], count: int, where: Path) -> Path:
     return tree
 
 
-def peak_rss_mb(code: str, *args: str) -> tuple[float, str]:
-    """Peak RSS of a fresh Python running `code`, in MB, and what it printed."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    process = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, env=env, text=True)
+def peak_rss_mb(code: str, *args: str, repo: Path = REPO) -> tuple[float, str]:
+    """Peak RSS of a fresh Python running `code`, in MB, and what it printed: the largest single process
+    (the scan's, or one of the worker processes it read files in), as the kernel accounts it."""
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    # cwd: `python -c` puts it first on sys.path, before PYTHONPATH
+    process = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, env=env, text=True,
+                               cwd=repo)
     out = process.stdout.read()
     _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
@@ -88,6 +91,7 @@ def main() -> None:
     parser.add_argument("corpus", type=Path)
     parser.add_argument("--files", type=int, nargs="+", default=[500, 5000])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repo", type=Path, default=REPO, help="the kubehop checkout to measure (another commit)")
     args = parser.parse_args()
     files = corpus_files(args.corpus)
     with tempfile.TemporaryDirectory(prefix="kubehop-bench-memory-") as tmp:
@@ -95,17 +99,17 @@ def main() -> None:
         for count in args.files:
             tree = make_tree(files, count, Path(tmp))
             bare, _ = peak_rss_mb(BARE_PARSE, str(tree))
-            scanned, out = peak_rss_mb(SCAN, str(tree))
+            scanned, out = peak_rss_mb(SCAN, str(tree), repo=args.repo)
             peaks[count] = scanned
             read, objects, findings = out.split()
             print(f"{count:>6} files ({objects} objects, {findings} findings): peak RSS scan {scanned:.1f} MB, "
                   f"bare load_all {bare:.1f} MB")
         smallest, largest = min(peaks), max(peaks)
         print(f"peak RSS {largest} vs {smallest} files: {peaks[largest] / peaks[smallest]:.2f}x")
-        env = {**os.environ, "PYTHONPATH": str(REPO)}
+        env = {**os.environ, "PYTHONPATH": str(args.repo)}
         tree = Path(tmp) / f"tree-{smallest}"
         done = subprocess.run([sys.executable, "-c", REPEATED, str(tree), str(args.repeat)], capture_output=True,
-                              text=True, env=env, check=True)
+                              text=True, env=env, check=True, cwd=args.repo)
         print(f"RSS after each of {args.repeat} scans of {smallest} files in one process (MB): "
               + ", ".join(done.stdout.split()))
 

@@ -20,8 +20,8 @@ from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest, Origin, object_ref
 from scanner.report.paths import repo_path
 from scanner.sources.files import ManifestFile, read_file, walk
-from scanner.sources.yamldoc import (DocumentProblem, TemplateSyntax, key_node, load_data, mapping_get, read_text,
-                                     scalar)
+from scanner.nodes import key_node, mapping_get, scalar
+from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, load_data, read_text
 from scanner.versions import Minor, parse_minor
 from scanner.words import count
 

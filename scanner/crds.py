@@ -13,8 +13,8 @@ from typing import Any, Iterable, Iterator
 
 from scanner import data
 from scanner.model import Finding, Manifest, Origin
+from scanner.nodes import key_node, mapping_get
 from scanner.report.paths import where
-from scanner.sources.yamldoc import key_node, mapping_get
 
 CRD_API_VERSION = "apiextensions.k8s.io/v1"
 CRD_KIND = "CustomResourceDefinition"

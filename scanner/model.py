@@ -92,7 +92,7 @@ class Manifest:
     def body(self) -> dict:
         if self._body is not None:
             return self._body
-        from scanner.sources.yamldoc import construct
+        from scanner.nodes import construct  # imports yaml: not at start-up
 
         body = construct(self.node)
         if self._recompose is None:  # a released object's body is not kept either

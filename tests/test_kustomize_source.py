@@ -72,7 +72,8 @@ def test_a_broken_kustomization_is_an_input_problem(kustomize_env, tmp_path):
     code, report = scan_json("--target", "1.22", str(tmp_path), env=kustomize_env)
     assert code == 3
     (problem,) = report["diagnostics"]
-    assert problem["file"] == str(tmp_path) and "kustomize build failed" in problem["message"]
+    assert problem["file"] == f"{tmp_path}/kustomization.yaml" and problem["line"] == 2
+    assert problem["message"] == "resource nowhere.yaml does not exist (listed in kustomization.yaml)"
 
 
 def test_without_kustomize_files_are_scanned_as_they_are():
@@ -89,7 +90,7 @@ def test_a_kustomization_whose_lists_are_not_lists_is_not_a_crash(tmp_path):
 
 
 def test_kubectl_log_prefix_is_left_out_of_the_message():
-    from scanner.sources.kustomize import _message
+    from scanner.sources.kustomize_errors import error_text as _message
 
     stderr = ('E1130 21:02:52.400840    5713 run.go:72] "command failed" '
               'err="accumulating resources: \\"x\\" must resolve to a file"\n')
@@ -115,7 +116,7 @@ def test_a_failure_shows_kustomizes_error_not_its_warnings(kustomize_env, tmp_pa
 
 
 def test_warnings_and_klog_lines_are_left_out_of_the_message():
-    from scanner.sources.kustomize import _message
+    from scanner.sources.kustomize_errors import error_text as _message
 
     stderr = ("# Warning: 'commonLabels' is deprecated. Please use 'labels' instead.\n"
               'W1130 21:02:52.400840    5713 warnings.go:70] "something" \n'
@@ -146,7 +147,10 @@ def test_a_path_a_flux_kustomization_points_at_is_built_as_flux_builds_it(kustom
     _flux_tree(tmp_path)
     code, report = scan_json("--target", "1.22", str(tmp_path), env=kustomize_env)
     (problem,) = report["diagnostics"]
-    assert problem["file"] == "apps/dev" and "is not in or below" in problem["message"]  # from the repository root
+    assert (problem["file"], problem["line"]) == ("apps/dev/kustomization.yaml", 2)  # from the repository root
+    assert problem["message"] == ("resource ../shared/ingress.json lies outside the kustomization's folder: kustomize "
+                                  "refuses it unless built with --load-restrictor LoadRestrictionsNone (listed in "
+                                  "apps/dev/kustomization.yaml)")
     assert [f["file"] for f in report["findings"]] == ["apps/shared/ingress.json"]
 
 

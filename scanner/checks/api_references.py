@@ -21,7 +21,7 @@ from scanner.checks.api_removal import verdict
 from scanner.model import Finding, Manifest
 from scanner.references import ReferenceField, load_reference_fields
 from scanner.rulebook import ApiRule, Rulebook
-from scanner.sources.yamldoc import scalar
+from scanner.nodes import scalar
 from scanner.versions import Minor
 
 if TYPE_CHECKING:

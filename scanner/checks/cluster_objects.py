@@ -14,7 +14,7 @@ from scanner import kubectl
 from scanner.checks import ScanContext
 from scanner.crds import Crd, object_finding
 from scanner.model import Finding, Manifest, Origin
-from scanner.sources.yamldoc import key_node, mapping_get, scalar
+from scanner.nodes import key_node, mapping_get, scalar
 
 AT_UNSERVED = "crd/object-at-unserved-version"
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 from scanner.checks import ScanContext
 from scanner.crds import Crd, CrdVersion, object_finding
 from scanner.model import Finding, Manifest
-from scanner.sources.yamldoc import locate
+from scanner.nodes import locate
 
 if TYPE_CHECKING:  # scanner.openapi pulls in jsonschema: imported only when a CRD is in the tree
     from scanner.openapi import CrdSchema, SchemaProblem

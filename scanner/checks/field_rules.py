@@ -8,7 +8,7 @@ from scanner.checks import ScanContext, rule_finding
 from scanner.model import Finding, Manifest
 from scanner.pathexpr import Match
 from scanner.rulebook import FieldCheck, FieldRule
-from scanner.sources.yamldoc import scalar
+from scanner.nodes import scalar
 
 
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:

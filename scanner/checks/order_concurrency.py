@@ -22,7 +22,7 @@ from scanner.model import Finding, Manifest
 from scanner.orders.kinds import CONTROL_PLANE, MaxUnavailable, control_plane_labels
 from scanner.orders.read import UpgradeOrder, clusters, read_orders
 from scanner.orders.version import parse_order_version
-from scanner.sources.yamldoc import mapping_get, scalar
+from scanner.nodes import mapping_get, scalar
 
 CLAMPED = "upgrade-order/max-unavailable-clamped"
 SINGLE = "upgrade-order/single-control-plane"

@@ -25,7 +25,8 @@ from scanner.model import Diagnostic, Manifest, Origin
 from scanner.orders.read import cluster_pins, read_orders
 from scanner.orders.version import cluster_distros, distro_of  # noqa: F401 (cluster_distros: for the CLI)
 from scanner.sources.files import KUSTOMIZATION_FILES, read_file
-from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents, mapping_get, scalar
+from scanner.nodes import mapping_get, scalar
+from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents
 from scanner.versions import Minor, parse_minor
 
 # How much a kind of pin is trusted to say which release runs: the chart or manifest a tree

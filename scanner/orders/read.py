@@ -21,7 +21,7 @@ from yaml.nodes import SequenceNode
 from scanner.model import Finding, Manifest, Origin
 from scanner.orders.kinds import CONTROL_PLANE, WORKER, OrderKind, control_plane_labels, order_kinds
 from scanner.orders.version import OrderVersion, distro_of, parse_order_version
-from scanner.sources.yamldoc import locate, mapping_get, scalar
+from scanner.nodes import locate, mapping_get, scalar
 from scanner.versions import Minor
 
 _CAPI_CLUSTER = ("cluster.x-k8s.io", "Cluster")

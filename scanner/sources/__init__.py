@@ -21,7 +21,8 @@ from scanner.model import STDIN_PATH, Diagnostic, Finding, Manifest
 from scanner.sources.files import KUSTOMIZATION_FILES, ChartFolder, KustomizeFolder, ManifestFile, read_file, walk
 from scanner.sources.hazards import hazardous_files, held_back
 from scanner.sources.parallel import read_all
-from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, mapping_get, read_text
+from scanner.nodes import mapping_get
+from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, read_text
 from scanner.suppress import MARKER, Suppression, read_suppressions
 from scanner.versions import Minor
 from scanner.words import count
@@ -125,8 +126,10 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     if charts or any(m.kind == "HelmRelease" for m in result.manifests):
         result.extend(_all_or_each(charts, _charts, charts, result.manifests, target, options, paths))
     if kustomizations:
-        result.extend(_all_or_each(kustomizations, _kustomizations, kustomizations, result.manifests, target,
-                                   options, paths))
+        built = _all_or_each(kustomizations, _kustomizations, kustomizations, result.manifests, target, options,
+                             paths)
+        result.diagnostics, built.diagnostics = _said_once(result.diagnostics, built.diagnostics)
+        result.extend(built)
     for dump in options.helm_releases:
         result.extend(_guarded(dump, _helm_releases, dump))
     result.notices.extend(f"{dump}: a kubectl dump inside the scanned paths: read as what the cluster holds "
@@ -304,6 +307,18 @@ def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor
                 seen.add(identity(manifest))
                 result.manifests.append(manifest)
     return result
+
+
+def _said_once(read: list[Diagnostic], built: list[Diagnostic]) -> tuple[list[Diagnostic], list[Diagnostic]]:
+    """A kustomization file that cannot be read is a problem of the file and of its build: said once. Its
+    reading's error stays; an empty file's notice gives way to the build's error (kustomize cannot build it)."""
+    whole_file = {os.path.realpath(d.path) for d in built if d.line is None}
+    if not whole_file:
+        return read, built
+    unreadable = {os.path.realpath(d.path) for d in read if d.level == "error"} & whole_file
+    read = [d for d in read if not (d.level == "notice" and d.message == "empty file"
+                                    and os.path.realpath(d.path) in whole_file)]
+    return read, [d for d in built if d.line is not None or os.path.realpath(d.path) not in unreadable]
 
 
 def _mark_patches(manifests: list[Manifest], folders: list[str]) -> ScanInput:

@@ -19,8 +19,8 @@ from scanner.model import Diagnostic, Manifest, Origin
 from scanner.sources.files import MAX_FILE_BYTES, read_file
 from scanner.sources.line_map import fixed
 from scanner.sources.rendered import read_output, reorigin, source_comments
-from scanner.sources.yamldoc import (DocumentProblem, TemplateSyntax, construct, key_node, mapping_get, read_text,
-                                     scalar)
+from scanner.nodes import construct, key_node, mapping_get, scalar
+from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, read_text
 
 _GZIP_MAGIC = b"\x1f\x8b"
 # A release holds no more than a scanned file may (files.MAX_FILE_BYTES).

@@ -13,9 +13,7 @@ kustomize-controller builds it: with no load restrictor (still inside the reposi
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -26,15 +24,15 @@ import yaml
 from scanner.model import Diagnostic, Finding, Manifest
 from scanner.sources import kustomize_mirror, no_network
 from scanner.sources.kustomize_charts import ChartEntry, entries_of
+from scanner.sources.kustomize_errors import Cause, Paths, error_text, file_problem, read_cause
 from scanner.sources.kustomize_helm import EntryOutcome, HelmCharts
 from scanner.sources.kustomize_origins import Origins
-from scanner.sources.kustomize_refs import Closure, closure, read_kustomization, references, repository_root
+from scanner.sources.kustomize_refs import (Closure, closure, kustomization_file, read_kustomization, references,
+                                            repository_root)
 from scanner.sources.rendered import read_output, reorigin
 
 FLUX_LOAD_RESTRICTOR = ["--load-restrictor", "LoadRestrictionsNone"]
 _TIMEOUT_SECONDS = 300
-_KLOG_LINE = re.compile(r'^[EFWI]\d{4} [\d:.]+\s+\d+ \S+\] "([^"]*)"(?: err=(?:"(.*)"|(<)))?$')
-_WARNING = re.compile(r"^(#\s*)?warning\b", re.IGNORECASE)
 _NETWORK_REFUSED = ("socket: permission denied", "proxyconnect tcp", "protocol 'https' is not allowed",
                     "transport 'https' not allowed", "transport 'ssh' not allowed", "transport 'git' not allowed",
                     "transport 'file' not allowed")
@@ -49,6 +47,7 @@ class BuildOutcome:
     not_built: str | None = None  # why the folder was not built, when it was not
     unrendered: list[Diagnostic] = field(default_factory=list)  # parts of it not rendered (helmCharts entries)
     findings: list[Finding] = field(default_factory=list)  # what a source finds itself (rendered_duplicates)
+    cause: tuple[str, str, str] | None = None  # a failed build: (real folder, key, name) of its cause (_once)
 
 
 @dataclass
@@ -73,7 +72,8 @@ def build_all(folders: list[str], command: list[str], allow_network: bool, worke
         work = {(e.kustomization, e.index): (e, _entry_line(e), p.root) for p in plans for e in p.entries}
         rendered = charts.render(list(work.values()), scratch) if work else {}
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            outcomes = list(pool.map(lambda p: _build(p, command, allow_network, origins, rendered, scratch), plans))
+            outcomes = _once(list(pool.map(lambda p: _build(p, command, allow_network, origins, rendered, scratch),
+                                           plans)))
     outcomes.extend(BuildOutcome(o.entry.folder, o.as_text, o.diagnostics, findings=o.findings,
                                  unrendered=[Diagnostic(o.entry.kustomization, o.not_rendered, level="notice")]
                                  if o.not_rendered else []) for o in rendered.values())
@@ -84,15 +84,15 @@ def _plan(folder: str, scanned: list[str], allow_network: bool, flux_paths: froz
     plan = _Plan(folder, repository_root(folder, scanned), os.path.realpath(folder) in flux_paths)
     kustomization = read_kustomization(folder)
     if kustomization.problem:
-        plan.decided = _failed(folder, f"cannot read {kustomization.path or 'its kustomization'}: "
-                                       f"{kustomization.problem}")
+        plan.decided = _unreadable(folder, folder, _paths(plan), kustomization.problem)
         return plan
     if kustomization.document.get("kind") == "Component":
         plan.decided = BuildOutcome(folder, [], [])  # built only as part of the kustomizations that use it
         return plan
     plan.reach = reach = closure(folder, plan.root)
     if reach.problems:
-        plan.decided = _failed(folder, f"cannot read {reach.problems[0]}")
+        broken = reach.problems[0]
+        plan.decided = _unreadable(folder, broken, _paths(plan), read_kustomization(broken).problem or "")
     elif reach.outside:
         plan.decided = _failed(folder, f"refers to {reach.outside[0]}, outside the repository ({plan.root}); "
                                        "kubehop reads nothing outside it")
@@ -132,7 +132,8 @@ def _build(plan: _Plan, command: list[str], allow_network: bool, origins: Origin
         if isinstance(done, str):
             return _failed(plan.folder, done)
         if done.returncode != 0:
-            return _build_failed(plan.folder, _message(done.stderr), [o for o in outcomes if not o.rendered])
+            return _build_failed(plan.folder, error_text(done.stderr), [o for o in outcomes if not o.rendered],
+                                 _paths(plan, view, wrapper))
         places = origins.for_build(plan.folder, plan.root, wrapper, view)
         output = places.new_documents(done.stdout)
         manifests, diagnostics = read_output(output, f"{plan.folder} (built)")
@@ -205,7 +206,7 @@ def _failed(folder: str, message: str) -> BuildOutcome:
                         "kustomize build failed (see input problems)")
 
 
-def _build_failed(folder: str, message: str, skipped: list[EntryOutcome]) -> BuildOutcome:
+def _build_failed(folder: str, message: str, skipped: list[EntryOutcome], paths: Paths) -> BuildOutcome:
     if any(sign in message for sign in _NETWORK_REFUSED):  # a remote reference kubehop's reading missed
         return BuildOutcome(folder, [], [], f"kustomize tried to reach the network ({message}); not built "
                                             "(--allow-network lets it)")
@@ -214,39 +215,44 @@ def _build_failed(folder: str, message: str, skipped: list[EntryOutcome]) -> Bui
         if message.endswith("is empty"):  # nothing but helmCharts
             return BuildOutcome(folder, [], [], f"not built: it holds only Helm charts ({names}), not rendered")
         return BuildOutcome(folder, [], [], f"not built without its Helm charts ({names}), which were not "
-                                            f"rendered: {message}")
-    return _failed(folder, message)
+                                            f"rendered: {paths.scrub(message)}")
+    return _caused(folder, read_cause(message, os.path.realpath(folder), paths), paths)
 
 
-def _message(stderr: str) -> str:
-    """kustomize's error on one line: its warnings left out (`# Warning: 'commonLabels' is deprecated`),
-    kubectl's log prefix (`E1130 21:02:52.4 5713 run.go:72] "command failed" err="..."`, or `err=<` and
-    the error on the lines after it) reduced to the error itself."""
-    errors: list[str] = []
-    lines = iter(stderr.splitlines())
-    for raw in lines:
-        line = raw.strip()
-        logged = _KLOG_LINE.match(line)
-        if logged:
-            error = logged.group(2) if logged.group(3) is None else "<"
-            if error == "<":  # klog's multi-line form: the error follows, indented, up to a line ">"
-                block = []
-                for follow in lines:
-                    if follow.strip() == ">":
-                        break
-                    block.append(follow.strip())
-                error = " ".join(part for part in block if part)
-            elif error is not None:
-                try:
-                    error = json.loads(f'"{error}"')
-                except ValueError:
-                    pass
-            if line[0] in "EF" and error:
-                errors.append(error)
-        elif line and not _WARNING.match(line):
-            errors.append(line)
-    chosen = next((line for line in errors if line.lower().startswith("error:")), errors[0] if errors else "")
-    return re.sub(r"^error:\s*", "", chosen, flags=re.IGNORECASE).strip() or "no message"
+def _paths(plan: _Plan, view: str | None = None, wrapper: str | None = None) -> Paths:
+    shown = os.path.normpath(os.path.join(plan.folder, os.path.relpath(plan.root, os.path.realpath(plan.folder))))
+    return Paths(plan.root, shown, view, wrapper)
+
+
+def _unreadable(folder: str, broken: str, paths: Paths, problem: str) -> BuildOutcome:
+    """`folder` not built because the kustomization file of `broken` (itself or one it uses) is unreadable."""
+    real = os.path.realpath(broken)
+    name = paths.show(kustomization_file(broken) or os.path.join(broken, "kustomization.yaml"))
+    return _caused(folder, Cause(real, file_problem(name, problem), "file"), paths)
+
+
+def _caused(folder: str, cause: Cause, paths: Paths) -> BuildOutcome:
+    """A failed build, its input problem at the kustomization file where the cause lies."""
+    where = paths.display(cause.folder)
+    problem = Diagnostic(kustomization_file(where) or where, cause.message, cause.line)
+    return BuildOutcome(folder, [], [problem], "kustomize build failed (see input problems)",
+                        cause=(cause.folder, cause.key, paths.show(cause.folder)))
+
+
+def _once(outcomes: list[BuildOutcome]) -> list[BuildOutcome]:
+    """One input problem per cause: a kustomization that fails only because one it uses fails is not
+    built "because" of that one, and the cause is reported once, however many kustomizations reach it."""
+    reported: set[tuple[str, str]] = set()
+    for outcome in outcomes:
+        if outcome.cause is None:
+            continue
+        folder, key, name = outcome.cause
+        if os.path.realpath(outcome.folder) != folder:
+            outcome.not_built = f"not built because {name} could not be built (see input problems)"
+        if (folder, key) in reported:
+            outcome.diagnostics = []
+        reported.add((folder, key))
+    return outcomes
 
 
 def flux_paths(manifests: list[Manifest], scanned: list[str]) -> frozenset[str]:

@@ -23,7 +23,8 @@ import yaml
 from scanner.report.paths import repo_path
 from scanner.sources.files import read_file
 from scanner.sources.kustomize_refs import inside
-from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents, construct
+from scanner.nodes import construct
+from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents
 
 _MAX_ARCHIVE_BYTES = 200 * 1024 * 1024
 _PULL_TIMEOUT_SECONDS = 300

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from scanner.sources.files import KUSTOMIZATION_FILES, read_file
-from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents, construct, load_data, locate
+from scanner.nodes import construct, locate
+from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents, load_data
 
 # Fields kustomize loads, by what they name: a folder (a kustomization) or either a file or a folder.
 _FOLDER_OR_FILE = ("resources", "bases", "generators", "transformers", "validators")
@@ -64,7 +65,7 @@ class Closure:
     folders: list[str] = field(default_factory=list)  # kustomization folders, the one built first
     remote: list[str] = field(default_factory=list)  # "field value" of each remote reference
     outside: list[str] = field(default_factory=list)  # local references that leave the repository
-    problems: list[str] = field(default_factory=list)  # kustomization files that cannot be read
+    problems: list[str] = field(default_factory=list)  # folders whose kustomization file cannot be read
     children: dict[str, list[str]] = field(default_factory=dict)  # real folder -> real folders it uses
 
     def reaching(self, wanted: set[str]) -> set[str]:
@@ -226,7 +227,7 @@ def closure(folder: str, root: str) -> Closure:
         seen.add(real)
         kustomization = read_kustomization(current)
         if kustomization.problem:
-            found.problems.append(f"{kustomization.path or current}: {kustomization.problem}")
+            found.problems.append(current)
             continue
         found.folders.append(current)
         uses = found.children.setdefault(real, [])

@@ -13,7 +13,8 @@ from typing import Callable
 from scanner.model import Diagnostic, Manifest, Origin
 from yaml.nodes import MappingNode
 
-from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, mapping_get, read_text, scalar
+from scanner.nodes import mapping_get, scalar
+from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, read_text
 
 _SOURCE_COMMENT = re.compile(r"^# Source: (.+?)\s*$", re.MULTILINE)
 

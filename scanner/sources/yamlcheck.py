@@ -14,8 +14,8 @@ from typing import Any
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from scanner.model import Diagnostic
+from scanner.nodes import STD_TAG
 
-STD_TAG = "tag:yaml.org,2002:"
 
 # Kubernetes objects are a few dozen levels deep at most; libyaml itself
 # crashes (C stack) on flow nesting in the tens of thousands.

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterator
 
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from scanner.model import Diagnostic, Manifest, Origin
-from scanner.sources.yamlcheck import (STD_TAG, TOO_DEEP, DocumentProblem, check_flow_depth,  # noqa: F401
+from scanner.nodes import construct, key_node, locate, mapping_get, scalar  # noqa: F401 - re-exported: branches in flight import them from here
+from scanner.sources.yamlcheck import (TOO_DEEP, DocumentProblem, check_flow_depth,  # noqa: F401
                                        inspect)  # DocumentProblem: the sources import it from here
 
 try:  # libyaml is what makes parsing fast; the pure-Python loader is the fallback.
@@ -33,7 +34,6 @@ _DUPLICATE_ANCHOR = "found duplicate anchor"
 _DOC_SEPARATOR = re.compile(r"^---(?:[ \t].*)?$", re.MULTILINE)
 _PLACEHOLDER = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[:=-][^}]*)?\}")
 
-_scalar_constructor = yaml.constructor.SafeConstructor()
 
 
 class TemplateSyntax(Exception):
@@ -205,45 +205,6 @@ def yaml_error(path: str, err: yaml.YAMLError) -> Diagnostic:
 
 # --- Kubernetes objects in a document -------------------------------------------------------------
 
-def mapping_get(node: Any, key: str) -> Any:
-    """The value node under `key` in a mapping node (the last one, as Kubernetes reads it), or None."""
-    found = None
-    if isinstance(node, MappingNode):
-        for k, v in node.value:
-            if isinstance(k, ScalarNode) and k.value == key:
-                found = v
-    return found
-
-
-def key_node(node: Any, key: str) -> Any:
-    """The key node itself (its mark is the line a person looks at)."""
-    if isinstance(node, MappingNode):
-        for k, _ in reversed(node.value):
-            if isinstance(k, ScalarNode) and k.value == key:
-                return k
-    return None
-
-
-def locate(node: Any, path: Iterable[str | int]) -> Any:
-    """The node a person looks at for `path`: the key of a mapping entry, or a sequence item.
-
-    Stops at the deepest node found when the path leaves the tree (a merged or aliased key).
-    """
-    found = node
-    for step in path:
-        if isinstance(node, SequenceNode) and isinstance(step, int) and 0 <= step < len(node.value):
-            node = found = node.value[step]
-        elif isinstance(node, MappingNode) and key_node(node, str(step)) is not None:
-            found, node = key_node(node, str(step)), mapping_get(node, str(step))
-        else:
-            break
-    return found
-
-
-def scalar(node: Any) -> str | None:
-    return node.value if isinstance(node, ScalarNode) and node.tag != STD_TAG + "null" else None
-
-
 def _manifests_of(node: Any, path: str, diagnostics: list[Diagnostic]) -> Iterator[Manifest]:
     api_version = scalar(mapping_get(node, "apiVersion"))
     kind = scalar(mapping_get(node, "kind"))
@@ -279,56 +240,3 @@ def _manifests_of(node: Any, path: str, diagnostics: list[Diagnostic]) -> Iterat
         origin=Origin(path, mark.line + 1, mark.column + 1),
         node=node,
     )
-
-
-# --- Python objects, on demand --------------------------------------------------------------------
-
-_SCALARS = {
-    STD_TAG + "str": lambda n: n.value,
-    STD_TAG + "null": lambda n: None,
-    STD_TAG + "bool": _scalar_constructor.construct_yaml_bool,
-    STD_TAG + "int": _scalar_constructor.construct_yaml_int,
-    STD_TAG + "float": _scalar_constructor.construct_yaml_float,
-    # Kubernetes reads timestamps and binary as strings (JSON has neither).
-    STD_TAG + "timestamp": lambda n: n.value,
-    STD_TAG + "binary": lambda n: n.value,
-}
-
-
-def construct(node: Any, _memo: dict | None = None) -> Any:
-    """Plain Python data (dict, list, str, int...) for a composed node.
-
-    Aliased nodes become the same object, so a document is never expanded;
-    depth was bounded by `_inspect` before any node gets here.
-    """
-    memo = {} if _memo is None else _memo
-    if id(node) in memo:
-        return memo[id(node)]
-    if isinstance(node, ScalarNode):
-        convert = _SCALARS.get(node.tag)
-        try:
-            value = convert(node) if convert else node.value
-        except (ValueError, KeyError, IndexError, yaml.YAMLError):  # !!int abc, !!bool maybe, !!int '': as written
-            value = node.value
-        return value
-    if isinstance(node, SequenceNode):
-        result: Any = []
-        memo[id(node)] = result
-        result.extend(construct(item, memo) for item in node.value)
-        return result
-    result = {}
-    memo[id(node)] = result
-    merged: dict = {}
-    for key_node_, value_node in node.value:
-        if key_node_.tag == STD_TAG + "merge":
-            for source in (value_node.value if isinstance(value_node, SequenceNode) else [value_node]):
-                if isinstance(source, MappingNode):
-                    merged = {**construct(source, memo), **merged}
-            continue
-        key = construct(key_node_, memo)
-        if not isinstance(key, (str, int, float, bool)) and key is not None:
-            key = str(key)
-        result[key] = construct(value_node, memo)
-    for key, value in merged.items():
-        result.setdefault(key, value)
-    return result
