@@ -1,91 +1,21 @@
-"""Command line: `kubehop scan`, `kubehop rules`. Heavy modules are imported inside commands."""
+"""Command line entry point: `kubehop scan`, `fix`, `rules` (the component and plan commands are in
+scanner/cli_plan.py, what they share in scanner/cli_shared.py). Heavy modules are imported inside commands."""
 
 from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 import click
 
-from scanner import __version__
+import scanner.cli_plan  # noqa: F401 - registers components, plan and inventory on the group
+from scanner.cli_shared import (MINOR, check_outputs, cli, config_for, config_options, emit_all, scan_options, settings,
+                                unknown_option, use_color)
 from scanner.config import CONFIG_FILE
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, FAIL_ON_LEVELS
 from scanner.report import FORMATS
-from scanner.versions import Minor, parse_minor
+from scanner.versions import Minor
 from scanner.words import count
-
-
-def _version_message() -> str:
-    from scanner.freshness import data_checked
-
-    return f"kubehop {__version__} (data checked {data_checked()})"
-
-
-class MinorType(click.ParamType):
-    """A Kubernetes minor the data knows: 1.36, v1.36 and v1.36.2 all mean 1.36."""
-
-    name = "MINOR"
-
-    def convert(self, value, param, ctx) -> Minor:
-        if isinstance(value, Minor):
-            return value
-        from scanner.rulebook import load_rulebook
-
-        book = load_rulebook()
-        try:
-            minor = parse_minor(value)
-        except ValueError:
-            self.fail(f"{value!r} is not a Kubernetes version; known minors: {book.oldest} to {book.newest}",
-                      param, ctx)
-        if not book.accepts(minor):
-            self.fail(f"{value!r}: kubehop knows Kubernetes {book.oldest} to {book.newest} "
-                      f"(and {book.projected}, projected before its release)", param, ctx)
-        return minor
-
-
-MINOR = MinorType()
-
-
-def _print_version(ctx, param, value) -> None:
-    if value and not ctx.resilient_parsing:
-        click.echo(_version_message())
-        ctx.exit()
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
-              help="Show the version and the date the data was last checked.")
-def cli() -> None:
-    """What breaks when a cluster moves from one Kubernetes minor to the next.
-
-    \b
-    Example:
-      kubehop scan --target 1.36 platform/
-    """
-    from scanner.freshness import stale_notice
-
-    notice = stale_notice()
-    if notice:
-        click.echo(f"kubehop: notice: {notice}", err=True)
-
-
-def unknown_option(command):
-    """--unknown, for the commands that report component support."""
-    return click.option(
-        "--unknown", type=click.Choice(["warn", "block", "ignore"]), default=None,
-        help="What a fact no source states counts as (a hop no release of a component states support for, "
-             "a release kubehop cannot tell): a warning (default, or the configuration's `unknown`), a "
-             "blocker, or nothing.")(command)
-
-
-def config_options(command):
-    """--config and --no-config, for every command that reads the configuration."""
-    command = click.option("--no-config", is_flag=True, help="Ignore any configuration file.")(command)
-    return click.option(
-        "--config", "config_file", type=click.Path(dir_okay=False, exists=True), default=None,
-        help=f"Configuration file (default: {CONFIG_FILE} or [tool.kubehop] in pyproject.toml, "
-             "found from the first path upward).")(command)
 
 
 def _parse_reports(ctx, param, values) -> list[tuple[str, str]]:
@@ -183,11 +113,11 @@ def scan(paths, target, current, fmt, output, config_file, no_config, exclude, i
     from scanner.report import documents
     from scanner.scan import scan as run_scan
 
-    config = _config(config_file, no_config, paths)
+    config = config_for(config_file, no_config, paths)
     missing = None if helm_releases else f"give PATHS to scan, or --helm-releases, or `paths` in {CONFIG_FILE}"
-    paths, target, current = _settings(config, paths, target, current, missing)
-    _check_outputs([output] + [path for _, path in reports])
-    options = _scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline,
+    paths, target, current = settings(config, paths, target, current, missing)
+    check_outputs([output] + [path for _, path in reports])
+    options = scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline,
                             allow_network=allow_network, values_files=values_files, helm_releases=helm_releases,
                             render=not no_render, all_templates=all_templates, cluster_state=tuple(cluster_state),
                             fail_on=fail_on, unknown=unknown or config.unknown or "warn")
@@ -196,63 +126,9 @@ def scan(paths, target, current, fmt, output, config_file, no_config, exclude, i
     except (BaselineError, DataError) as err:
         raise click.UsageError(str(err)) from None
     for report_fmt, path in reports:
-        _emit_all(documents(result, report_fmt, path))
-    _emit_all(documents(result, fmt, output, color=fmt == "text" and output is None and _use_color()))
+        emit_all(documents(result, report_fmt, path))
+    emit_all(documents(result, fmt, output, color=fmt == "text" and output is None and use_color()))
     sys.exit(result.exit_code)
-
-
-def _config(config_file: str | None, no_config: bool, paths: tuple[str, ...]):
-    from scanner.config import Config, ConfigError, discover, load_config
-
-    if no_config:
-        return Config()
-    try:
-        return load_config(Path(config_file)) if config_file else discover(list(paths))
-    except ConfigError as err:
-        raise click.UsageError(str(err)) from None
-
-
-def _settings(config, paths: tuple[str, ...], target: Minor | None, current: Minor | None,
-              missing: str | None) -> tuple[list[str], Minor, Minor | None]:
-    """Paths and minors: the command line's, else the configuration's, else the defaults.
-    `missing` is the usage error when no path is given anywhere (None: none are needed)."""
-    from scanner.rulebook import load_rulebook
-
-    paths = list(paths) or list(config.paths)
-    if not paths and missing:
-        raise click.UsageError(missing)
-    target = target or _config_minor(config, "target", config.target) or load_rulebook().newest
-    current = current or _config_minor(config, "from", config.current)
-    if current is not None and current > target:
-        raise click.UsageError(f"--from {current} is newer than --target {target}")
-    return paths, target, current
-
-
-def _config_minor(config, key: str, value: str | None) -> Minor | None:
-    """A minor written in the configuration, checked like the flag it stands for."""
-    if value is None:
-        return None
-    try:
-        return MINOR.convert(value, None, None)
-    except click.BadParameter as err:
-        raise click.UsageError(f"{config.path}: {key}: {err.message}") from None
-
-
-def _scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline, **flags):
-    """The configuration, with the command line's flags on top; `flags` are the options the
-    configuration does not cover."""
-    from scanner.scan import ScanOptions
-    from scanner.sources.exclude import Exclusions
-
-    return ScanOptions(
-        exclude=(Exclusions(str(config.folder), config.exclude), Exclusions(".", tuple(exclude))),
-        ignore=config.ignore + tuple(ignore),
-        severity=tuple(config.severity.items()),
-        rule_folders=config.rules + tuple(Path(f).resolve() for f in rule_folders),
-        baseline=write_baseline or baseline or config.baseline,
-        write_baseline=write_baseline is not None,
-        **flags,
-    )
 
 
 @cli.command("fix")
@@ -293,8 +169,8 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
 
     if "-" in paths:
         raise click.UsageError("fix rewrites files; it cannot read standard input")
-    config = _config(config_file, no_config, paths)
-    paths, target, current = _settings(config, paths, target, current,
+    config = config_for(config_file, no_config, paths)
+    paths, target, current = settings(config, paths, target, current,
                                        f"give PATHS to fix, or `paths` in {CONFIG_FILE}")
     try:
         result = fix(paths, Planner(target, current, load_rulebook(config.rules), config.ignore),
@@ -336,43 +212,6 @@ def _unified_diff(path: str, original: str, fixed: str) -> str:
     diff = difflib.unified_diff(lines(original), lines(fixed), f"a/{name}", f"b/{name}")
     # A last line without a newline is marked as diff(1) and git mark it, so the diff still ends with one.
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff)
-
-
-def _check_outputs(paths: list[str | None]) -> None:
-    """Fail before scanning, not after, when a report could not be written."""
-    given = [p for p in paths if p]
-    seen = set()
-    for path in given:
-        real = os.path.realpath(path)
-        if real in seen:
-            raise click.UsageError(f"{path}: two reports would be written to the same file")
-        seen.add(real)
-        folder = os.path.dirname(real)
-        if os.path.isdir(real):
-            raise click.UsageError(f"{path} is a folder; give a file to write the report to")
-        if not os.path.isdir(folder):
-            raise click.UsageError(f"{path}: folder {folder} does not exist")
-
-
-def _emit(text: str, output: str | None) -> None:
-    """A report to its --output file, else to standard output."""
-    if output:
-        _write(output, text)
-    else:
-        click.echo(text, nl=False)
-
-
-def _emit_all(documents: list[tuple[str | None, str]]) -> None:
-    for path, text in documents:
-        _emit(text, path)
-
-
-def _write(path: str, text: str) -> None:
-    try:
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(text)
-    except OSError as err:
-        raise click.UsageError(f"cannot write {path}: {err.strerror or err}") from err
 
 
 @cli.command("rules")
@@ -434,10 +273,6 @@ def _echo_field_rules(rules, fmt: str) -> None:
     click.echo(count(len(rules), "field rule"))
 
 
-def _use_color() -> bool:
-    return sys.stdout.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
-
-
 def main() -> None:
     from scanner.guard import debugging, describe
 
@@ -451,7 +286,3 @@ def main() -> None:
         click.echo(log_line(f"kubehop: internal error ({printable(describe(err))}); please report it "
                             "(KUBEHOP_DEBUG=1 shows the traceback)"), err=True)
         sys.exit(EXIT_INTERNAL)
-
-
-# The component and plan commands live in their own module; importing it registers them.
-import scanner.cli_plan  # noqa: E402,F401  (after `cli` and MINOR exist)

@@ -1,6 +1,6 @@
 """Commands about components and the hop plan: `kubehop components`, `plan`, `inventory`.
 
-Registered on the `kubehop` group by scanner.cli; heavy modules are imported inside commands.
+Registered on the `kubehop` group (scanner/cli_shared.py) when scanner.cli imports this module; heavy modules are imported inside commands.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import sys
 
 import click
 
-from scanner.cli import (MINOR, _check_outputs, _config, _emit, _emit_all, _scan_options, _settings, cli,
-                         config_options, unknown_option)
+from scanner.cli_shared import (MINOR, check_outputs, cli, config_for, config_options, emit, emit_all, scan_options,
+                                settings, unknown_option)
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK
 
 
@@ -94,15 +94,15 @@ def plan_command(paths, target, current, distro, cluster_version_file, fmt, outp
     from scanner.plan import PlanInputError, PlanRequest, plan_paths
     from scanner.report import plan_json, plan_markdown, plan_text
 
-    _check_outputs([output])
-    config = _config(config_file, no_config, paths)
-    _, target, current = _settings(config, paths, target, current, None)
+    check_outputs([output])
+    config = config_for(config_file, no_config, paths)
+    _, target, current = settings(config, paths, target, current, None)
     distros = sorted({"kubernetes", *cluster_distros(), *load_catalog().distros})
     if distro is not None and distro not in distros:
         raise click.BadParameter(f"{distro!r}: known distributions are {', '.join(distros)}", param_hint="--distro")
     try:
         unknown = unknown or config.unknown or "warn"
-        options = _scan_options(config, (), (), (), None, None, unknown=unknown,  # as `scan` reads the tree
+        options = scan_options(config, (), (), (), None, None, unknown=unknown,  # as `scan` reads the tree
                                 allow_network=allow_network)
         plan, tree = plan_paths(PlanRequest(list(paths), target, current, distro, cluster_version_file, unknown,
                                             options))
@@ -112,9 +112,9 @@ def plan_command(paths, target, current, distro, cluster_version_file, fmt, outp
     if fmt == "markdown":
         from scanner.report import comment
 
-        _emit_all(comment.outputs(lambda limit, full: plan_markdown.render(plan, limit, full), output))
+        emit_all(comment.outputs(lambda limit, full: plan_markdown.render(plan, limit, full), output))
     else:
-        _emit({"text": plan_text.render, "json": plan_json.render}[fmt](plan), output)
+        emit({"text": plan_text.render, "json": plan_json.render}[fmt](plan), output)
     if _report_input_problems(tree):
         sys.exit(EXIT_INPUT)
     sys.exit(EXIT_BLOCKED if plan.blocked else EXIT_OK)

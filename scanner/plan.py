@@ -27,7 +27,7 @@ from scanner.report.paths import where  # files named as every report names them
 from scanner.versions import Minor, minor_range
 
 if TYPE_CHECKING:
-    from scanner.scan import ScanOptions
+    from scanner.options import ScanOptions
 
 __all__ = ["BLOCKER", "UNKNOWN", "WARNING", "ComponentState", "Migration", "Plan", "PlanInputError", "PlanRequest",
            "Problem", "Step", "Window", "build_plan", "component_states", "plan_paths"]
@@ -188,7 +188,8 @@ def plan_paths(request: PlanRequest) -> tuple[Plan, TreeComponents]:
     from scanner.components.reading import detect
     from scanner.components.tree import component_timeline
     from scanner.rulebook import load_rulebook
-    from scanner.scan import ScanOptions, apply_policy
+    from scanner.options import ScanOptions
+    from scanner.scan import apply_policy
     from scanner.sources.chart_index import chart_versions
 
     options = request.options or ScanOptions(unknown=request.unknown, allow_network=request.allow_network)

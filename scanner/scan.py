@@ -6,7 +6,6 @@ import dataclasses
 import gc
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Sequence
 
 from scanner import baseline, suppress
@@ -15,10 +14,10 @@ from scanner.cluster_state import ClusterState, live_notice, load_cluster_state,
 from scanner.crds import CrdIndex
 from scanner.freshness import data_checked
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK, Diagnostic, Finding
+from scanner.options import ScanOptions
 from scanner.report.paths import where as at_path
 from scanner.rulebook import load_rulebook
 from scanner.sources import ScanInput, collect
-from scanner.sources.exclude import Exclusions
 from scanner.sources.retention import Retention
 from scanner.versions import Minor
 
@@ -60,27 +59,6 @@ class ScanResult:
             return EXIT_INPUT
         failing = {"error": self.errors, "warning": self.errors + self.warnings, "never": []}[self.fail_on]
         return EXIT_BLOCKED if failing else EXIT_OK
-
-
-@dataclass(frozen=True)
-class ScanOptions:
-    """Everything a scan can be asked beyond paths and minors; sources and checks read what they need."""
-
-    allow_network: bool = False  # remote Helm charts and kustomize bases may be downloaded
-    values_files: tuple[str, ...] = ()  # --values: applied to every chart rendered, after its values.yaml
-    helm_releases: tuple[str, ...] = ()  # --helm-releases: dumps of Helm's release Secrets
-    render: bool = True  # False (--no-render): charts are read as text, kustomizations not built
-    all_templates: bool = False  # templates a chart's values switch off are read as text too (latent)
-    fail_on: str = "error"  # one of model.FAIL_ON_LEVELS
-    exclude: tuple[Exclusions, ...] = ()
-    ignore: tuple[str, ...] = ()  # rule ids (globs) whose findings are dropped
-    severity: tuple[tuple[str, str], ...] = ()  # (rule id glob, severity); the last match wins
-    rule_folders: tuple[Path, ...] = ()  # a user's extra rules, laid out like rules/
-    baseline: str | None = None  # findings recorded there do not count
-    write_baseline: bool = False  # record today's findings in `baseline` first
-    # Files or folders dumped with kubectl (--cluster-state): CRDs, custom resources, nodes, version.
-    cluster_state: tuple[str, ...] = ()
-    unknown: str = "warn"  # --unknown: what a fact nobody states counts as (warn, block, ignore)
 
 
 def scan(paths: list[str], target: Minor, current: Minor | None = None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import textwrap
 from datetime import date
 from pathlib import Path
@@ -297,3 +298,24 @@ def test_the_projected_minor_is_unverified_for_every_component_never_blocked_by_
     assert ("flux", "unverified") in kinds
     assert all("is not released yet" in p["message"] for p in window["problems"] if p["kind"] == "unverified")
     assert not any(p["kind"] in ("blocked", "unsupported") for p in window["problems"])
+
+
+def test_a_chart_that_ships_an_app_is_named_by_the_chart_version_pinned_and_the_apps_release(tmp_path):
+    """kube-prometheus-stack's releases are the prometheus-operator's it ships (scout S7): the user
+    wrote chart 56.2.0, so the finding names it, beside the operator release it ships."""
+    (tmp_path / "helmrelease.yaml").write_text(textwrap.dedent("""\
+        apiVersion: helm.toolkit.fluxcd.io/v2
+        kind: HelmRelease
+        metadata: {name: kube-prometheus-stack, namespace: monitoring}
+        spec:
+          chart:
+            spec:
+              chart: kube-prometheus-stack
+              version: 56.2.0
+              sourceRef: {kind: HelmRepository, name: prometheus-community}
+        """))
+    _, report = run_json("scan", "--from", "1.35", "--target", "1.36", str(tmp_path))
+    [finding] = [f for f in report["findings"] if f["rule"] == "component/kube-prometheus-stack/unverified"]
+    assert finding["message"].startswith("kube-prometheus-stack chart 56.2.0 (prometheus-operator 0.71): ")
+    # The newest release is named with the chart lines that ship it.
+    assert re.search(r"the newest release kubehop knows is 0\.\d+ \(chart \d+", finding["message"])

@@ -10,7 +10,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from catalogs import catalog, gitops, mesh, store
+from catalogs import SOURCE, catalog, gitops, mesh, store
 from scanner.components.detect import cluster_pin_from_version_json, remote_version, split_image
 from scanner.components.reading import detect
 from scanner.versions import Minor
@@ -171,6 +171,40 @@ def test_images_and_labels_count_only_when_they_name_a_known_release(tmp_path):
         """})
     assert found(root) == [("gitops", "v2.6.0", ["2.6"], "agent.yaml", 7, 32, "label"),
                            ("mesh", "v1.17.3", ["1.17"], "agent.yaml", 13, 18, "image")]
+
+
+def test_a_release_label_the_installer_stamps_is_a_pin_even_for_an_unlisted_release(tmp_path):
+    """gitops 0.14 is older than every release the data lists: a label naming it counts when the
+    component's installer stamps its own release on every object (release_label_source), and is
+    dropped, as some other version, when it does not."""
+    files = {"gotk-components.yaml": """
+        apiVersion: v1
+        kind: Namespace
+        metadata:
+          name: gitops-system
+          labels:
+            app.kubernetes.io/part-of: gitops
+            app.kubernetes.io/version: v0.14.1
+        """}
+    assert found(tree(tmp_path / "plain", files)) == []
+    stamped = catalog([mesh(), store(), {**gitops(), "detect": {**gitops()["detect"],
+                                                                "release_label_source": SOURCE}}])
+    root = tree(tmp_path / "stamped", files)
+    [pin] = detect([str(root)], stamped).detections
+    assert (pin.component, pin.pin, pin.releases, pin.origin.line, pin.source) == ("gitops", "v0.14.1", (), 7, "label")
+    # The same file naming a listed release: the odd label is some other version's.
+    files["gotk-components.yaml"] += """
+        ---
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: gitops-info
+          labels:
+            app.kubernetes.io/part-of: gitops
+            app.kubernetes.io/version: v2.6.0
+        """
+    root = tree(tmp_path / "both", files)
+    assert [(d.pin, d.source) for d in detect([str(root)], stamped).detections] == [("v2.6.0", "label")]
 
 
 def test_a_tree_without_known_components_yields_nothing_and_bad_yaml_does_not_stop_it(tmp_path):

@@ -371,3 +371,21 @@ def test_a_configuration_naming_a_missing_baseline_is_a_usage_error(tmp_path, co
     done = kubehop(*command, str(root), cwd=root)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "cannot read the baseline" in done.stderr
+
+
+def test_chart_metadata_and_values_with_dates_that_are_no_dates(tmp_path):
+    """Fuzz find (seed 1, case 3991): a vendored subchart's `version: 2001-13-45` (a YAML timestamp
+    with month 13) escaped PyYAML's constructor as ValueError; a chart's own files are read with the
+    guards of every file in the tree (yamldoc.load_data)."""
+    root = tree(tmp_path, {
+        "umbrella/Chart.yaml": ("apiVersion: v2\nname: umbrella\nversion: 2.0.0\ndependencies:\n"
+                                "  - {name: legacy, version: 0.1.0, condition: legacy.enabled}\n"
+                                "  - {name: absent, version: 1.0.0, condition: absent.enabled}\n"),
+        "umbrella/values.yaml": "legacy: {enabled: true}\nabsent: {enabled: 2001-13-45}\n",
+        "umbrella/charts/legacy/Chart.yaml": "apiVersion: v2\nname: legacy\nversion: 2001-13-45\n",
+        "umbrella/charts/legacy/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+    })
+    for command in (["components", "--format", "json"], ["scan", "--no-config", "--target", "1.36"]):
+        done = kubehop(*command, str(root))
+        assert "please report it" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+        assert done.returncode in (0, 1), done.stderr

@@ -29,6 +29,12 @@ TREE = {
     "no-kustomization/plain/cm.yaml": CONFIG_MAP.format("plain"),
     "empty/kustomization.yaml": "",
     "uses-empty/kustomization.yaml": "resources:\n  - ../empty\n",
+    "bad-yaml/kustomization.yaml": "resources:\n  - web.yaml\n",
+    "bad-yaml/web.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n  labels: a: b\n",
+    "sops/kustomization.yaml": "resources:\n  - secret.yaml\n",
+    "sops/secret.yaml": CONFIG_MAP.format("s") + "---\nsops:\n  version: 3.7.1\n",
+    "plugin/kustomization.yaml": "generators:\n  - tshirt.yaml\n",
+    "plugin/tshirt.yaml": "apiVersion: example.com/v1\nkind: Tshirt\nmetadata:\n  name: t\n",
 }
 EXPECTED = {
     ("missing/kustomization.yaml", 3): "resource cni does not exist (listed in missing/kustomization.yaml)",
@@ -39,6 +45,9 @@ EXPECTED = {
     ("no-kustomization/kustomization.yaml", 2): "no-kustomization/plain is a folder without a kustomization.yaml "
                                                 "(resource plain, listed in no-kustomization/kustomization.yaml)",
     ("empty/kustomization.yaml", None): "empty/kustomization.yaml is empty: kustomize cannot build it",
+    ("bad-yaml/web.yaml", 5): "invalid YAML: mapping values are not allowed in this context",  # its reading's only
+    ("sops/kustomization.yaml", 2): "resource secret.yaml holds a document without metadata, which is no object "
+                                    "(listed in sops/kustomization.yaml)",
 }
 
 
@@ -81,6 +90,7 @@ def test_each_cause_is_one_input_problem_at_the_entry_that_is_broken(broken_tree
         "not built because nested/b/c could not be built (see input problems)"
     assert unrendered["uses-empty"] == "not built because empty could not be built (see input problems)"
     assert unrendered["missing"] == "kustomize build failed (see input problems)"
+    assert unrendered["plugin"] == "needs the kustomize plugin 'Tshirt', which kubehop does not run; not built"
     assert str(broken_tree) not in proc.stdout.decode()  # never the runner's own paths
 
 

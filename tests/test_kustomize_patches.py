@@ -177,3 +177,29 @@ def test_missing_only_is_told_apart_from_wrong(tmp_path):
     assert missing.incomplete
     [wrong] = schema.problems({"spec": {"image": "x", "replicas": "many"}})
     assert not wrong.incomplete
+
+
+def test_a_helmrelease_patch_is_no_release_of_its_own(tmp_path):
+    """fluxcd/flux2-kustomize-helm-example's overlays patch the base HelmRelease's values: the patch
+    names no chart, and is not listed as a release kubehop could not render."""
+    release = """
+        apiVersion: helm.toolkit.fluxcd.io/v2
+        kind: HelmRelease
+        metadata: {name: web, namespace: web}
+        spec:
+          chart: {spec: {chart: web, version: "1.x", sourceRef: {kind: HelmRepository, name: web}}}
+        """
+    root = tree(tmp_path, {
+        "base/kustomization.yaml": "resources: [release.yaml]\n",
+        "base/release.yaml": release,
+        "production/kustomization.yaml": "resources: [../base]\npatches: [{path: values.yaml}]\n",
+        "production/values.yaml": """
+            apiVersion: helm.toolkit.fluxcd.io/v2
+            kind: HelmRelease
+            metadata: {name: web, namespace: web}
+            spec: {values: {replicas: 3}}
+            """,
+    })
+    result = scan([str(root)], parse_minor("1.36"))
+    assert [u for u in result.unrendered if "values.yaml" in u.path] == []
+    assert [u.path for u in result.unrendered if "release.yaml" in u.path]  # the base is the release

@@ -154,6 +154,27 @@ def test_a_path_a_flux_kustomization_points_at_is_built_as_flux_builds_it(kustom
     assert [f["file"] for f in report["findings"]] == ["apps/shared/ingress.json"]
 
 
+def test_what_a_flux_path_without_a_kustomization_reaches_is_built_as_flux_builds_it(kustomize_env, tmp_path):
+    """Flux generates a kustomization listing the nearest kustomization folders below the path, and builds
+    everything from there with no load restrictor: a patch or resource beside a folder is fine."""
+    (tmp_path / ".git").mkdir()
+    for path, text in {
+        "clusters/prod/sync.yaml": ("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\n"
+                                    "metadata:\n  name: prod\n  namespace: flux-system\nspec:\n"
+                                    "  path: ./clusters/prod\n  sourceRef:\n    kind: GitRepository\n"
+                                    "    name: flux-system\n"),
+        "clusters/prod/flux-system/kustomization.yaml": "resources:\n  - ../../../apps/base\n",
+        "apps/base/kustomization.yaml": "resources:\n  - ../shared/cm.yaml\n",
+        "apps/shared/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shared\n",
+        "apps/other/kustomization.yaml": "resources:\n  - ../shared/cm.yaml\n",  # Flux never builds it
+    }.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    code, report = scan_json("--target", "1.36", str(tmp_path), env=kustomize_env)
+    assert [(p["file"], p["line"]) for p in report["diagnostics"]] == [("apps/other/kustomization.yaml", 2)]
+    assert "lies outside the kustomization's folder" in report["diagnostics"][0]["message"]
+
+
 def test_nothing_outside_the_repository_is_read_even_for_flux(kustomize_env, tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()

@@ -127,10 +127,13 @@ def test_a_pin_that_matches_no_known_release_is_reported_not_planned():
     assert plan.components[0].start is None
 
 
-def test_a_range_is_planned_from_the_oldest_release_it_admits():
+def test_a_range_is_planned_from_the_newest_release_it_admits():
+    """Flux, Argo CD and helm dependency update install the newest release a range admits (seed 002:
+    Longhorn ">=1.7.0 <1.8.0" runs 1.7.3, CNPG ">=0.22.0 <1.0.0" runs chart 0.29.0)."""
     book = catalog([gitops()])
-    plan = plan_for(book, [pinned(book, "gitops", ">=2.4.0 <3.0.0")], "1.31", "1.32")
-    assert moves(plan.windows[0]) == ["gitops 2.4 → 2.5"]
+    plan = plan_for(book, [pinned(book, "gitops", ">=2.4.0 <2.7.0")], "1.31", "1.33")
+    assert moves(plan.windows[0]) == [] and moves(plan.windows[1]) == []  # 2.6 runs on 1.31-1.33
+    assert plan.windows[0].problems == []  # one range is no disagreement
 
 
 def test_running_outside_the_stated_range_today_is_a_warning():
@@ -260,10 +263,11 @@ def test_a_pin_without_upper_bound_floats_and_its_release_is_unknown():
     assert moves(plan.windows[0]) == []
 
 
-def test_a_range_over_several_minors_warns_that_it_is_planned_from_the_oldest():
+def test_pins_that_install_different_releases_warn_and_plan_from_the_oldest():
     book = catalog([gitops()])
-    plan = plan_for(book, [pinned(book, "gitops", ">=2.4.0 <2.7.0")], "1.31", "1.32")
-    assert "admit 2.4…2.6; planned from 2.4" in plan.windows[0].problems[0].message
+    plan = plan_for(book, [pinned(book, "gitops", ">=2.4.0 <2.7.0"), pinned(book, "gitops", "2.5.0", line=9)],
+                    "1.31", "1.32")
+    assert "the pins install 2.5 and 2.6; planned from 2.5, the oldest" in plan.windows[0].problems[0].message
 
 
 def test_a_blocked_component_is_reported_once_not_at_every_later_hop():

@@ -166,6 +166,12 @@ class Component:
     images: tuple[str, ...] = ()
     crd_groups: tuple[str, ...] = ()
     kustomize_urls: tuple[str, ...] = ()
+    # Its installer stamps app.kubernetes.io/version with its own release (detect.release_label_source):
+    # such a label is a pin even for a release the data does not list.
+    release_label: bool = False
+    # The releases listed are those of this app, which the chart ships (kube-prometheus-stack:
+    # prometheus-operator): a message names the chart version and the app's release apart.
+    release_title: str | None = None
     chart_track: bool = False  # a chart's own versions, ranges read from their kubeVersion (components.charts)
 
     def release(self, version: str) -> Release | None:
@@ -213,6 +219,28 @@ class Component:
             return None
         found = [(r, s) for line, r, s in self.chart_ranges if admits_line(intervals, line)]
         return found[-1] if found else None
+
+    def named(self, version: str, chart: str | None = None) -> str:
+        """The component at a release, as a message names it: "Longhorn 1.7"; for a chart whose
+        releases are an app's, "kube-prometheus-stack chart 56.2.0 (prometheus-operator 0.71)"
+        (`chart`: the version pinned; else the chart lines that ship the release)."""
+        if self.release_title is None:
+            return f"{self.title} {version}"
+        chart = chart or self.chart_lines_of(version)
+        return f"{self.title}{' chart ' + chart if chart else ''} ({self.release_title} {version})"
+
+    def short(self, version: str) -> str:
+        """A release a message names after the component: "0.78 (chart 66)" for a chart whose releases
+        are an app's, else the version."""
+        lines = self.chart_lines_of(version) if self.release_title is not None else None
+        return f"{version} (chart {lines})" if lines else version
+
+    def chart_lines_of(self, version: str) -> str | None:
+        """The chart lines that ship an app release, "66" or "45.26–45.31"; None when none is listed."""
+        lines = [line for line, app in self.chart_lines or () if app == version]
+        if not lines:
+            return None
+        return lines[0] if len(lines) == 1 else f"{lines[0]}–{lines[-1]}"
 
     def has_chart(self, name: str) -> bool:
         return any(chart.name == name for chart in self.charts)
@@ -282,6 +310,8 @@ def component_from_data(document: dict) -> Component:
         images=tuple(detect.get("images", ())),
         crd_groups=tuple(detect.get("crd_groups", ())),
         kustomize_urls=tuple(detect.get("kustomize_urls", ())),
+        release_label="release_label_source" in detect,
+        release_title=document.get("release_title"),
     )
 
 

@@ -116,13 +116,16 @@ def detect_in_manifests(manifests: Sequence[Manifest], catalog: Catalog, problem
                 raise
             problems.append(unexpected(manifest.origin.path, err, manifest.origin.line, "read this object"))
     # A label that names no known release is some other version (a sub-chart's, a controller of its
-    # own numbering): it says nothing about the component's release. An image listed for a component
-    # carries the component's own version, so its tag stands even when the data lists no such release
-    # (an old controller pinned only by its image is planned from that version), unless the same file
-    # names a known release of the component (then the odd tag is a sidecar's).
+    # own numbering): it says nothing about the component's release, unless the component's installer
+    # stamps its own release on every object (Flux: `flux install` labels them all with the Flux
+    # version). An image listed for a component carries the component's own version, so its tag stands
+    # even when the data lists no such release (an old controller pinned only by its image is planned
+    # from that version). Either stands unless the same file names a known release of the component
+    # (then the odd version is a sidecar's).
     known = {(d.component, d.origin.path) for d in found if d.releases}
-    return unique(d for d in found if d.releases or d.source not in ("label", "image") or
-                  (d.source == "image" and (d.component, d.origin.path) not in known))
+    stamped = {c.name for c in catalog.components.values() if c.release_label}
+    return unique(d for d in found if d.releases or d.source not in ("label", "image") or (
+        (d.source == "image" or d.component in stamped) and (d.component, d.origin.path) not in known))
 
 
 def unique(detections: Iterable[Detection]) -> list[Detection]:

@@ -25,7 +25,7 @@ def route(component: Component, start: Release, a: Minor, b: Minor) -> tuple[lis
         return [], None, False
     if support == EXCLUDED and start.min is not None and b < start.min:
         return [], Problem(WARNING, component.name, (
-            f"{component.title} {start.version} states support for {start.support_text} only: "
+            f"{component.named(start.version)} states support for {start.support_text} only: "
             f"Kubernetes {b} is below that range"), NEWER_THAN_CLUSTER, support=EXCLUDED), False
     later = component.releases_after(start)
     stated = [r for r in later if r.support(b) == SUPPORTED]
@@ -38,14 +38,14 @@ def route(component: Component, start: Release, a: Minor, b: Minor) -> tuple[lis
         goal = stated[0]
         return [], Problem(BLOCKER, component.name, (
             f"no known release of {component.title} supports both {a} and {b} "
-            f"({goal.version} supports {goal.support_text}): it cannot move before the hop"), BLOCKED,
+            f"({component.short(goal.version)} supports {goal.support_text}): it cannot move before the hop"), BLOCKED,
             support=EXCLUDED), False
     maybe = [r for r in later if r.support(b) == UNSTATED and r.support(a) != EXCLUDED]
     if maybe:
         return _path(component, later, maybe[0]), None, True
     said = f"; {evidence(component, b)}" if later or component.releases[-1].order > start.order else ""
     return [], Problem(BLOCKER, component.name, (
-        f"no known release of {component.title} supports Kubernetes {b}: {start.version} supports "
+        f"no known release of {component.title} supports Kubernetes {b}: {component.short(start.version)} supports "
         f"{start.support_text}{said}"), BLOCKED, support=EXCLUDED), False
 
 
@@ -67,11 +67,11 @@ def evidence(component: Component, b: Minor) -> str:
     """What the data does say about the newest releases, for a hop nobody states support for."""
     newest = component.releases[-1]
     when = f", released {newest.released}" if newest.released else ""
-    parts = [f"the newest release kubehop knows is {newest.version}{when}, "
+    parts = [f"the newest release kubehop knows is {component.short(newest.version)}{when}, "
              f"{'stated range ' + newest.support_text if newest.support_text != 'unknown' else 'no stated range'}"]
     ranged = next((r for r in reversed(component.releases) if r.support_text != "unknown"), None)
     if ranged is not None and ranged is not newest:
-        parts.append(f"the newest stated range is {ranged.version}'s, {ranged.support_text}")
+        parts.append(f"the newest stated range is {component.short(ranged.version)}'s, {ranged.support_text}")
     return "; ".join(parts)
 
 

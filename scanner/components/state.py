@@ -33,8 +33,11 @@ __all__ = ["BLOCKED", "BLOCKER", "NEWER_THAN_CLUSTER", "OUTSIDE_RANGE", "PIN_RAN
 
 
 def component_states(detections: dict[str, list[Detection]], catalog: Catalog) -> list[ComponentState]:
-    """One state per detected component, planned from the oldest release its pins admit.
+    """One state per detected component, planned from the release its pins install.
 
+    A range ("1.x", ">=1.24 <1.31") installs the newest release it admits: Flux, Argo CD and
+    `helm dependency update` all resolve it so, at every reconcile. Pins that disagree (two files
+    naming two releases) are planned from the oldest they name.
     A pin without an upper bound ("*", ">=1.2") installs whatever is newest: its release is unknown.
     A version the data does not list (an image tag older than its releases) is planned from as a
     release whose range is unknown.
@@ -44,7 +47,7 @@ def component_states(detections: dict[str, list[Detection]], catalog: Catalog) -
         component = catalog.components[name]
         best = min(d.rank for d in found)
         pins = [d for d in found if d.rank == best]
-        admitted = [r for d in pins if not d.floating for r in d.releases]
+        admitted = [_installed(d) for d in pins if not d.floating and d.releases]
         if not admitted:
             admitted = [r for d in pins if not d.floating and (d.source != "chart" or component.chart_lines is None)
                         for r in [component.unlisted(d.pin)] if r is not None]
@@ -55,12 +58,21 @@ def component_states(detections: dict[str, list[Detection]], catalog: Catalog) -
     return states
 
 
+def _installed(detection: Detection) -> Release:
+    """The release a pin installs: its only one, or the newest its range admits (releases are oldest first)."""
+    return detection.releases[-1]
+
+
 def _at_pinned_patch(release: Release, pins: list[Detection], component: Component) -> Release:
     """The release as the pins install it: an exact app version pins its patch (1.7.2 runs with the
-    range Longhorn restated in 1.7.1); a range or a chart version of its own numbering pins the .0."""
+    range Longhorn restated in 1.7.1); a range installs its newest patch; a chart version of its own
+    numbering pins the .0."""
     exact = [d.pin for d in pins if not d.floating and (d.source != "chart" or component.chart_lines is None)
              and parse_version(d.pin) is not None and release.key == _key_or_none(d.pin)]
-    return release.at_patch(exact[0]) if len(exact) == len(pins) and exact else release.effective()[0]
+    if len(exact) == len(pins) and exact:
+        return release.at_patch(exact[0])
+    ranges = all(parse_version(d.pin) is None for d in pins)
+    return release.effective()[-1 if ranges else 0]
 
 
 def _key_or_none(version: str) -> tuple[int, int] | None:
@@ -121,14 +133,15 @@ def _start_problems(state: ComponentState, current: Minor) -> list[Problem]:
     if start is None:
         return [Problem(UNKNOWN, name, _unresolved(state), UNKNOWN_RELEASE, current, pins, support=UNSTATED)]
     problems = []
-    admitted = sorted({r.key: r for d in state.detections for r in d.releases}.values(), key=lambda r: r.key)
-    if len(admitted) > 1:
+    named = sorted({r.key: r for d in state.detections if not d.floating and d.releases
+                    for r in [_installed(d)]}.values(), key=lambda r: r.key)
+    if len(named) > 1:
         problems.append(Problem(WARNING, name, (
-            f"{title}: the pins admit {admitted[0].version}…{admitted[-1].version}; planned from "
-            f"{start.version}, the oldest: pin one minor to plan exactly"), PIN_RANGE, current, pins))
+            f"{title}: the pins install {' and '.join(r.version for r in named)}; planned from "
+            f"{start.version}, the oldest: make them agree to plan exactly"), PIN_RANGE, current, pins))
     if start.supports(current) is False:
         problems.append(Problem(WARNING, name, (
-            f"{title} {start.version} does not list Kubernetes {current} (supports {start.support_text}): "
+            f"{state.named(start)} does not list Kubernetes {current} (supports {start.support_text}): "
             "the cluster already runs outside its stated range"), OUTSIDE_RANGE, current, pins, support=EXCLUDED))
     return problems
 
@@ -166,17 +179,19 @@ def _unverified_problems(timeline: Timeline, unverified: list[tuple[Hop, str, Re
                          states: dict[str, ComponentState], catalog: Catalog, released: Minor | None) -> None:
     """One problem per component and release for the run of hops nobody states support for."""
     runs: dict[tuple[str, str], list[Hop]] = {}
+    named: dict[tuple[str, str], str] = {}
     for hop, name, release in unverified:
         runs.setdefault((name, release.version), []).append(hop)
+        named.setdefault((name, release.version), states[name].named(release))
     for (name, version), hops in runs.items():
-        component = catalog.components[name]
+        component, version = catalog.components[name], named[(name, version)]
         first, last = hops[0].target, hops[-1].target
         span, several = (f"{first}", False) if first == last else (f"{first}–{last}", True)
-        message = (f"{component.title} {version}: no release states support for Kubernetes {span}, so the "
+        message = (f"{version}: no release states support for Kubernetes {span}, so the "
                    f"{'hops are' if several else 'hop is'} unverified for it; {evidence(component, first)}. "
                    "Check the project's own notes before the hop")
         if released is not None and first > released:
-            message = (f"{component.title} {version}: Kubernetes {span} is not released yet, so no release states "
+            message = (f"{version}: Kubernetes {span} is not released yet, so no release states "
                        f"support for it: the hop is unverified for it ({evidence(component, first)})")
         hops[0].problems.append(Problem(UNKNOWN, name, message, UNVERIFIED, first, states[name].pins,
                                         support=UNVERIFIED))
@@ -196,22 +211,23 @@ def _pinned_moves(timeline: Timeline) -> None:
         if first is None:
             continue
         hop, step = first
-        title, b, start = state.component.title, hop.target, state.start
+        b, start, component = hop.target, state.start, state.component
+        title = state.named(start)
         fix = tuple(f"before the hop to {h.target}: {s.label}" for h, s in moves)
         to = [s for h, s in moves if h is hop][-1].target
         support = start.support(b)
         if step.why.startswith("required by"):
             problem = Problem(WARNING, state.component.name, (
-                f"{title} {start.version} must move to {step.target.version} before the hop to {b}: "
+                f"{title} must move to {component.short(step.target.version)} before the hop to {b}: "
                 f"{step.why}"), REQUIRED_MOVE, b, state.pins, fix)
         elif support == EXCLUDED:
             problem = Problem(BLOCKER, state.component.name, (
-                f"{title} {start.version} supports Kubernetes {start.support_text}, not {b}: move it to "
-                f"{to.version} before the hop to {b} ({_support_said(to, b)})"), UNSUPPORTED, b, state.pins, fix,
+                f"{title} supports Kubernetes {start.support_text}, not {b}: move it to "
+                f"{component.short(to.version)} before the hop to {b} ({_support_said(to, b)})"), UNSUPPORTED, b, state.pins, fix,
                 EXCLUDED)
         else:
             problem = Problem(UNKNOWN, state.component.name, (
-                f"{title} {start.version} states no support for Kubernetes {b}; {to.version} is the oldest "
+                f"{title} states no support for Kubernetes {b}; {component.short(to.version)} is the oldest "
                 f"release that does ({to.support_text}): move it before the hop to {b}"), UNKNOWN_SUPPORT, b,
                 state.pins, fix, UNSTATED)
         first_moves.setdefault(id(hop), []).append(problem)

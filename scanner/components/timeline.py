@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from scanner.components.catalog import Component, CrdRule, Release
+from scanner.components.semver import parse_version
 from scanner.model import Manifest, Origin
 from scanner.versions import Minor
 
@@ -25,7 +26,7 @@ UNKNOWN_SUPPORT = "unknown-support"  # the pinned release states nothing for a h
 UNVERIFIED = "unverified"  # no release states support for a hop's minor
 BLOCKED = "blocked"  # no release can run on a hop's minor (or on both sides of it)
 UNKNOWN_RELEASE = "unknown-release"  # which release runs cannot be told from the pins
-PIN_RANGE = "pin-range"  # the pins admit several releases
+PIN_RANGE = "pin-range"  # the pins install different releases
 OUTSIDE_RANGE = "outside-range"  # the cluster already runs outside the release's stated range
 NEWER_THAN_CLUSTER = "newer-than-cluster"  # the release states support only from a later minor
 REQUIRES = "requires"  # a release needs another component the data or the tree does not give
@@ -87,6 +88,17 @@ class ComponentState:
     @property
     def pins(self) -> tuple[Origin, ...]:
         return tuple(d.origin for d in self.detections)
+
+    def named(self, release: Release) -> str:
+        """The component at `release`, as a message names it; the chart version as pinned when the
+        release is the one the tree pins by one exact chart version (Component.named)."""
+        chart = None
+        exact = {d.pin.lstrip("v") for d in self.detections
+                 if d.source == "chart" and (parsed := parse_version(d.pin)) is not None and parsed.precision == 3
+                 and not d.floating}
+        if release is self.start and len(exact) == 1:
+            chart = exact.pop()
+        return self.component.named(release.version, chart)
 
 
 @dataclass

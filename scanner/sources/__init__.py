@@ -28,7 +28,7 @@ from scanner.versions import Minor
 from scanner.words import count
 
 if TYPE_CHECKING:
-    from scanner.scan import ScanOptions
+    from scanner.options import ScanOptions
 
 
 @dataclass
@@ -81,7 +81,7 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     `on_file` sees what each plain file gave as soon as it is read (the scan checks its objects
     there, then lets their nodes go); those objects come first in the result, in that order. Only
     then may files be read by worker processes (sources/parallel.py): nothing else needs every node."""
-    from scanner.scan import ScanOptions
+    from scanner.options import ScanOptions
 
     options = options or ScanOptions()
     result = ScanInput()
@@ -126,9 +126,11 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     if charts or any(m.kind == "HelmRelease" for m in result.manifests):
         result.extend(_all_or_each(charts, _charts, charts, result.manifests, target, options, paths))
     if kustomizations:
+        from scanner.sources.kustomize_errors import said_once
+
         built = _all_or_each(kustomizations, _kustomizations, kustomizations, result.manifests, target, options,
                              paths)
-        result.diagnostics, built.diagnostics = _said_once(result.diagnostics, built.diagnostics)
+        result.diagnostics, built.diagnostics = said_once(result.diagnostics, built.diagnostics)
         result.extend(built)
     for dump in options.helm_releases:
         result.extend(_guarded(dump, _helm_releases, dump))
@@ -276,7 +278,7 @@ def _charts_as_text(charts: list[str], why: str, paths: list[str]) -> ScanInput:
 
 def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor | None, options: "ScanOptions",
                     scanned: list[str]) -> ScanInput:
-    from scanner.sources import kustomize
+    from scanner.sources import kustomize, kustomize_flux
     from scanner.sources.kustomize_origins import identity
     from scanner.sources.tools import kustomize_command
 
@@ -294,7 +296,7 @@ def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor
     # An object already read from its own file (or from another build) is not reported again.
     seen = {identity(m) for m in manifests}
     charts = _kustomize_helm(manifests, target, options)
-    flux_paths = kustomize.flux_paths(manifests, scanned)
+    flux_paths = kustomize_flux.flux_paths(manifests, scanned)
     for outcome in kustomize.build_all(folders, command, options.allow_network, os.cpu_count() or 1, charts,
                                        scanned, flux_paths, manifests):
         if outcome.not_built:
@@ -307,18 +309,6 @@ def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor
                 seen.add(identity(manifest))
                 result.manifests.append(manifest)
     return result
-
-
-def _said_once(read: list[Diagnostic], built: list[Diagnostic]) -> tuple[list[Diagnostic], list[Diagnostic]]:
-    """A kustomization file that cannot be read is a problem of the file and of its build: said once. Its
-    reading's error stays; an empty file's notice gives way to the build's error (kustomize cannot build it)."""
-    whole_file = {os.path.realpath(d.path) for d in built if d.line is None}
-    if not whole_file:
-        return read, built
-    unreadable = {os.path.realpath(d.path) for d in read if d.level == "error"} & whole_file
-    read = [d for d in read if not (d.level == "notice" and d.message == "empty file"
-                                    and os.path.realpath(d.path) in whole_file)]
-    return read, [d for d in built if d.line is not None or os.path.realpath(d.path) not in unreadable]
 
 
 def _mark_patches(manifests: list[Manifest], folders: list[str]) -> ScanInput:

@@ -236,9 +236,8 @@ def _switch_off(copy: str, dependencies: list[deps.Dependency]) -> None:
         return
     names = {d.name for d in dependencies}
     path = deps.dependencies_file(copy)
+    document = deps.read_data(path)
     try:
-        with open(path, encoding="utf-8") as handle:
-            document = yaml.safe_load(handle)
         document["dependencies"] = [d for d in document.get("dependencies") or []
                                     if not (isinstance(d, dict) and d.get("name") in names)]
         with open(path, "w", encoding="utf-8") as handle:

@@ -18,13 +18,11 @@ import tarfile
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
 from scanner.components.semver import parse_pin, parse_version
 from scanner.model import Origin
 from scanner.sources.files import read_file
 from scanner.nodes import mapping_get, scalar
-from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents
+from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents, load_data
 
 _MAX_CACHED_ARCHIVES = 5000  # archives looked into in helm's cache, at most
 _MAX_METADATA_BYTES = 1 << 20
@@ -121,11 +119,7 @@ def switched_off_by_default(chart_dir: str, dependency: Dependency) -> bool:
     """Is the dependency's `condition` false in the chart's own values.yaml?"""
     if not dependency.condition:
         return False
-    try:
-        with open(os.path.join(chart_dir, "values.yaml"), encoding="utf-8") as handle:
-            values = yaml.safe_load(handle)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return False
+    values = read_data(os.path.join(chart_dir, "values.yaml"))
     for condition in dependency.condition.split(","):  # helm takes the first path that resolves
         value: Any = values
         for part in condition.strip().split("."):
@@ -216,10 +210,22 @@ def _metadata_text(path: str) -> str | None:
     return text if problem is None else None
 
 
+def read_data(path: str) -> Any:
+    """A chart's own YAML file (values.yaml, Chart.yaml) as plain data, read with the guards every file
+    of the tree gets (only a regular file, no alias bomb, no bad timestamp escaping); None if it cannot be."""
+    text, problem = read_file(path)
+    if problem is not None or text is None:
+        return None
+    try:
+        return load_data(text, path)
+    except DocumentProblem:
+        return None
+
+
 def _name_version(text: str) -> tuple[str | None, str | None]:
     try:
-        meta = yaml.safe_load(text)
-    except yaml.YAMLError:
+        meta = load_data(text, "Chart.yaml")
+    except DocumentProblem:
         return None, None
     if not isinstance(meta, dict):
         return None, None

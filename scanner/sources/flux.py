@@ -45,7 +45,7 @@ def flux_releases(manifests: list[Manifest], chart_dirs: list[str], allow_networ
     objects = {(m.kind, m.namespace, m.name): m for m in manifests
                if m.kind in ("ConfigMap", "Secret") or m.group == _SOURCE_GROUP}
     for manifest in manifests:
-        if is_helm_release(manifest):
+        if is_helm_release(manifest) and not manifest.patch:  # a kustomize patch changes its base's release
             try:
                 _add(manifest, chart_dirs, objects, found, allow_network)
             except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)

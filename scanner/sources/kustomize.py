@@ -7,8 +7,9 @@ object names the file it came from. Before a build, everything the kustomization
 and a local one that leaves the repository stops the build. Without --allow-network kustomize also
 runs where it cannot reach the network (`no_network.py`). `helmCharts` are rendered by kubehop
 (`kustomize_helm.py`) and the kustomization is built over what they render, in a throwaway view of
-the repository (`kustomize_mirror.py`). A folder a Flux `Kustomization` points at is built as Flux's
-kustomize-controller builds it: with no load restrictor (still inside the repository).
+the repository (`kustomize_mirror.py`). What Flux builds is built as Flux's kustomize-controller builds
+it, with no load restrictor, still inside the repository (`kustomize_flux.py`). A failed build is
+reported once per cause, where the cause lies (`kustomize_errors.py`).
 """
 
 from __future__ import annotations
@@ -24,14 +25,15 @@ import yaml
 from scanner.model import Diagnostic, Finding, Manifest
 from scanner.sources import kustomize_mirror, no_network
 from scanner.sources.kustomize_charts import ChartEntry, entries_of
-from scanner.sources.kustomize_errors import Cause, Paths, error_text, file_problem, read_cause
+from scanner.sources.kustomize_errors import Cause, Paths, error_text, file_problem, plugin_of, read_cause
+from scanner.sources.kustomize_flux import built_by_flux
 from scanner.sources.kustomize_helm import EntryOutcome, HelmCharts
 from scanner.sources.kustomize_origins import Origins
 from scanner.sources.kustomize_refs import (Closure, closure, kustomization_file, read_kustomization, references,
                                             repository_root)
 from scanner.sources.rendered import read_output, reorigin
 
-FLUX_LOAD_RESTRICTOR = ["--load-restrictor", "LoadRestrictionsNone"]
+FLUX_LOAD_RESTRICTOR = ["--load-restrictor", "LoadRestrictionsNone"]  # and no plugins, as kubehop runs none
 _TIMEOUT_SECONDS = 300
 _NETWORK_REFUSED = ("socket: permission denied", "proxyconnect tcp", "protocol 'https' is not allowed",
                     "transport 'https' not allowed", "transport 'ssh' not allowed", "transport 'git' not allowed",
@@ -54,7 +56,7 @@ class BuildOutcome:
 class _Plan:
     folder: str
     root: str  # the repository's real path: nothing outside it is read
-    flux: bool = False
+    flux: bool = False  # built by Flux (kustomize_flux.py)
     reach: Closure | None = None
     decided: BuildOutcome | None = None  # not built, and why
     entries: list[ChartEntry] = field(default_factory=list)  # every helmCharts entry it reaches
@@ -67,7 +69,10 @@ def build_all(folders: list[str], command: list[str], allow_network: bool, worke
     has read already (an object read from its own file is not returned again)."""
     charts = charts or HelmCharts(None, "helm is not used")
     origins = Origins(read or [], charts)
-    plans = [_plan(folder, scanned or [folder], allow_network, flux_paths) for folder in folders]
+    plans = [_plan(folder, scanned or [folder], allow_network) for folder in folders]
+    by_flux = built_by_flux(flux_paths, {os.path.realpath(p.folder): p.reach for p in plans if p.reach})
+    for plan in plans:
+        plan.flux = os.path.realpath(plan.folder) in by_flux
     with tempfile.TemporaryDirectory(prefix="kubehop-kustomize-") as scratch:
         work = {(e.kustomization, e.index): (e, _entry_line(e), p.root) for p in plans for e in p.entries}
         rendered = charts.render(list(work.values()), scratch) if work else {}
@@ -80,8 +85,8 @@ def build_all(folders: list[str], command: list[str], allow_network: bool, worke
     return outcomes
 
 
-def _plan(folder: str, scanned: list[str], allow_network: bool, flux_paths: frozenset[str]) -> _Plan:
-    plan = _Plan(folder, repository_root(folder, scanned), os.path.realpath(folder) in flux_paths)
+def _plan(folder: str, scanned: list[str], allow_network: bool) -> _Plan:
+    plan = _Plan(folder, repository_root(folder, scanned))
     kustomization = read_kustomization(folder)
     if kustomization.problem:
         plan.decided = _unreadable(folder, folder, _paths(plan), kustomization.problem)
@@ -210,6 +215,10 @@ def _build_failed(folder: str, message: str, skipped: list[EntryOutcome], paths:
     if any(sign in message for sign in _NETWORK_REFUSED):  # a remote reference kubehop's reading missed
         return BuildOutcome(folder, [], [], f"kustomize tried to reach the network ({message}); not built "
                                             "(--allow-network lets it)")
+    plugin = plugin_of(message)
+    if plugin is not None:  # a plugin is a program from the tree: kubehop runs none (nor does Flux)
+        return BuildOutcome(folder, [], [], f"needs the kustomize plugin {paths.scrub(plugin)!r}, which kubehop "
+                                            "does not run; not built")
     if skipped:  # its patches may need the objects of charts kubehop could not render
         names = ", ".join(o.entry.name for o in skipped)
         if message.endswith("is empty"):  # nothing but helmCharts
@@ -233,8 +242,8 @@ def _unreadable(folder: str, broken: str, paths: Paths, problem: str) -> BuildOu
 
 def _caused(folder: str, cause: Cause, paths: Paths) -> BuildOutcome:
     """A failed build, its input problem at the kustomization file where the cause lies."""
-    where = paths.display(cause.folder)
-    problem = Diagnostic(kustomization_file(where) or where, cause.message, cause.line)
+    where = paths.display(cause.file or cause.folder)
+    problem = Diagnostic(where if cause.file else kustomization_file(where) or where, cause.message, cause.line)
     return BuildOutcome(folder, [], [problem], "kustomize build failed (see input problems)",
                         cause=(cause.folder, cause.key, paths.show(cause.folder)))
 
@@ -253,19 +262,3 @@ def _once(outcomes: list[BuildOutcome]) -> list[BuildOutcome]:
             outcome.diagnostics = []
         reported.add((folder, key))
     return outcomes
-
-
-def flux_paths(manifests: list[Manifest], scanned: list[str]) -> frozenset[str]:
-    """Real paths of the folders Flux `Kustomization` objects in the tree point at (`spec.path`, from the
-    top of the repository holding the object)."""
-    found = set()
-    for manifest in manifests:
-        if manifest.kind != "Kustomization" or manifest.group != "kustomize.toolkit.fluxcd.io":
-            continue
-        spec = manifest.body.get("spec")
-        path = spec.get("path") if isinstance(spec, dict) else None
-        if not isinstance(path, str) or os.path.isabs(path):
-            continue
-        top = repository_root(os.path.dirname(manifest.origin.path) or ".", scanned)
-        found.add(os.path.realpath(os.path.join(top, path)))
-    return frozenset(found)

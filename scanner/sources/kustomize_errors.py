@@ -14,9 +14,10 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterator
 
+from scanner.model import Diagnostic
 from scanner.sources.kustomize_mirror import from_view
 from scanner.sources.kustomize_refs import Kustomization, kustomization_file, read_kustomization
 
@@ -29,6 +30,10 @@ _NOT_A_RESOURCE = re.compile(r"expected kind '(\w+)' for path '([^']+)' but got 
 _MISSING = re.compile(r"evalsymlink failure on '([^']+)'|lstat ([^:']+): no such file or directory")
 _RESTRICTED = re.compile(r"security; file '([^']+)' is not in or below '([^']+)'")
 _MALFORMED = re.compile(r"(?:accumulating|merging) resources from '([^']*)': MalformedYAMLError: (.*?)(?: in File: .*)?$")
+_UNREADABLE = re.compile(r"(?:accumulating|merging) resources from '([^']*)': (.+?)': must build at directory: "
+                         r"'[^']*': file is not directory")
+_PLUGIN = re.compile(r"external plugins disabled; unable to load external plugin '([^']*)'")
+_YAML_LINE = re.compile(r"\bline (\d+)\b")
 _DUPLICATE = re.compile(r"(?:accumulating|merging) resources from '([^']*)': "
                         r"may not add resource with an already registered id: ([^'\s]+)")
 _ABSOLUTE = re.compile(r"(?<![\w.~/-])/[^\s'\"`:,\]\)]+")
@@ -50,6 +55,7 @@ class Cause:
     message: str  # one line, paths from the repository root
     key: str  # what is broken there (an entry, the file itself): one input problem per (folder, key)
     line: int | None = None  # of the broken entry in the kustomization file
+    file: str | None = None  # a file of its own that is broken (real path), where the problem is reported
 
 
 @dataclass(frozen=True)
@@ -121,6 +127,12 @@ def error_text(stderr: str) -> str:
     return re.sub(r"^error:\s*", "", chosen, flags=re.IGNORECASE).strip() or "no message"
 
 
+def plugin_of(error: str) -> str | None:
+    """The kustomize plugin a build needed, when it failed for want of one (kubehop runs none)."""
+    found = _PLUGIN.search(error)
+    return found.group(1) if found else None
+
+
 def file_problem(kustomization_path: str, problem: str) -> str:
     """A kustomization file that cannot be read, as kubehop's reading or kustomize words it."""
     if problem in ("empty file", "kustomization.yaml is empty") or problem.endswith(" is empty"):
@@ -139,11 +151,27 @@ def read_cause(error: str, built: str, paths: Paths) -> Cause:
     if last is not None:
         folder, rest = paths.real(last.group(1)), text[last.end():]
     rest = _unquoted(rest)
-    for reader in (_no_target, _own_file, _kind_mismatch, _restricted, _malformed, _duplicate, _missing):
+    for reader in (_no_target, _own_file, _kind_mismatch, _restricted, _malformed, _duplicate, _unreadable,
+                   _missing):
         cause = reader(rest, folder, paths)
         if cause is not None:
             return cause
     return _fallback(rest, folder, paths)
+
+
+def said_once(read: list[Diagnostic], built: list[Diagnostic]) -> tuple[list[Diagnostic], list[Diagnostic]]:
+    """A file that cannot be read is a problem of the file and of every build that reads it: said once,
+    by its reading. An empty kustomization file's notice gives way to its build's error (kustomize
+    cannot build it)."""
+    built_at = {os.path.realpath(d.path) for d in built}
+    if not built_at:
+        return read, built
+    broken = {(os.path.realpath(d.path), d.line) for d in read if d.level == "error"}
+    whole = {path for path, _ in broken}
+    read = [d for d in read if not (d.level == "notice" and d.message == "empty file"
+                                    and os.path.realpath(d.path) in built_at)]
+    return read, [d for d in built if (os.path.realpath(d.path), d.line) not in broken
+                  and not (d.line is None and os.path.realpath(d.path) in whole)]
 
 
 # --- One reader per kind of cause -----------------------------------------------------------------
@@ -199,8 +227,26 @@ def _malformed(rest: str, folder: str, paths: Paths) -> Cause | None:
     if found is None:
         return None
     value, why = found.group(1), paths.scrub(found.group(2)).removeprefix("yaml: ")
-    return _at_entry(folder, _resolve(folder, value), paths, f"{{what}} {{value}} is not valid YAML: {why} ({{listed}})",
-                     f"{paths.show(_resolve(folder, value))} is not valid YAML: {why}")
+    broken = _resolve(folder, value)
+    cause = _at_entry(folder, broken, paths, f"{{what}} {{value}} is not valid YAML: {why} ({{listed}})",
+                      f"{paths.show(broken)} is not valid YAML: {why}")
+    line = _YAML_LINE.search(why)  # the problem is the file's: reported there (and once, if the scan read it)
+    return replace(cause, file=broken, line=int(line.group(1)) if line else None)
+
+
+def _unreadable(rest: str, folder: str, paths: Paths) -> Cause | None:
+    """A resource file kustomize cannot take objects from (`missing Resource metadata`: a document that is
+    no object, such as a SOPS block split off as a document of its own)."""
+    found = _UNREADABLE.search(rest)
+    if found is None or "no such file or directory" in found.group(2):
+        return None
+    value, why = found.group(1), paths.scrub(found.group(2))
+    if why == "missing Resource metadata":
+        why = "holds a document without metadata, which is no object"
+    else:
+        why = f"cannot be read: {why}"
+    return _at_entry(folder, _resolve(folder, value), paths, f"{{what}} {{value}} {why} ({{listed}})",
+                     f"{paths.show(_resolve(folder, value))} {why}")
 
 
 def _duplicate(rest: str, folder: str, paths: Paths) -> Cause | None:

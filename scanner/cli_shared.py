@@ -1,0 +1,185 @@
+"""What the kubehop commands share: the command group, the minor type, the configuration and
+settings every command reads the same way, and writing reports.
+
+The commands register themselves on `cli` (scanner/cli.py: scan, fix, rules; scanner/cli_plan.py:
+components, plan, inventory); heavy modules are imported inside functions.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from scanner import __version__
+from scanner.config import CONFIG_FILE
+from scanner.versions import Minor, parse_minor
+
+
+def _version_message() -> str:
+    from scanner.freshness import data_checked
+
+    return f"kubehop {__version__} (data checked {data_checked()})"
+
+
+class MinorType(click.ParamType):
+    """A Kubernetes minor the data knows: 1.36, v1.36 and v1.36.2 all mean 1.36."""
+
+    name = "MINOR"
+
+    def convert(self, value, param, ctx) -> Minor:
+        if isinstance(value, Minor):
+            return value
+        from scanner.rulebook import load_rulebook
+
+        book = load_rulebook()
+        try:
+            minor = parse_minor(value)
+        except ValueError:
+            self.fail(f"{value!r} is not a Kubernetes version; known minors: {book.oldest} to {book.newest}",
+                      param, ctx)
+        if not book.accepts(minor):
+            self.fail(f"{value!r}: kubehop knows Kubernetes {book.oldest} to {book.newest} "
+                      f"(and {book.projected}, projected before its release)", param, ctx)
+        return minor
+
+
+MINOR = MinorType()
+
+
+def _print_version(ctx, param, value) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(_version_message())
+        ctx.exit()
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version and the date the data was last checked.")
+def cli() -> None:
+    """What breaks when a cluster moves from one Kubernetes minor to the next.
+
+    \b
+    Example:
+      kubehop scan --target 1.36 platform/
+    """
+    from scanner.freshness import stale_notice
+
+    notice = stale_notice()
+    if notice:
+        click.echo(f"kubehop: notice: {notice}", err=True)
+
+
+def unknown_option(command):
+    """--unknown, for the commands that report component support."""
+    return click.option(
+        "--unknown", type=click.Choice(["warn", "block", "ignore"]), default=None,
+        help="What a fact no source states counts as (a hop no release of a component states support for, "
+             "a release kubehop cannot tell): a warning (default, or the configuration's `unknown`), a "
+             "blocker, or nothing.")(command)
+
+
+def config_options(command):
+    """--config and --no-config, for every command that reads the configuration."""
+    command = click.option("--no-config", is_flag=True, help="Ignore any configuration file.")(command)
+    return click.option(
+        "--config", "config_file", type=click.Path(dir_okay=False, exists=True), default=None,
+        help=f"Configuration file (default: {CONFIG_FILE} or [tool.kubehop] in pyproject.toml, "
+             "found from the first path upward).")(command)
+
+
+def config_for(config_file: str | None, no_config: bool, paths: tuple[str, ...]):
+    from scanner.config import Config, ConfigError, discover, load_config
+
+    if no_config:
+        return Config()
+    try:
+        return load_config(Path(config_file)) if config_file else discover(list(paths))
+    except ConfigError as err:
+        raise click.UsageError(str(err)) from None
+
+
+def settings(config, paths: tuple[str, ...], target: Minor | None, current: Minor | None,
+              missing: str | None) -> tuple[list[str], Minor, Minor | None]:
+    """Paths and minors: the command line's, else the configuration's, else the defaults.
+    `missing` is the usage error when no path is given anywhere (None: none are needed)."""
+    from scanner.rulebook import load_rulebook
+
+    paths = list(paths) or list(config.paths)
+    if not paths and missing:
+        raise click.UsageError(missing)
+    target = target or _config_minor(config, "target", config.target) or load_rulebook().newest
+    current = current or _config_minor(config, "from", config.current)
+    if current is not None and current > target:
+        raise click.UsageError(f"--from {current} is newer than --target {target}")
+    return paths, target, current
+
+
+def _config_minor(config, key: str, value: str | None) -> Minor | None:
+    """A minor written in the configuration, checked like the flag it stands for."""
+    if value is None:
+        return None
+    try:
+        return MINOR.convert(value, None, None)
+    except click.BadParameter as err:
+        raise click.UsageError(f"{config.path}: {key}: {err.message}") from None
+
+
+def scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline, **flags):
+    """The configuration, with the command line's flags on top; `flags` are the options the
+    configuration does not cover."""
+    from scanner.options import ScanOptions
+    from scanner.sources.exclude import Exclusions
+
+    return ScanOptions(
+        exclude=(Exclusions(str(config.folder), config.exclude), Exclusions(".", tuple(exclude))),
+        ignore=config.ignore + tuple(ignore),
+        severity=tuple(config.severity.items()),
+        rule_folders=config.rules + tuple(Path(f).resolve() for f in rule_folders),
+        baseline=write_baseline or baseline or config.baseline,
+        write_baseline=write_baseline is not None,
+        **flags,
+    )
+
+
+def check_outputs(paths: list[str | None]) -> None:
+    """Fail before scanning, not after, when a report could not be written."""
+    given = [p for p in paths if p]
+    seen = set()
+    for path in given:
+        real = os.path.realpath(path)
+        if real in seen:
+            raise click.UsageError(f"{path}: two reports would be written to the same file")
+        seen.add(real)
+        folder = os.path.dirname(real)
+        if os.path.isdir(real):
+            raise click.UsageError(f"{path} is a folder; give a file to write the report to")
+        if not os.path.isdir(folder):
+            raise click.UsageError(f"{path}: folder {folder} does not exist")
+
+
+def emit(text: str, output: str | None) -> None:
+    """A report to its --output file, else to standard output."""
+    if output:
+        _write(output, text)
+    else:
+        click.echo(text, nl=False)
+
+
+def emit_all(documents: list[tuple[str | None, str]]) -> None:
+    for path, text in documents:
+        emit(text, path)
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as err:
+        raise click.UsageError(f"cannot write {path}: {err.strerror or err}") from err
+
+
+def use_color() -> bool:
+    return sys.stdout.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
