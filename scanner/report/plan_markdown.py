@@ -45,8 +45,9 @@ def _table(plan: Plan) -> list[str]:
     lines = ["| Window | Hop | Before the hop | Blockers |", "|---|---|---|---|"]
     for w in plan.windows:
         before = chains(w.before) + [f"migrate {label}" for label in migration_labels(w.migrations)]
-        blockers = f"⛔ {w.blocker_count}: {', '.join(blocker_labels(w))}" if w.blocker_count else "—"
-        lines.append(f"| W{w.number} | {w.source} → {w.target} | {_cell(before)} | {md.wrappable(md.text(blockers))} |")
+        blockers = f"⛔ {w.blocker_count}: {', '.join(blocker_labels(w, kinds=True))}" if w.blocker_count else "—"
+        hop = f"{w.source}\u00a0→\u00a0{w.target}"  # no-break spaces: a hop is not wrapped over two lines
+        lines.append(f"| W{w.number} | {hop} | {_cell(before)} | {md.wrappable(md.text(blockers))} |")
     return lines
 
 
@@ -60,7 +61,9 @@ def _diagram(plan: Plan) -> list[str]:
         kind, state = (("blocked", f"⛔ {count(w.blocker_count, 'blocker')}") if w.blocker_count else
                        ("warn", f"⚠️ {count(w.warning_count, 'warning')}") if w.warning_count else
                        ("ok", "✓ nothing blocks"))
-        lines.append(f'  W{w.number}["W{w.number}<br/>{w.source} → {w.target}<br/>{state}"]:::{kind}')
+        steps = len(w.before) + len(w.migrations)  # green says nothing blocks, not that nothing is to do
+        todo = f"<br/>{count(steps, 'step')} before" if steps else ""
+        lines.append(f'  W{w.number}["W{w.number}<br/>{w.source} → {w.target}<br/>{state}{todo}"]:::{kind}')
     lines.extend(f"  W{a.number} --> W{b.number}" for a, b in zip(plan.windows, plan.windows[1:]))
     return lines + [f"  classDef {name} {style}" for name, style in _CLASSES.items()]
 
