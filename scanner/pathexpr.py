@@ -95,7 +95,8 @@ def compile_path(text: str) -> PathExpr:
     return PathExpr(text, tuple(steps))
 
 
-def _step(match: Match, step: Step) -> Iterator[Match]:
+def _step(match: Match, step: Step, keyed: dict[str, tuple[Any, Any]] | None = None) -> Iterator[Match]:
+    """Where `step` leads from `match`; `keyed`: the mapping's pairs by key (_keyed), when known."""
     node = match.node
     if step.name is None and step.pattern is None:
         if isinstance(node, SequenceNode):
@@ -104,13 +105,21 @@ def _step(match: Match, step: Step) -> Iterator[Match]:
         return
     if not isinstance(node, MappingNode):
         return
-    last: dict[str, tuple[Any, Any]] = {}
-    for key, value in _pairs(node, set()):
-        if step.matches(key.value):
-            last[key.value] = (key, value)
-    for name, (key, value) in last.items():
-        shown = f".{name}" if step.pattern is None else f'["{name}"]'
-        yield Match(value, key, (match.where + shown).lstrip("."))
+    if keyed is None:
+        keyed = _keyed(node)
+    if step.pattern is None:
+        found = keyed.get(step.name)
+        if found is not None:
+            yield Match(found[1], found[0], f"{match.where}.{step.name}" if match.where else step.name)
+        return
+    for name, (key, value) in keyed.items():
+        if step.pattern.match(name) is not None:
+            yield Match(value, key, f'{match.where}["{name}"]')
+
+
+def _keyed(node: MappingNode) -> dict[str, tuple[Any, Any]]:
+    """The mapping's scalar keys -> (key node, value node), as Kubernetes reads them: the last one wins."""
+    return {key.value: (key, value) for key, value in _pairs(node, set())}
 
 
 def _pairs(node: MappingNode, seen: set[int]) -> Iterator[tuple[ScalarNode, Any]]:
@@ -146,5 +155,8 @@ class PathTree(Generic[T]):
         while stack:
             tree, match = stack.pop()
             yield from ((payload, match) for payload in tree.payloads)
+            if not tree.children:
+                continue
+            keyed = _keyed(match.node) if isinstance(match.node, MappingNode) else None  # once for all steps
             for step, child in tree.children.items():
-                stack.extend((child, found) for found in _step(match, step))
+                stack.extend((child, found) for found in _step(match, step, keyed))

@@ -425,5 +425,6 @@ def _cases(seed, numbers, seeds, where, render_share, keep_failures, time_bound,
             shutil.copytree(case.root, kept, symlinks=True, ignore_dangling_symlinks=True,
                             ignore=lambda d, names: [n for n in names if (Path(d) / n).is_fifo()])
             (kept / "command.txt").write_text(" ".join(["kubehop", case.command, *case.args]) + "\n")
+            (kept / "problem.txt").write_text(outcome.problem + "\n")
         shutil.rmtree(case.root, ignore_errors=True)
         yield outcome

@@ -76,11 +76,11 @@ def compose_documents(text: str, path: str, anchors_renamed: bool = False) -> tu
     if maybe_template and any(_templated(node) for node in nodes):
         raise TemplateSyntax()
     trusted: list[Any] = []
-    check_tags = "!" in text
+    check_tags, anchors = "!" in text, "&" in text
     for node in nodes:
         found: list[Diagnostic] = []
         try:
-            inspect(node, check_tags, path, found)
+            inspect(node, check_tags, path, found, anchors)
         except DocumentProblem as problem:
             diagnostics.append(Diagnostic(path, str(problem), problem.line))
             continue
