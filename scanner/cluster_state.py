@@ -18,6 +18,7 @@ from yaml.nodes import SequenceNode
 from scanner.crds import Crd, CrdIndex, as_dict, is_crd, parse_crd
 from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest, Origin, object_ref
+from scanner.report.paths import repo_path
 from scanner.sources.files import ManifestFile, read_file, walk
 from scanner.nodes import key_node, mapping_get, scalar
 from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, load_data, read_text
@@ -82,7 +83,7 @@ def split_live(manifests: list[Manifest]) -> tuple[list[Manifest], list[Manifest
 def live_notice(live: list[Manifest]) -> str:
     first = live[0]
     return (f"{count(len(live), 'object')} in the scanned tree carry server-side state (metadata.uid, "
-            f"resourceVersion, managedFields or a CRD's status.storedVersions; first: {first.origin.path}: "
+            f"resourceVersion, managedFields or a CRD's status.storedVersions; first: {repo_path(first.origin.path)}: "
             f"{server_side_state(first)}): read as cluster state (a kubectl dump), not as manifests the tree applies")
 
 

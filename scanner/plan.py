@@ -23,6 +23,7 @@ from scanner.components.tree import TreeComponents
 from scanner.components.state import (BLOCKER, UNKNOWN, WARNING, ComponentState, Migration, Problem, Step,
                                       Timeline, component_states, resolve)
 from scanner.model import Finding, Manifest
+from scanner.report.paths import where  # files named as every report names them
 from scanner.versions import Minor, minor_range
 
 if TYPE_CHECKING:
@@ -206,8 +207,8 @@ def plan_paths(request: PlanRequest) -> tuple[Plan, TreeComponents]:
         raise PlanInputError("the tree pins no cluster version: give --from or --cluster-version-file")
     current = request.current or pin.minor
     if current >= request.target:
-        where = "--from" if request.current else f"{pin.version} at {pin.origin.path}:{pin.origin.line}"
-        raise PlanInputError(f"the cluster is at {current} ({where}): --target {request.target} is not newer")
+        at_pin = "--from" if request.current else f"{pin.version} at {where(pin.origin.path, pin.origin.line)}"
+        raise PlanInputError(f"the cluster is at {current} ({at_pin}): --target {request.target} is not newer")
     distro, distro_from = _distro(request.distro, pin)
     charts = chart_versions(tree.charts, options.allow_network)
     tree.notices.extend(charts.notices)
@@ -236,7 +237,6 @@ def _distro(given: str | None, pin: ClusterPin | None) -> tuple[str, str]:
     if given:
         return given, "--distro"
     if pin is not None and pin.distro:
-        from scanner.report.paths import where  # named as every report names a file
 
         return pin.distro, f"{pin.version} at {where(pin.origin.path, pin.origin.line)}"
     return "kubernetes", "default"

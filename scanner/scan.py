@@ -15,6 +15,7 @@ from scanner.crds import CrdIndex
 from scanner.freshness import data_checked
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK, Diagnostic, Finding
 from scanner.options import ScanOptions
+from scanner.report.paths import where as at_path
 from scanner.rulebook import load_rulebook
 from scanner.sources import ScanInput, collect
 from scanner.sources.retention import Retention
@@ -213,7 +214,7 @@ def _current_from_orders(manifests, target: Minor) -> tuple[Minor | None, list[s
     if not pins:
         return None, []
     pin = pins[0]
-    where = f"{pin.what} {pin.version_text} at {pin.origin.path}:{pin.origin.line}"
+    where = f"{pin.what} {pin.version_text} at {at_path(pin.origin.path, pin.origin.line)}"
     if pin.minor > target:
         return None, [f"the tree's upgrade orders move the cluster to {pin.minor} ({where}), past --target {target}"]
     return pin.minor, [f"--from {pin.minor} taken from the tree's upgrade orders: {where}"]

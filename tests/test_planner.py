@@ -314,3 +314,23 @@ def test_a_stated_open_range_supports_every_later_minor():
     assert [moves(w) for w in plan.windows] == [["dns 0.17 → 0.18"], [], [], []]
     assert plan.windows[0].before[0].why == "0.18 supports 1.21 and later"
     assert [p.kind for p in plan.windows[0].problems] == [UNSUPPORTED]  # the pinned 0.17 stops at 1.32
+
+
+def test_a_chart_line_that_states_its_own_range_replaces_the_apps_for_the_pinned_chart():
+    """Chart 6 ships store 1.8 (1.25–1.31), but chart 6's own kubeVersion floor is 1.27: a tree that
+    pins chart 6 on Kubernetes 1.26 runs outside that range; chart 5 on the same cluster does not."""
+    data = store()
+    data["detect"]["chart_versions"] = [{"chart": "5", "app": "1.7"}, {
+        "chart": "6", "app": "1.8", "kubernetes": {"min": "1.27", "max": "1.31"},
+        "source": "https://example.org/chart-6"}, {"chart": "7", "app": "1.9"}]
+    data["detect"]["chart_versions_source"] = "https://example.org/charts"
+    book = catalog([data])
+    plan = plan_for(book, [pinned(book, "store", "6.2.0")], "1.26", "1.27")
+    [state] = plan.components
+    assert (state.start.version, state.start.min, state.start.source) == ("1.8", m("1.27"),
+                                                                          "https://example.org/chart-6")
+    assert [p.message for p in plan.windows[0].problems if p.severity == WARNING] == [
+        "Store 1.8 does not list Kubernetes 1.26 (supports 1.27–1.31): the cluster already runs outside its "
+        "stated range"]
+    plan = plan_for(book, [pinned(book, "store", "5.1.0")], "1.26", "1.27")
+    assert [p for p in plan.windows[0].problems if p.severity == WARNING] == []

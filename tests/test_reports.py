@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conftest import FIXTURES, run_kubehop
+from conftest import FIXTURES, kustomize_or_skip, run_kubehop, tool_or_skip
 
 TREE = FIXTURES / "reports"  # scanned as a checkout of its own (see `checkout`): reports name files from its root
 FORMATS = ["text", "json", "sarif", "markdown", "github"]
@@ -297,3 +297,31 @@ def test_counts_of_one_are_singular(fmt, needle, tmp_path):
     (tmp_path / "a.yaml").write_text(BLOCKER)
     out = kubehop_ok("scan", "--format", fmt, ".", cwd=tmp_path).stdout.decode()
     assert needle in out and "1 blocker," in out and "1 objects" not in out and "1 files" not in out
+
+
+@pytest.mark.parametrize("fixture, needles", [
+    # the cluster's minor read from the tree's upgrade orders, and a component pinned in two files
+    ("flux-homelab", ["taken from the tree's upgrade orders: Plan system-upgrade/k3s-server v1.28.3+k3s1 at "
+                      "repo/platform/infrastructure/system-upgrade/plans.yaml:15"]),
+    # objects a kustomization's helmCharts entry renders: `via` names the build and the entry's file
+    ("kustomize-helm", ["via kustomize build repo/platform/app, helmCharts entry 2 of "
+                        "repo/platform/app/kustomization.yaml"]),
+])
+def test_paths_inside_messages_are_named_from_the_repository_root(fixture, needles, tmp_path):
+    """A path kubehop writes inside a message, a notice or a `via` is named like the finding's own
+    file: from the repository root, never as the working folder spells it (`./app/...`)."""
+    env = {"KUBEHOP_CACHE_DIR": str(tmp_path / "cache")}
+    if fixture == "kustomize-helm":
+        command = kustomize_or_skip()
+        env |= {"KUBEHOP_KUSTOMIZE" if command[1] == "build" else "KUBEHOP_KUBECTL": command[0],
+                "KUBEHOP_HELM": tool_or_skip("helm")}
+    (tmp_path / ".git").mkdir()
+    tree = tmp_path / "repo" / "platform"
+    shutil.copytree(FIXTURES / fixture, tree)
+    for command in ("scan", "plan"):
+        done = run_kubehop(command, "--target", "1.36", "--format", "text", ".", cwd=tree, env=env)
+        out = done.stdout.decode() + done.stderr.decode()
+        assert "Traceback" not in out
+        assert not re.search(r"(?<![\w.])\./\w", out), [line for line in out.splitlines() if "./" in line]
+        if command == "scan":
+            assert all(needle in out for needle in needles), out

@@ -14,6 +14,7 @@ from typing import Iterable, Iterator, Sequence
 
 from scanner.checks import ScanContext
 from scanner.model import Finding, Manifest
+from scanner.report.paths import where
 from scanner.orders.read import UpgradeOrder, clusters, read_orders
 from scanner.versions import Minor
 
@@ -50,7 +51,7 @@ def _unsupported(order: UpgradeOrder, states) -> Iterator[Finding]:
         if release is None or release.supports(minor) is not False or (release.min and minor < release.min):
             continue
         component = state.component
-        pins = ", ".join(f"{p.path}:{p.line}" for p in state.pins)
+        pins = ", ".join(where(p.path, p.line) for p in state.pins)
         later = [r for r in component.releases_after(release) if r.supports(minor)]
         if later:
             path, _, _ = route(component, release, Minor(minor.major, minor.minor - 1), minor)

@@ -15,6 +15,7 @@ from typing import Iterable, Iterator, Sequence
 from scanner.checks import ScanContext
 from scanner.checks.node_skew import load_policy
 from scanner.model import Finding, Manifest
+from scanner.report.paths import at
 from scanner.orders.read import Cluster, UpgradeOrder, clusters, read_orders
 from scanner.versions import Minor
 
@@ -49,7 +50,7 @@ def _cluster(cluster: Cluster, context: ScanContext) -> Iterator[Finding]:
 
 def _against_order(worker: UpgradeOrder, control_plane: UpgradeOrder) -> Iterator[Finding]:
     policy, target = load_policy(), control_plane.minor
-    where = f"{control_plane.what} at {control_plane.origin.path}:{control_plane.origin.line}"
+    where = f"{control_plane.what} at {at(control_plane.origin)}"
     if worker.minor > target:
         yield worker.finding(AHEAD, "error", (
             f"{worker.version_text} is above the control plane's order ({control_plane.version_text}, {where}): "

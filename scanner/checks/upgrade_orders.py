@@ -14,6 +14,7 @@ from typing import Iterable, Iterator, Sequence
 
 from scanner.checks import ScanContext
 from scanner.model import Finding, Manifest
+from scanner.report.paths import where
 from scanner.orders.kinds import control_plane_labels
 from scanner.orders.read import UpgradeOrder, clusters, order_key, read_orders
 from scanner.versions import Minor, minor_range
@@ -69,7 +70,7 @@ def _sequence(orders: Sequence[UpgradeOrder], baseline: tuple[Minor, str] | None
 
 
 def _where(order: UpgradeOrder) -> str:
-    return f"{order.origin.path}:{order.origin.line}"
+    return where(order.origin.path, order.origin.line)
 
 
 def _skip(order: UpgradeOrder, previous: tuple[Minor, str], who_moves: str) -> Finding:

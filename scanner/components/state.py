@@ -21,6 +21,7 @@ from scanner.components.timeline import (BLOCKED, BLOCKER, NEWER_THAN_CLUSTER, O
                                          UNSUPPORTED, UNVERIFIED, WARNING, ComponentState, Hop, Migration, Problem,
                                          Step, Timeline)
 from scanner.model import Manifest
+from scanner.report.paths import where
 from scanner.versions import Minor, minor_range
 
 if TYPE_CHECKING:
@@ -65,13 +66,21 @@ def _installed(detection: Detection) -> Release:
 def _at_pinned_patch(release: Release, pins: list[Detection], component: Component) -> Release:
     """The release as the pins install it: an exact app version pins its patch (1.7.2 runs with the
     range Longhorn restated in 1.7.1); a range installs its newest patch; a chart version of its own
-    numbering pins the .0."""
+    numbering pins the .0, with the range its chart line states itself when every pin is on such a
+    line (kube-prometheus-stack 50 ships the operator of 49 with a higher kubeVersion floor)."""
     exact = [d.pin for d in pins if not d.floating and (d.source != "chart" or component.chart_lines is None)
              and parse_version(d.pin) is not None and release.key == _key_or_none(d.pin)]
     if len(exact) == len(pins) and exact:
         return release.at_patch(exact[0])
     ranges = all(parse_version(d.pin) is None for d in pins)
-    return release.effective()[-1 if ranges else 0]
+    installed = release.effective()[-1 if ranges else 0]
+    lines = {component.chart_range(d.pin) if d.source == "chart" and component.chart_lines is not None else None
+             for d in pins}
+    if len(lines) == 1 and (line := lines.pop()) is not None:
+        stated, source = line
+        return dataclasses.replace(installed, min=stated.min, max=stated.max, open_ended=stated.open_ended,
+                                   source=source)
+    return installed
 
 
 def _key_or_none(version: str) -> tuple[int, int] | None:
@@ -146,7 +155,7 @@ def _start_problems(state: ComponentState, current: Minor) -> list[Problem]:
 
 
 def _unresolved(state: ComponentState) -> str:
-    pins = ", ".join(f"{d.pin!r} at {d.origin.path}:{d.origin.line}" for d in state.detections)
+    pins = ", ".join(f"{d.pin!r} at {where(d.origin.path, d.origin.line)}" for d in state.detections)
     if all(d.floating for d in state.detections):
         return f"{state.component.title}: {pins} installs the newest release, which the tree does not say; " \
                "its moves cannot be planned"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from scanner.components.state import BLOCKER, UNKNOWN, Migration, Problem, Timeline
 from scanner.model import Finding, Manifest, Origin
+from scanner.report.paths import where
 from scanner.versions import Minor
 
 _SEVERITY = {BLOCKER: "error", UNKNOWN: "warning"}  # anything else: "warning"
@@ -29,7 +30,7 @@ def _problem_finding(problem: Problem, timeline: Timeline) -> Finding:
     state = next(s for s in timeline.states if s.component.name == problem.component)
     first = state.detections[0]
     origin = Origin(first.origin.path, first.origin.line, first.origin.column, via=first.what)
-    also = tuple(f"also edit {o.path}:{o.line}" for o in problem.pins[1:])
+    also = tuple(f"also edit {where(o.path, o.line)}" for o in problem.pins[1:])
     return Finding(f"{COMPONENT_RULES}{problem.component}/{problem.kind}", _SEVERITY.get(problem.severity, "warning"),
                    problem.message, origin, "", "Component", problem.component, breaks_in=problem.minor,
                    source_url=(state.start.source or None) if state.start else None,

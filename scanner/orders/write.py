@@ -31,6 +31,7 @@ from scanner.fix.layout import Layout, splice
 from scanner.orders.kinds import OrderKind
 from scanner.orders.read import Cluster, UpgradeOrder, clusters
 from scanner.orders.releases import newest_patch
+from scanner.report.paths import where
 from scanner.sources.files import read_file
 from scanner.versions import Minor
 
@@ -73,8 +74,8 @@ def orders_for_windows(orders: Sequence[UpgradeOrder], windows: Iterable[tuple[i
         kind = group.orders[0].kind
         if kind.writes == "none":
             first = group.orders[0]
-            result.notes.append(f"{kind.title} orders are not written ({first.what} at {first.origin.path}:"
-                                f"{first.origin.line}): {kind.not_written}")
+            result.notes.append(f"{kind.title} orders are not written ({first.what} at "
+                                f"{where(first.origin.path, first.origin.line)}): {kind.not_written}")
     for number, _, target in windows:
         for group in groups:
             writes = group.orders[0].kind.writes
@@ -169,7 +170,7 @@ def _in_place(group: Cluster, number: int, target: Minor, root: str, notes: list
     for order in group.control_planes + group.unknown + group.live_workers:
         if order.version is None and order.channel is None:
             if number == 1:  # its version comes from elsewhere (a kustomize patch, a variable): not guessed
-                notes.append(f"{order.what} at {order.manifest.origin.path}:{order.manifest.origin.line} names no "
+                notes.append(f"{order.what} at {where(order.manifest.origin.path, order.manifest.origin.line)} names no "
                              f"version or channel in its file: set it where the tree sets it")
             continue
         by_file.setdefault(order.manifest.origin.path, []).append(order)
@@ -267,7 +268,7 @@ def _new_objects(group: Cluster, number: int, target: Minor, root: str, notes: l
         return
     if group.newest_control_plane is None:
         first = templates[0]
-        notes.append(f"{first.what} at {first.origin.path}:{first.origin.line}: no control-plane order to follow "
+        notes.append(f"{first.what} at {where(first.origin.path, first.origin.line)}: no control-plane order to follow "
                      f"in the tree; the worker orders are written without one")
     elif len(templates) == 1 and number == 1:
         notes.append(f"{templates[0].kind.title}: no worker order in the tree to copy; add one at each "

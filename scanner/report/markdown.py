@@ -2,8 +2,11 @@
 
 Made to be read in a comment 848 px wide: each hop's table has three columns that wrap (where and
 which object, what breaks, the fix in a few words); a rule's note and source, and a finding's
-steps, are folded under <details> below the table, once per rule. The whole stays under GitHub's
-comment limit (scanner.report.comment). Text from the tree goes through scanner.report.md: it
+steps, are folded under <details> below the table, once per rule. Objects that one rule finds
+saying the same thing (a hundred HelmReleases on a removed version) share one row, their list
+folded below the table: a reviewer reads each problem once, and a large tree still fits. The
+whole stays under GitHub's comment limit (scanner.report.comment): when it would not, those lists
+name their first objects only, and what still does not fit is cut. Text from the tree goes through scanner.report.md: it
 renders as itself and links, mentions and marks up nothing.
 """
 
@@ -18,6 +21,8 @@ from scanner.report.paths import where
 from scanner.scan import ScanResult
 
 MAX_LISTED_PROBLEMS = 50  # input problems and unrendered files listed; the rest are counted
+SHARED_FROM = 3  # findings of one rule in one hop that say the same thing share a row from this many on
+LISTED_WHEN_CUT = 50  # objects a shared row's list names when the comment must be cut
 _MIGRATE = {"now": "migrate now (the replacement is served already)",
             "during-hop": "migrate during the hop (the replacement is served only later)"}
 _ICON = {"error": "⛔", "warning": "⚠️", "notice": "ℹ️"}
@@ -27,7 +32,11 @@ escape = md.text  # the name other Markdown reports import
 
 def render(result: ScanResult, color: bool = False, limit: int | None = comment.LIMIT,
            full_report: str | None = None) -> str:
-    return comment.fit(_head(result), _parts(result), _tail(result), limit, full_report)
+    head, tail = _head(result), _tail(result)
+    parts = _parts(result, None, full_report)
+    if limit is not None and comment.size(head + "".join(p.text for p in parts) + tail) > limit:
+        parts = _parts(result, LISTED_WHEN_CUT, full_report)
+    return comment.fit(head, parts, tail, limit, full_report)
 
 
 def _head(result: ScanResult) -> str:
@@ -55,29 +64,66 @@ def _level(group: list[Finding], severity: str) -> int:
     return sum(f.severity == severity for f in group)
 
 
-def _parts(result: ScanResult) -> list[comment.Part]:
+def _parts(result: ScanResult, listed: int | None, full_report: str | None) -> list[comment.Part]:
+    """Each hop: its table, a row per finding or per shared row (`listed`: how many objects a shared
+    row's list names; None: all), then the folds below it."""
     parts: list[comment.Part] = []
     for label, group in _groups(result):
-        rows = [_row(f) for f in group]
+        rows = _rows(group)
         heading = [f"### {md.text(label[0].upper() + label[1:])}", "", "| Where | What breaks | Fix |",
                    "|---|---|---|"]
-        parts.append(comment.Part(_block(heading + rows[:1]), 1))
-        parts.extend(comment.Part(_block([row]), 1) for row in rows[1:])
-        parts.extend(comment.Part(_block(["", *details])) for details in _folded(group))
+        parts.append(comment.Part(_block(heading + [_row(rows[0])]), len(rows[0])))
+        parts.extend(comment.Part(_block([_row(row)]), len(row)) for row in rows[1:])
+        parts.extend(comment.Part(_block(["", *details])) for details in _folded(group, rows, listed, full_report))
         parts.append(comment.Part("\n"))
     return parts
 
 
-def _row(f: Finding) -> str:
+def _rows(group: list[Finding]) -> list[list[Finding]]:
+    """The table's rows: a finding each, but findings of one rule that say the same thing and share
+    their fix share a row (from SHARED_FROM on), where the first of them stood."""
+    alike: dict[tuple, list[Finding]] = {}
+    for f in group:
+        alike.setdefault(_likeness(f), []).append(f)
+    rows, placed = [], set()
+    for f in group:
+        key = _likeness(f)
+        if len(alike[key]) < SHARED_FROM:
+            rows.append([f])
+        elif key not in placed:
+            placed.add(key)
+            rows.append(alike[key])
+    return rows
+
+
+def _likeness(f: Finding) -> tuple:
+    """What findings must share to share a row; a component's finding is about that component alone."""
+    if f.kind == "Component":
+        return (id(f),)
+    return f.rule_id, f.severity, f.message, f.replacement, f.migrate, f.note, f.source_url, f.remediation
+
+
+def _row(row: list[Finding]) -> str:
+    f = row[0]
+    if len(row) > 1:
+        kinds = ", ".join(sorted({m.kind for m in row}))
+        place = (f"**{count(len(row), 'object')}** in {count(len({m.origin.path for m in row}), 'file')}: "
+                 f"{md.wrappable(md.text(kinds))}<br><sub>listed below the table</sub>")
+    else:
+        place = _place(f)
+    breaks, successor = _split(f)
+    fix = md.wrappable("<br>".join(_fix(f, successor)))
+    return f"| {place} | {_ICON.get(f.severity, '')} {md.wrappable(md.text(breaks))} | {fix} |"
+
+
+def _place(f: Finding) -> str:
     place = md.path(where(f.origin.path, f.origin.line, f.origin.column))
     place += f"<br>{md.wrappable(md.text(f.object_ref))}"
     if f.support:  # a component's state for the hop's minor: unsupported, unknown or unverified
         place += f" ({md.text(f.support)})"
     if f.origin.via:
         place += f"<br><sub>via {md.wrappable(md.text(f.origin.via))}</sub>"
-    breaks, successor = _split(f)
-    fix = md.wrappable("<br>".join(_fix(f, successor)))
-    return f"| {place} | {_ICON.get(f.severity, '')} {md.wrappable(md.text(breaks))} | {fix} |"
+    return place
 
 
 def _split(f: Finding) -> tuple[str, str | None]:
@@ -105,8 +151,10 @@ def _fix(f: Finding, successor: str | None) -> list[str]:
     return fix or (["see the note below"] if f.note else ["—"])
 
 
-def _folded(group: list[Finding]) -> list[list[str]]:
-    """Below a hop's table: one fold with each rule's note and source, then one per finding with steps."""
+def _folded(group: list[Finding], rows: list[list[Finding]], listed: int | None,
+            full_report: str | None) -> list[list[str]]:
+    """Below a hop's table: one fold with each rule's note and source, one listing each shared row's
+    objects, then one per row with steps."""
     rules: dict[tuple[str, str | None, str | None], int] = {}
     for f in group:
         if f.note or f.source_url:
@@ -118,11 +166,27 @@ def _folded(group: list[Finding]) -> list[list[str]]:
                  + (f", {md.link('source', source)}" if source else "") + (f": {md.prose(note)}" if note else "")
                  for (rule_id, note, source), n in rules.items()]
         blocks.append(_details(f"Notes and sources: {count(len(rules), 'rule')}", items))
-    for f in group:
+    blocks += [_listing(row, listed, full_report) for row in rows if len(row) > 1]
+    for row in rows:
+        f = row[0]
         if f.remediation:
-            summary = f"Steps for {where(f.origin.path, f.origin.line, f.origin.column)} {f.object_ref}"
+            summary = (f"Steps for {where(f.origin.path, f.origin.line, f.origin.column)} {f.object_ref}"
+                       if len(row) == 1 else f"Steps for the {count(len(row), 'object')} of {f.rule_id}")
             blocks.append(_details(summary, md.fenced("\n".join(f.remediation), "text")))
     return blocks
+
+
+def _listing(row: list[Finding], listed: int | None, full_report: str | None) -> list[str]:
+    """The objects of a shared row, each at its file and line (the first `listed` of them, if given)."""
+    shown = row if listed is None else row[:listed]
+    items = [f"- {md.code(where(f.origin.path, f.origin.line, f.origin.column), in_table=False)} "
+             f"{md.text(f.object_ref)}" + (f" <sub>via {md.text(f.origin.via)}</sub>" if f.origin.via else "")
+             for f in shown]
+    if len(shown) < len(row):
+        whole = (f"{md.code(full_report, in_table=False)}, written beside this one" if full_report else
+                 "the full report (`--output FILE` writes it to FILE.full.md)")
+        items.append(f"- … {count(len(row) - len(shown), 'more object')}: all of them are in {whole}")
+    return _details(f"The {count(len(row), 'object')} of {row[0].rule_id}", items)
 
 
 def _details(summary: str, body: list[str]) -> list[str]:

@@ -3,7 +3,7 @@
 First the verdict, the table of windows and a Mermaid diagram of them (coloured by class, text
 colour included, so it reads in light and dark mode; left to right only while it fits a comment);
 then each window in the order of the work: what blocks it, the migrations and moves before the
-hop (each move once, in the window that needs it, saying how early it may land), the hop, then the
+hop (each move once, in the window that needs it: required there, saying how early it may land), the hop, then the
 notes folded. It stays under GitHub's comment limit (scanner.report.comment). Names, paths and
 messages from the tree go through scanner.report.md.
 """
@@ -45,8 +45,9 @@ def _table(plan: Plan) -> list[str]:
     lines = ["| Window | Hop | Before the hop | Blockers |", "|---|---|---|---|"]
     for w in plan.windows:
         before = chains(w.before) + [f"migrate {label}" for label in migration_labels(w.migrations)]
-        blockers = f"⛔ {w.blocker_count}: {', '.join(blocker_labels(w))}" if w.blocker_count else "—"
-        lines.append(f"| W{w.number} | {w.source} → {w.target} | {_cell(before)} | {md.wrappable(md.text(blockers))} |")
+        blockers = f"⛔ {w.blocker_count}: {', '.join(blocker_labels(w, kinds=True))}" if w.blocker_count else "—"
+        hop = f"{w.source}\u00a0→\u00a0{w.target}"  # no-break spaces: a hop is not wrapped over two lines
+        lines.append(f"| W{w.number} | {hop} | {_cell(before)} | {md.wrappable(md.text(blockers))} |")
     return lines
 
 
@@ -60,7 +61,9 @@ def _diagram(plan: Plan) -> list[str]:
         kind, state = (("blocked", f"⛔ {count(w.blocker_count, 'blocker')}") if w.blocker_count else
                        ("warn", f"⚠️ {count(w.warning_count, 'warning')}") if w.warning_count else
                        ("ok", "✓ nothing blocks"))
-        lines.append(f'  W{w.number}["W{w.number}<br/>{w.source} → {w.target}<br/>{state}"]:::{kind}')
+        steps = len(w.before) + len(w.migrations)  # green says nothing blocks, not that nothing is to do
+        todo = f"<br/>{count(steps, 'step')} before" if steps else ""
+        lines.append(f'  W{w.number}["W{w.number}<br/>{w.source} → {w.target}<br/>{state}{todo}"]:::{kind}')
     lines.extend(f"  W{a.number} --> W{b.number}" for a, b in zip(plan.windows, plan.windows[1:]))
     return lines + [f"  classDef {name} {style}" for name, style in _CLASSES.items()]
 
@@ -121,7 +124,7 @@ def _move(plan: Plan, window: Window, step: Step) -> str:
     line = f"- [ ] move **{md.text(step.label)}** ({md.text(step.why)}): edit {pins}"
     early = _earliest(plan, window, step)
     if early is not None:
-        line += f"; optional: it may land already after the hop to {early.target} (W{early.number})"
+        line += f"; may land earlier, from W{early.number} (after the hop to {early.target})"
     return line + "\n"
 
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 import re
 
 from scanner.report.markdown import escape
+from scanner.report.paths import repo_path
 
 _TICKS = re.compile(r"`+")
 
 
 def _location(plan, written) -> str:
-    return f"{plan.orders_folder.rstrip('/')}/{written.path}" if plan.orders_folder else written.based_on
+    return f"{plan.orders_folder.rstrip('/')}/{written.path}" if plan.orders_folder else repo_path(written.based_on)
 
 
 def text_lines(plan, window) -> list[str]:
@@ -53,5 +54,5 @@ def notes_lines(plan) -> list[str]:
 
 
 def json_entries(plan, window) -> list[dict]:
-    return [{"file": _location(plan, w), "based_on": w.based_on, "orders": list(w.orders), "notes": list(w.notes)}
+    return [{"file": _location(plan, w), "based_on": repo_path(w.based_on), "orders": list(w.orders), "notes": list(w.notes)}
             for w in window.orders]

@@ -8,7 +8,8 @@ from itertools import groupby
 from scanner import __version__
 from scanner.freshness import data_checked
 from scanner.model import Origin
-from scanner.components.state import BLOCKED, UNKNOWN_RELEASE, UNKNOWN_SUPPORT, UNSUPPORTED, UNVERIFIED
+from scanner.components.state import (BLOCKED, NEWER_THAN_CLUSTER, OUTSIDE_RANGE, UNKNOWN_RELEASE, UNKNOWN_SUPPORT,
+                                      UNSUPPORTED, UNVERIFIED)
 from scanner.plan import BLOCKER, UNKNOWN, WARNING, Migration, Plan, Step, Window
 from scanner.report import count_words, plan_orders, verdict_words
 from scanner.report.paths import at
@@ -40,12 +41,22 @@ def migration_labels(migrations: list[Migration]) -> list[str]:
     return [f"{api} ({count(n, 'object')})" for api, n in counts.items()]
 
 
-def blocker_labels(window: Window) -> list[str]:
-    """What the window's blockers (the findings a scan counts) are: the components, then how many objects."""
+_KINDS_NAMED = 3  # kinds of blocked objects a window's summary names; more are "…"
+
+
+def blocker_labels(window: Window, kinds: bool = False) -> list[str]:
+    """What the window's blockers (the findings a scan counts) are: the components, then how many
+    objects (`kinds`: and of which kinds, '3 objects (ImagePolicy, ImageRepository, …)')."""
     errors = [f for f in window.findings if f.severity == "error"]
     components = sorted({f.name or "?" for f in errors if f.kind == "Component"})
-    objects = sum(f.kind != "Component" for f in errors)
-    return components + ([count(objects, "object")] if objects else [])
+    objects = [f for f in errors if f.kind != "Component"]
+    if not objects:
+        return components
+    if not kinds:
+        return components + [count(len(objects), "object")]
+    names = sorted({f.kind for f in objects})
+    named = ", ".join(names[:_KINDS_NAMED]) + (", …" if len(names) > _KINDS_NAMED else "")
+    return components + [f"{count(len(objects), 'object')} ({named})"]
 
 
 def problems(window: Window, severity: str) -> list[str]:
@@ -89,6 +100,12 @@ def _stop(plan: Plan, name: str) -> str:
                       None)
         if window is not None:
             return text.format(window.target)
+    # Runs outside its stated range (the cluster is older than the release states): worth a look, no move.
+    outside = sorted({plan.current if p.kind == OUTSIDE_RANGE else w.target for w in plan.windows
+                      for p in w.problems if p.component == name and p.kind in (OUTSIDE_RANGE, NEWER_THAN_CLUSTER)})
+    if outside:
+        span = f"{outside[0]}–{outside[-1]}" if len(outside) > 1 else f"{outside[0]}"
+        return f"outside its stated range at {span}"
     return ""
 
 
@@ -96,8 +113,9 @@ def render(plan: Plan) -> str:
     summary = f"{verdict(plan)} ({counts(plan)})"
     lines = header(plan) + [summary, ""] + _table(plan) + ["", "Components"]
     rows = journeys(plan)
-    width = max([len(row[0]) for row in rows] + [0])
-    lines.extend(f"  {name:<{width}}  {journey:<22}  {stop:<27}  {pin}".rstrip() for name, journey, pin, stop in rows)
+    width, stops = max([len(row[0]) for row in rows] + [0]), max([len(row[3]) for row in rows] + [27])
+    lines.extend(f"  {name:<{width}}  {journey:<22}  {stop:<{stops}}  {pin}".rstrip()
+                 for name, journey, pin, stop in rows)
     lines.append("")
     for window in plan.windows:
         lines.extend(_window(plan, window, plan.distro))

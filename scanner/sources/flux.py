@@ -71,7 +71,7 @@ def _add(release: Manifest, chart_dirs: list[str], objects: dict, found: FluxCha
         if chart_dir is None:
             found.not_rendered.append(Diagnostic(
                 where, f"{label}: chart path {chart['chart']} is neither among the scanned charts nor in the "
-                       f"repository holding {where}", level="notice"))
+                       "repository holding this HelmRelease", level="notice"))
             return
         found.charts_used.add(chart_dir)
         found.releases.append(ChartRelease(chart_dir, via=f"{label} ({describe_chart(chart_dir)})", **as_release))

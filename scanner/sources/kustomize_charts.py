@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from scanner.report.paths import repo_path
 from scanner.sources.files import read_file
 from scanner.sources.kustomize_refs import inside
 from scanner.nodes import construct
@@ -69,7 +70,7 @@ class ChartEntry:
     @property
     def label(self) -> str:
         """How an object's `via` names it."""
-        return f"helmCharts entry {self.index + 1} of {self.kustomization}"
+        return f"helmCharts entry {self.index + 1} of {repo_path(self.kustomization)}"
 
     def chart_home(self) -> str:
         home = str(self.globals.get("chartHome") or "charts")

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 
 from scanner.model import Manifest, Origin
+from scanner.report.paths import repo_path
 from scanner.sources import kustomize_mirror
 from scanner.sources.files import read_file
 from scanner.sources.kustomize_helm import OBJECT_ANNOTATION, HelmCharts
@@ -119,7 +120,7 @@ class BuildOrigins:
         return line > 0 and (os.path.normpath(path), line, column, api_version, kind) in self.origins.seen
 
     def finder(self, built: str):
-        via = f"kustomize build {self.folder}"
+        via = f"kustomize build {repo_path(self.folder)}"
         output = built.split("\n")
 
         def where(manifest: Manifest) -> Origin:
