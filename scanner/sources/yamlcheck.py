@@ -74,8 +74,7 @@ def inspect(root: Any, check_tags: bool, path: str, diagnostics: list[Diagnostic
             _check_tag(node, path, diagnostics)
         if isinstance(node, MappingNode):
             pairs = node.value
-            if len(pairs) > 1 and len({k.value for k, _ in pairs if isinstance(k, ScalarNode)}) < len(pairs):
-                _report_duplicates(pairs, path, diagnostics)
+            _check_keys(pairs, path, diagnostics)
             for key, value in pairs:
                 stack.append((value, depth + 1))
                 if not isinstance(key, ScalarNode):
@@ -98,8 +97,7 @@ def _inspect_unaliased(root: Any, check_tags: bool, path: str, diagnostics: list
             _check_tag(node, path, diagnostics)
         if isinstance(node, MappingNode):
             pairs = node.value
-            if len(pairs) > 1 and len({k.value for k, _ in pairs if isinstance(k, ScalarNode)}) < len(pairs):
-                _report_duplicates(pairs, path, diagnostics)
+            _check_keys(pairs, path, diagnostics)
             children = [n for pair in pairs for n in pair]
         elif isinstance(node, SequenceNode):
             children = node.value
@@ -122,7 +120,10 @@ def _check_tag(node: Any, path: str, diagnostics: list[Diagnostic]) -> None:
             node.start_mark.line + 1, level="notice"))
 
 
-def _report_duplicates(pairs, path: str, diagnostics: list[Diagnostic]) -> None:
+def _check_keys(pairs, path: str, diagnostics: list[Diagnostic]) -> None:
+    """Duplicate keys of a mapping; the set comparison first, as nearly every mapping has none."""
+    if len(pairs) < 2 or len({k.value for k, _ in pairs if isinstance(k, ScalarNode)}) == len(pairs):
+        return
     seen: set[str] = set()
     for key, _ in pairs:
         if not isinstance(key, ScalarNode) or key.value == "<<":
