@@ -88,7 +88,7 @@ def plan_command(paths, target, current, distro, cluster_version_file, fmt, outp
     2 usage error; 3 some input could not be read.
     """
     from scanner.components.catalog import load_catalog
-    from scanner.components.detect import cluster_distros
+    from scanner.orders.version import cluster_distros
     from scanner.baseline import BaselineError
     from scanner.data import DataError
     from scanner.plan import PlanInputError, PlanRequest, plan_paths

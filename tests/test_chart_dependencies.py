@@ -171,7 +171,7 @@ def test_a_file_dependency_in_the_tree_is_rendered_and_reported_at_its_own_file(
 
 
 def test_the_missing_dependency_is_still_a_component_and_a_wrapper_chart_is_not_a_release(tmp_path):
-    from test_detect import BOOK, found, tree
+    from test_detect import found, tree
 
     root = tree(tmp_path, {
         "platform/mesh/Chart.yaml": """

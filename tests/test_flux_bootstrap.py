@@ -11,7 +11,6 @@ them in the window that moves Flux to 2.7.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import yaml
 

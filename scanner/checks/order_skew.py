@@ -85,8 +85,8 @@ def _prepare(worker: UpgradeOrder, cluster: Cluster) -> Iterator[Finding]:
     hop: Minor | None = worker.minor
     if worker.prepare is None:
         yield worker.finding(NO_PREPARE, "error", (
-            f"agent Plan without a prepare step: the controller upgrades its nodes at once, without waiting for "
-            f"the server Plan, so kubelets can run ahead of the API server"), hop,
+            "agent Plan without a prepare step: the controller upgrades its nodes at once, without waiting for "
+            "the server Plan, so kubelets can run ahead of the API server"), hop,
             remediation=(f"add to spec: {wanted}",))
     elif worker.prepare.waits_for is None:
         yield worker.finding(NO_PREPARE, "error", (

@@ -15,7 +15,7 @@ from typing import Any, Iterable, Iterator
 from yaml.nodes import MappingNode, SequenceNode
 
 from scanner.model import Origin
-from scanner.sources.yamldoc import mapping_get, scalar
+from scanner.nodes import mapping_get, scalar
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from scanner.components.semver import floats, parse_version
 from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.orders.read import cluster_pins, read_orders
-from scanner.orders.version import cluster_distros, distro_of  # noqa: F401 (cluster_distros: for the CLI)
+from scanner.orders.version import distro_of
 from scanner.sources.files import KUSTOMIZATION_FILES, read_file
 from scanner.nodes import mapping_get, scalar
 from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents

@@ -13,7 +13,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from scanner.components.catalog import (SUPPORTED, UNKNOWN as UNSTATED, UNSUPPORTED as EXCLUDED, Catalog, Component,
-                                        Release, release_key)
+                                        CrdRule, Release, release_key)
 from scanner.components.moves import evidence, route, steps, with_requirements
 from scanner.components.semver import parse_version
 from scanner.components.timeline import (BLOCKED, BLOCKER, NEWER_THAN_CLUSTER, OUTSIDE_RANGE, PIN_RANGE, REQUIRED_MOVE,

@@ -18,7 +18,7 @@ import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from scanner.model import Diagnostic, Manifest, Origin
-from scanner.nodes import construct, key_node, locate, mapping_get, scalar  # noqa: F401 - re-exported: branches in flight import them from here
+from scanner.nodes import construct, key_node, mapping_get, scalar
 from scanner.sources.yamlcheck import (TOO_DEEP, DocumentProblem, check_flow_depth,  # noqa: F401
                                        inspect)  # DocumentProblem: the sources import it from here
 
