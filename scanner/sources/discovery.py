@@ -167,7 +167,10 @@ class FakeDiscovery:
 
     def __enter__(self) -> str:
         self._server = _Server(("127.0.0.1", 0), self._handler)
-        threading.Thread(target=self._server.serve_forever, name="kubehop-discovery", daemon=True).start()
+        # shutdown() waits for serve_forever's next poll: at the default 0.5 s every scan that
+        # rendered paid up to half a second at its end.
+        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
+                         name="kubehop-discovery", daemon=True).start()
         self._folder = tempfile.TemporaryDirectory(prefix="kubehop-discovery-")
         kubeconfig = os.path.join(self._folder.name, "kubeconfig")
         with open(kubeconfig, "w", encoding="utf-8") as handle:
