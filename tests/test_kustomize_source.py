@@ -175,6 +175,16 @@ def test_what_a_flux_path_without_a_kustomization_reaches_is_built_as_flux_build
     assert "lies outside the kustomization's folder" in report["diagnostics"][0]["message"]
 
 
+def test_a_flux_path_holding_a_nul_is_no_folder_and_the_rest_is_built(kustomize_env, tmp_path):
+    """Found by the fuzzer: realpath refused the NUL and the whole kustomize source was lost."""
+    _flux_tree(tmp_path)
+    sync = tmp_path / "clusters" / "prod" / "apps.yaml"
+    sync.write_text(sync.read_text().replace("./apps/prod", "\"./apps/\\0prod\""))
+    code, report = scan_json("--target", "1.22", str(tmp_path), env=kustomize_env)
+    assert "please report it" not in json.dumps(report)
+    assert {f["file"] for f in report["findings"]} == {"apps/shared/ingress.json"}
+
+
 def test_nothing_outside_the_repository_is_read_even_for_flux(kustomize_env, tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()

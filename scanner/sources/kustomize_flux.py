@@ -26,7 +26,7 @@ def flux_paths(manifests: list[Manifest], scanned: list[str]) -> frozenset[str]:
             continue
         spec = manifest.body.get("spec")
         path = spec.get("path") if isinstance(spec, dict) else None
-        if not isinstance(path, str) or os.path.isabs(path):
+        if not isinstance(path, str) or os.path.isabs(path) or "\0" in path:  # no folder has a NUL in its name
             continue
         top = repository_root(os.path.dirname(manifest.origin.path) or ".", scanned)
         found.add(os.path.realpath(os.path.join(top, path)))
