@@ -26,6 +26,18 @@ def mapping_get(node: Any, key: str) -> Any:
     return found
 
 
+def value_at(node: Any, *keys: str) -> Any:
+    """The value node under nested keys (`value_at(node, "spec", "chart")`), or None."""
+    for key in keys:
+        node = mapping_get(node, key)
+    return node
+
+
+def sequence_items(node: Any) -> list[Any]:
+    """A sequence node's items; none for any other node."""
+    return list(node.value) if isinstance(node, SequenceNode) else []
+
+
 def key_node(node: Any, key: str) -> Any:
     """The key node itself (its mark is the line a person looks at)."""
     if isinstance(node, MappingNode):

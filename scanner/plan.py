@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from scanner.components import verdicts
 from scanner.components.catalog import Catalog, HopNote
-from scanner.components.detect import ClusterPin
+from scanner.components.pins import ClusterPin
 from scanner.components.tree import TreeComponents
 from scanner.components.state import (BLOCKER, UNKNOWN, WARNING, ComponentState, Migration, Problem, Step,
                                       Timeline, component_states, resolve)
@@ -184,7 +184,7 @@ def plan_paths(request: PlanRequest) -> tuple[Plan, TreeComponents]:
     """Detect, scan and plan a tree: the service behind `kubehop plan`."""
     from scanner.checks import ScanContext, run_checks
     from scanner.components.catalog import load_catalog
-    from scanner.components.detect import cluster_pin_from_version_json
+    from scanner.components.cluster_pin import cluster_pin_from_version_json
     from scanner.components.reading import detect
     from scanner.components.tree import component_timeline
     from scanner.rulebook import load_rulebook

@@ -11,7 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from catalogs import SOURCE, catalog, gitops, mesh, store
-from scanner.components.detect import cluster_pin_from_version_json, remote_version, split_image
+from scanner.components.cluster_pin import cluster_pin_from_version_json
+from scanner.components.detect import split_image
+from scanner.components.file_pins import remote_version
 from scanner.components.reading import detect
 from scanner.versions import Minor
 

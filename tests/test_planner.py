@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from catalogs import catalog, component, crd_rules, gitops, mesh, release, store
-from scanner.components.detect import Detection, by_component
+from scanner.components.pins import Detection, by_component
 from scanner.components.state import resolve
 from scanner.model import Manifest, Origin
 from scanner.components.state import BLOCKED, UNKNOWN_SUPPORT, UNSUPPORTED, UNVERIFIED

@@ -30,7 +30,8 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
     if not moving:
         return
     from scanner.components.catalog import load_catalog
-    from scanner.components.detect import by_component, detect_in_manifests
+    from scanner.components.detect import detect_in_manifests
+    from scanner.components.pins import by_component
     from scanner.components.state import component_states
 
     if context.components is not None:  # the scan's: pins in every file, not only in objects

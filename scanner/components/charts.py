@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from scanner.components.catalog import Component, Release
 from scanner.components.chart_pins import ChartPin, ChartVersion
-from scanner.components.detect import Detection
+from scanner.components.pins import Detection
 from scanner.components.semver import floats, parse_pin, parse_version
 from scanner.versions import Minor
 

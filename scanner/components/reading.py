@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from scanner.components.catalog import Catalog
 from scanner.components.chart_pins import ChartPin, chart_pins_in_documents
-from scanner.components.detect import cluster_pins_in_manifests, detect_in_documents, detect_in_manifests, unique
+from scanner.components.cluster_pin import cluster_pins_in_manifests
+from scanner.components.detect import detect_in_manifests
+from scanner.components.file_pins import detect_in_documents
+from scanner.components.pins import unique
 from scanner.components.tree import TreeComponents
 from scanner.sources import ScanInput, collect
 from scanner.versions import Minor

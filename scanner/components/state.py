@@ -25,7 +25,7 @@ from scanner.report.paths import where
 from scanner.versions import Minor, minor_range
 
 if TYPE_CHECKING:
-    from scanner.components.detect import Detection
+    from scanner.components.pins import Detection
 
 __all__ = ["BLOCKED", "BLOCKER", "NEWER_THAN_CLUSTER", "OUTSIDE_RANGE", "PIN_RANGE", "REQUIRED_MOVE", "REQUIRES",
            "UNKNOWN", "UNKNOWN_POLICIES", "UNKNOWN_RELEASE", "UNKNOWN_SUPPORT", "UNSUPPORTED", "UNVERIFIED", "WARNING",

@@ -14,7 +14,7 @@ from scanner.model import Manifest, Origin
 from scanner.versions import Minor
 
 if TYPE_CHECKING:
-    from scanner.components.detect import Detection
+    from scanner.components.pins import Detection
 
 BLOCKER, UNKNOWN, WARNING = "blocker", "unknown", "warning"
 # --unknown: what an unknown fact (support nobody states, a release kubehop cannot tell) counts as.

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Sequence
 from scanner.components.catalog import Catalog, Component
 from scanner.components.chart_pins import ChartPin, ChartVersion
 from scanner.components.charts import chart_component, chart_detection
-from scanner.components.detect import (ClusterPin, Detection, by_component, cluster_pins_in_manifests,
-                                       detect_in_manifests)
+from scanner.components.cluster_pin import cluster_pins_in_manifests
+from scanner.components.detect import detect_in_manifests
+from scanner.components.pins import ClusterPin, Detection, by_component
 from scanner.components.state import Timeline, component_states, resolve
 from scanner.model import Diagnostic, Finding, Manifest
 from scanner.versions import Minor

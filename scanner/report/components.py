@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from scanner.components.catalog import Catalog
-from scanner.components.detect import Detection
+from scanner.components.pins import Detection
 from scanner.components.tree import TreeComponents
 from scanner.report.plan_json import location
 from scanner.report.paths import at

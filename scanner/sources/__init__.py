@@ -42,14 +42,14 @@ class ScanInput:
     files_read: int = 0
     notices: list[str] = field(default_factory=list)
     # (path, root node) of the documents that may pin a component or cluster version without being a
-    # Kubernetes object: Chart.yaml, kustomizations, `*_version:` variables (scanner.components.detect).
+    # Kubernetes object: Chart.yaml, kustomizations, `*_version:` variables (scanner.components.file_pins).
     documents: list[tuple[str, Any]] = field(default_factory=list)
     # What a source itself finds (a key written twice in a render), reported beside the checks' findings.
     findings: list[Finding] = field(default_factory=list)
     # The `via` of objects read from templates a chart's values switch off: their findings are warnings.
     latent: set[str] = field(default_factory=set)
     # The first `checked_early` objects had the per-object checks and their component pins taken as
-    # their file was read (scanner.scan); `pins` are those pins (scanner.components.detect.Detection).
+    # their file was read (scanner.scan); `pins` are those pins (scanner.components.pins.Detection).
     checked_early: int = 0
     pins: list[Any] = field(default_factory=list)
     # Objects among those that carry server-side state: what a cluster holds (cluster_state.split_live).

@@ -1,0 +1,68 @@
+"""The cluster's own Kubernetes version as a tree pins it: upgrade orders (scanner.orders), version
+variables (rules/cluster-version.yaml) and a saved `kubectl version -o json`."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Iterator, Sequence
+
+from scanner import data
+from scanner.components.pins import ClusterPin, origin_of
+from scanner.model import Manifest, Origin
+from scanner.nodes import scalar, value_at
+from scanner.orders.read import cluster_pins, read_orders
+from scanner.orders.version import distro_of
+from scanner.sources.files import read_file
+from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents
+from scanner.versions import parse_minor
+
+
+@functools.cache
+def _cluster_version_rules() -> dict:
+    return data.load("rules/cluster-version.yaml")
+
+
+def _cluster_pin(version: str, origin: Origin, what: str) -> ClusterPin | None:
+    try:
+        minor = parse_minor(version)
+    except ValueError:
+        return None
+    return ClusterPin(version, minor, distro_of(version), origin, what)
+
+
+def cluster_pins_in_manifests(manifests: Sequence[Manifest]) -> Iterator[ClusterPin]:
+    """The upgrade orders' answer (scanner.orders.read.cluster_pins): the one place it is inferred."""
+    for order in cluster_pins(read_orders(manifests)):
+        field = ".".join(order.kind.version if order.version is not None else order.kind.channel or ())
+        yield ClusterPin(order.version_text, order.minor, order.distro if order.distro != "kubernetes" else None,
+                         order.origin, f"{order.what} {field}")
+
+
+def cluster_variables(node: Any, path: str) -> Iterator[ClusterPin]:
+    """Cluster version variables of a variables file (`k3s_version: v1.30.2+k3s1`; the names: rules/cluster-version.yaml)."""
+    names = {v["name"] for v in _cluster_version_rules()["variables"]}
+    for key, value in node.value:
+        if scalar(key) in names and scalar(value):
+            pin = _cluster_pin(scalar(value), origin_of(path, value), f"variable {key.value}")
+            if pin:
+                yield pin
+
+
+def cluster_pin_from_version_json(path: str) -> ClusterPin | None:
+    """`kubectl version -o json` saved to a file: its serverVersion.gitVersion."""
+    for node in _documents(path):
+        version = value_at(node, "serverVersion", "gitVersion")
+        if scalar(version):
+            return _cluster_pin(scalar(version), origin_of(path, version), "kubectl version serverVersion.gitVersion")
+    return None
+
+
+def _documents(path: str) -> list[Any]:
+    """The trusted documents of a file; problems were reported by the manifest pass already."""
+    text, problem = read_file(path)
+    if problem is not None:
+        return []
+    try:
+        return compose_documents(text, path)[0]
+    except (DocumentProblem, TemplateSyntax):
+        return []

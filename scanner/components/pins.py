@@ -1,0 +1,86 @@
+"""What a pin is: a component version a tree names (Detection) and the cluster's own version (ClusterPin).
+
+The readers are `detect` (Kubernetes objects), `file_pins` (Chart.yaml, kustomizations, version
+variables) and `cluster_pin` (the cluster's version); each keeps the line where a person edits the pin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from scanner.components.catalog import Catalog, Component, Release
+from scanner.components.semver import floats
+from scanner.model import Origin
+from scanner.versions import Minor
+
+# How much a kind of pin is trusted to say which release runs: the chart or manifest a tree
+# installs from wins over a variable, which wins over labels and images (often sidecars).
+PIN_RANK = {"chart": 0, "kustomize": 0, "variable": 1, "label": 2, "image": 3}
+
+
+@dataclass(frozen=True)
+class Detection:
+    component: str
+    pin: str  # as written: "1.16.5", ">=1.7.0 <1.8.0", "3.3.x"
+    # The known releases the pin can install, oldest first; empty when none is known.
+    releases: tuple[Release, ...]
+    origin: Origin  # the line to edit
+    source: str  # what kind of pin (a PIN_RANK key)
+    what: str  # "HelmRelease flux-system/cilium (chart cilium)"
+
+    @property
+    def rank(self) -> int:
+        return PIN_RANK[self.source]
+
+    @property
+    def floating(self) -> bool:
+        return floats(self.pin)
+
+
+@dataclass(frozen=True)
+class ClusterPin:
+    version: str
+    minor: Minor
+    distro: str | None
+    origin: Origin
+    what: str
+
+
+def by_component(detections: Iterable[Detection]) -> dict[str, list[Detection]]:
+    grouped: dict[str, list[Detection]] = {}
+    for detection in detections:
+        grouped.setdefault(detection.component, []).append(detection)
+    return grouped
+
+
+def unique(detections: Iterable[Detection]) -> list[Detection]:
+    """One detection per component, pin and file: a chart's 20 objects with one label are one pin."""
+    seen: dict[tuple[str, str, str, str], Detection] = {}
+    for d in sorted(detections, key=lambda d: (d.origin.path, d.origin.line, d.origin.column)):
+        seen.setdefault((d.component, d.pin, d.origin.path, d.source), d)
+    return sorted(seen.values(), key=lambda d: (d.component, d.rank, d.origin.path, d.origin.line))
+
+
+def origin_of(path: str, node: Any) -> Origin:
+    return Origin(path, node.start_mark.line + 1, node.start_mark.column + 1)
+
+
+def detection(component: Component, pin: str, chart_version: bool, origin: Origin, source: str,
+               what: str) -> Detection:
+    releases = component.releases_admitted(pin, chart_version)
+    return Detection(component.name, pin, releases or (), origin, source, what)
+
+
+def component_for_chart(catalog: Catalog, chart: str | None, repo: str | None) -> Component | None:
+    """The component a chart installs; the repository decides when two share a chart name."""
+    if not chart:
+        return None
+    candidates = [c for c in catalog.components.values() if c.has_chart(chart)]
+    if len(candidates) > 1 and repo:
+        wanted = repo.rstrip("/")
+        by_repo = [c for c in candidates
+                   if any(r.rstrip("/") == wanted for chart_ in c.charts if chart_.name == chart
+                          for r in chart_.repositories)]
+        candidates = by_repo or candidates
+    return candidates[0] if len(candidates) == 1 else None
