@@ -159,6 +159,28 @@ def test_a_redefined_anchor_is_valid_yaml(tmp_path):
         "one.example", "one.example", "two.example", "two.example"]
 
 
+def test_a_redefined_anchor_beside_template_text_in_a_value_is_read(tmp_path):
+    """A HelmRelease whose Alertmanager values hold `{{ .Value }}` strings and a redefined `&host` (as in
+    toboshii/home-ops) was set aside as "Helm template syntax": its chart pin and its objects went unseen."""
+    text = (
+        "apiVersion: helm.toolkit.fluxcd.io/v2beta1\nkind: HelmRelease\nmetadata:\n  name: kps\n"
+        "  namespace: monitoring\nspec:\n  chart:\n    spec:\n      chart: kube-prometheus-stack\n"
+        "      version: 45.0.0\n  values:\n    alertmanager:\n      config:\n"
+        "        text: '{{ range .Labels.SortedPairs }} {{ .Name }} {{ end }}'\n"
+        "      ingress:\n        hosts: [&host alert.example]\n        tls: [{hosts: [*host]}]\n"
+        "    prometheus:\n      ingress:\n        hosts: [&host prom.example]\n        tls: [{hosts: [*host]}]\n")
+    (tmp_path / "helm-release.yaml").write_text(text)
+    proc = run_kubehop("components", "--format", "json", str(tmp_path))
+    import json
+
+    [pin] = json.loads(proc.stdout)["components"]
+    assert (pin["component"], pin["pin"], pin["line"]) == ("kube-prometheus-stack", "45.0.0", 10)
+    proc = run_kubehop("scan", "--target", "1.36", "--format", "json", str(tmp_path))
+    report = json.loads(proc.stdout)
+    assert report["diagnostics"] == [] and not any("template" in u["reason"] for u in report["unrendered"])
+    assert report["summary"]["objects"] == 1
+
+
 @pytest.mark.parametrize("style", ["flow", "block"])
 def test_ten_thousand_deep_nesting(tmp_path, style):
     depth = 10_000

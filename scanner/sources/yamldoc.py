@@ -61,10 +61,12 @@ def compose_documents(text: str, path: str, anchors_renamed: bool = False) -> tu
     try:
         nodes = list(_compose_all(text))
     except yaml.YAMLError as err:
-        if maybe_template:
-            raise TemplateSyntax() from err
+        # Before the template verdict: a HelmRelease whose values hold Alertmanager's `{{ .Value }}`
+        # strings is no template, and its redefined anchors alone stop PyYAML.
         if _DUPLICATE_ANCHOR in str(err) and not anchors_renamed:
             return compose_documents(_renamed_duplicate_anchors(text), path, anchors_renamed=True)
+        if maybe_template:
+            raise TemplateSyntax() from err
         # One broken document must not hide the others: parse them one by one.
         nodes = []
         for chunk_nodes, problem in _compose_by_document(text):
