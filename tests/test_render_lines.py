@@ -98,6 +98,54 @@ def test_a_finding_never_points_outside_its_object():
     assert where(4, 3)[0] >= 1
 
 
+def test_lines_of_an_output_with_sorted_keys_follow_their_key_paths(tmp_path):
+    """kustomize writes keys sorted: a nodeSelector written above the containers comes out below them,
+    and text alignment alone sent it to the containers' last line."""
+    source = tmp_path / "deployment.yaml"
+    source.write_text(textwrap.dedent("""\
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: web
+        spec:
+          template:
+            spec:
+              nodeSelector:
+                beta.kubernetes.io/os: linux
+              containers:
+                - name: web
+                  image: web:1
+                  ports:
+                    - containerPort: 80
+                  resources:
+                    limits: {cpu: 1}
+        """))
+    output = textwrap.dedent("""\
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: web
+        spec:
+          template:
+            spec:
+              containers:
+              - image: web:1
+                name: web
+                ports:
+                - containerPort: 80
+                resources:
+                  limits:
+                    cpu: 1
+              nodeSelector:
+                beta.kubernetes.io/os: linux
+        """).split("\n")
+    where = aligned(output, 1, 17, str(source), 1)
+    lines = source.read_text().split("\n")
+    assert lines[where(17, 9)[0] - 1].strip() == "beta.kubernetes.io/os: linux"
+    assert lines[where(9, 9)[0] - 1].strip() == "image: web:1"
+    assert lines[where(15, 13)[0] - 1].strip() == "limits: {cpu: 1}"  # no line of its own in the source
+
+
 KUSTOMIZE_BASE = """\
 apiVersion: apps/v1
 kind: Deployment

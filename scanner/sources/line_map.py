@@ -2,10 +2,13 @@
 
 An object read from generated text (helm's stream, a kustomize build) has nodes whose marks are lines
 of that text; a finding must name a line of the template or file the object came from, inside that
-object. `aligned` lines the object's output up with its source document (difflib on the lines with
-indentation, list dashes and quotes set aside, then keys alone in the gaps between matched runs); an
-output line with no counterpart (a value a helper or values.yaml wrote) takes the source line of the
-nearest aligned line above it, so it never leaves the object. `fixed` is for objects with no file
+object. `aligned` lines the object's output up with its source document: where the source document
+is YAML, by key path (kustomize sorts keys, so the order of the text is lost, not the paths; a list
+item by its `name` where it has one, as patches merge them); else, and for lines whose path the
+source lacks, by text (difflib on the lines with indentation, list dashes and quotes set aside, then
+keys alone in the gaps between matched runs). An output line with no counterpart (a value a helper
+or values.yaml wrote) takes the source line of the nearest aligned line above it, so it never leaves
+the object. `fixed` is for objects with no file
 of their own in the tree (a downloaded chart, a release Secret): every node is at one line.
 """
 
@@ -14,7 +17,11 @@ from __future__ import annotations
 import functools
 import re
 from difflib import SequenceMatcher
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
+
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents
 
 # (line, column) of a node in the output, 1-based -> (line, column) in the source file.
 LineMap = Callable[[int, int], "tuple[int, int]"]
@@ -37,7 +44,11 @@ def aligned(output: Sequence[str], first: int, last: int, path: str, anchor: int
     def table() -> tuple[list[int], list[str]]:
         source = _lines(path)
         begin, end = _document(source, anchor)
-        mapping = _align([output[i] for i in range(first - 1, min(last, len(output)))], source[begin:end])
+        lines = [output[i] for i in range(first - 1, min(last, len(output)))]
+        mapping = _align(lines, source[begin:end])
+        by_path = _by_path(lines, source[begin:end], path)
+        if by_path is not None:
+            mapping = [found if found is not None else fallback for found, fallback in zip(by_path, mapping)]
         result, previous = [], anchor
         for found in mapping:
             previous = begin + found + 1 if found is not None else previous
@@ -74,6 +85,49 @@ def _document(lines: list[str], anchor: int) -> tuple[int, int]:
     while end < len(lines) and not _SEPARATOR.match(lines[end]):
         end += 1
     return max(begin, 0), end
+
+
+def _by_path(output: list[str], source: list[str], path: str) -> list[int | None] | None:
+    """For each output line, the index of the source line with the same key path; None where the
+    source has none, and no list at all when the source document is no YAML (a template)."""
+    try:
+        composed = [compose_documents("\n".join(lines), path)[0] for lines in (output, source)]
+    except (DocumentProblem, TemplateSyntax):
+        return None
+    if not all(len(nodes) == 1 for nodes in composed):
+        return None
+    in_source: dict[tuple, int] = {}
+    for key, line in _paths(composed[1][0]):
+        in_source.setdefault(key, line)
+    mapping: list[int | None] = [None] * len(output)
+    # A key before the list item it shares a line with (`- image: web:1` is the key image's line).
+    for key, line in sorted(_paths(composed[0][0]), key=lambda found: not isinstance(found[0][-1], str)):
+        if 0 <= line < len(mapping) and mapping[line] is None:
+            mapping[line] = in_source.get(key)
+    return mapping
+
+
+def _paths(root: Any):
+    """(key path, 0-based line) of every mapping key and list item under `root`; an aliased node is
+    walked once."""
+    stack, seen = [((), root)], set()
+    while stack:
+        where, node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, MappingNode):
+            for key, value in node.value:
+                if isinstance(key, ScalarNode):
+                    yield where + (key.value,), key.start_mark.line
+                    stack.append((where + (key.value,), value))
+        elif isinstance(node, SequenceNode):
+            for index, item in enumerate(node.value):
+                name = next((v.value for k, v in item.value if isinstance(k, ScalarNode) and k.value == "name"
+                             and isinstance(v, ScalarNode)), None) if isinstance(item, MappingNode) else None
+                step = where + (("name", name) if name is not None else index,)
+                yield step, item.start_mark.line
+                stack.append((step, item))
 
 
 def _indent(lines: list[str], line: int) -> int:
