@@ -361,10 +361,12 @@ PIN_FILES = frozenset(("Chart.yaml", "requirements.yaml", "requirements.yml", *K
 
 
 def _holds_version_variable(node: Any) -> bool:
-    """A plain mapping (not an object) with a `<name>_version` key: Ansible defaults, values files."""
+    """A plain mapping (not an object) with a `<name>_version` or `<name>Version` key: Ansible defaults,
+    values files, talconfig.yaml. Which of them pin anything is the pin readers' to say
+    (scanner.components.file_pins, cluster_pin); this only keeps the documents they may read."""
     if not isinstance(node, MappingNode) or mapping_get(node, "kind") is not None:
         return False
-    return any(isinstance(key, ScalarNode) and key.value.endswith("_version") for key, _ in node.value)
+    return any(isinstance(key, ScalarNode) and key.value.endswith(("_version", "Version")) for key, _ in node.value)
 
 
 def read_manifest_file(item: ManifestFile, stdin_bytes: bytes | None = None) -> ScanInput:
