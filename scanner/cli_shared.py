@@ -140,6 +140,7 @@ def scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline
         rule_folders=config.rules + tuple(Path(f).resolve() for f in rule_folders),
         baseline=write_baseline or baseline or config.baseline,
         write_baseline=write_baseline is not None,
+        kustomize_unrestricted=config.kustomize_load_restrictor == "LoadRestrictionsNone",
         **flags,
     )
 

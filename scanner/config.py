@@ -32,6 +32,7 @@ class Config:
     rules: tuple[Path, ...] = ()
     baseline: str | None = None
     unknown: str | None = None  # warn, block or ignore (None: not set, --unknown's default applies)
+    kustomize_load_restrictor: str | None = None  # as kustomize's --load-restrictor (None: its default)
 
     @property
     def folder(self) -> Path:
@@ -86,6 +87,7 @@ def load_config(path: Path) -> Config:
         rules=tuple((folder / p).resolve() for p in document.get("rules", ())),
         baseline=os.path.relpath(folder / document["baseline"]) if "baseline" in document else None,
         unknown=document.get("unknown"),
+        kustomize_load_restrictor=document.get("kustomize_load_restrictor"),
     )
 
 

@@ -31,3 +31,5 @@ class ScanOptions:
     # Files or folders dumped with kubectl (--cluster-state): CRDs, custom resources, nodes, version.
     cluster_state: tuple[str, ...] = ()
     unknown: str = "warn"  # --unknown: what a fact nobody states counts as (warn, block, ignore)
+    # Every kustomization is built with no load restrictor (the configuration's kustomize_load_restrictor).
+    kustomize_unrestricted: bool = False

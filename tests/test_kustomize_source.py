@@ -149,9 +149,29 @@ def test_a_path_a_flux_kustomization_points_at_is_built_as_flux_builds_it(kustom
     (problem,) = report["diagnostics"]
     assert (problem["file"], problem["line"]) == ("apps/dev/kustomization.yaml", 2)  # from the repository root
     assert problem["message"] == ("resource ../shared/ingress.json lies outside the kustomization's folder: kustomize "
-                                  "refuses it unless built with --load-restrictor LoadRestrictionsNone (listed in "
-                                  "apps/dev/kustomization.yaml)")
+                                  "refuses it unless built with --load-restrictor LoadRestrictionsNone (if the "
+                                  "repository builds it so, say kustomize_load_restrictor: LoadRestrictionsNone in "
+                                  ".kubehop.yaml) (listed in apps/dev/kustomization.yaml)")
     assert [f["file"] for f in report["findings"]] == ["apps/shared/ingress.json"]
+
+
+def test_a_repository_built_with_no_load_restrictor_says_so_in_its_configuration(kustomize_env, tmp_path):
+    """cluster-api's Makefile builds with --load-restrictor LoadRestrictionsNone: with the configuration
+    saying so, every kustomization is built that way, and nothing outside the repository is read still."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _flux_tree(repo)
+    (repo / ".kubehop.yaml").write_text("kustomize_load_restrictor: LoadRestrictionsNone\n")
+    code, report = scan_json("--target", "1.22", str(repo / "apps"), env=kustomize_env)
+    assert report["diagnostics"] == [] and code == 1  # apps/dev is no Flux path, and is built all the same
+    assert [f["file"] for f in report["findings"]] == ["apps/shared/ingress.json"]
+
+    (tmp_path / "outside.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: leaked\n")
+    (repo / "apps" / "dev" / "kustomization.yaml").write_text("resources:\n  - ../../../outside.yaml\n")
+    code, report = scan_json("--target", "1.22", str(repo / "apps"), env=kustomize_env)
+    (problem,) = report["diagnostics"]
+    assert "outside the repository" in problem["message"] and code == 3
+    assert "leaked" not in json.dumps(report)
 
 
 def test_what_a_flux_path_without_a_kustomization_reaches_is_built_as_flux_builds_it(kustomize_env, tmp_path):

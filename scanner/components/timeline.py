@@ -92,13 +92,19 @@ class ComponentState:
     def named(self, release: Release) -> str:
         """The component at `release`, as a message names it; the chart version as pinned when the
         release is the one the tree pins by one exact chart version (Component.named)."""
-        chart = None
+        return self.component.named(release.version, self._pinned_chart(release))
+
+    def short(self, release: Release) -> str:
+        """The release in a table cell: "0.78 (chart 66.2.2)" for the pinned start of a chart whose
+        releases are an app's, "0.81 (chart 70)" for a later one (Component.short), else the version."""
+        chart = self._pinned_chart(release) if self.component.release_title is not None else None
+        return f"{release.version} (chart {chart})" if chart else self.component.short(release.version)
+
+    def _pinned_chart(self, release: Release) -> str | None:
         exact = {d.pin.lstrip("v") for d in self.detections
                  if d.source == "chart" and (parsed := parse_version(d.pin)) is not None and parsed.precision == 3
                  and not d.floating}
-        if release is self.start and len(exact) == 1:
-            chart = exact.pop()
-        return self.component.named(release.version, chart)
+        return exact.pop() if release is self.start and len(exact) == 1 else None
 
 
 @dataclass

@@ -86,9 +86,9 @@ def journeys(plan: Plan) -> list[tuple[str, str, str, str]]:
         if state.start is None:
             journey = "release unknown"
         elif state.final is state.start:
-            journey = f"{state.start.version} (no move planned)"
-        else:
-            journey = f"{state.start.version} → {state.final.version}"
+            journey = f"{state.short(state.start)} (no move planned)"
+        else:  # a chart whose releases are an app's names its chart too: "0.78 (chart 66.2.2)"
+            journey = f"{state.short(state.start)} → {state.short(state.final)}"
         rows.append((name, journey, where(state.pins[0]), _stop(plan, name)))
     return rows
 

@@ -300,7 +300,7 @@ def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor
     charts = _kustomize_helm(manifests, target, options)
     flux_paths = kustomize_flux.flux_paths(manifests, scanned)
     for outcome in kustomize.build_all(folders, command, options.allow_network, os.cpu_count() or 1, charts,
-                                       scanned, flux_paths, manifests):
+                                       scanned, flux_paths, manifests, options.kustomize_unrestricted):
         if outcome.not_built:
             result.unrendered.append(Diagnostic(outcome.folder, outcome.not_built, level="notice"))
         result.unrendered.extend(outcome.unrendered)

@@ -33,7 +33,7 @@ from scanner.sources.kustomize_refs import (Closure, closure, kustomization_file
                                             repository_root)
 from scanner.sources.rendered import read_output, reorigin
 
-FLUX_LOAD_RESTRICTOR = ["--load-restrictor", "LoadRestrictionsNone"]  # and no plugins, as kubehop runs none
+NO_LOAD_RESTRICTOR = ["--load-restrictor", "LoadRestrictionsNone"]  # as Flux builds (and no plugins: kubehop runs none)
 _TIMEOUT_SECONDS = 300
 _NETWORK_REFUSED = ("socket: permission denied", "proxyconnect tcp", "protocol 'https' is not allowed",
                     "transport 'https' not allowed", "transport 'ssh' not allowed", "transport 'git' not allowed",
@@ -56,7 +56,7 @@ class BuildOutcome:
 class _Plan:
     folder: str
     root: str  # the repository's real path: nothing outside it is read
-    flux: bool = False  # built by Flux (kustomize_flux.py)
+    unrestricted: bool = False  # built with no load restrictor: Flux builds it (kustomize_flux.py), or the configuration says so
     reach: Closure | None = None
     decided: BuildOutcome | None = None  # not built, and why
     entries: list[ChartEntry] = field(default_factory=list)  # every helmCharts entry it reaches
@@ -64,15 +64,17 @@ class _Plan:
 
 def build_all(folders: list[str], command: list[str], allow_network: bool, workers: int,
               charts: HelmCharts | None = None, scanned: list[str] | None = None,
-              flux_paths: frozenset[str] = frozenset(), read: list[Manifest] | None = None) -> list[BuildOutcome]:
+              flux_paths: frozenset[str] = frozenset(), read: list[Manifest] | None = None,
+              unrestricted: bool = False) -> list[BuildOutcome]:
     """Build every folder; `flux_paths` are real paths Flux Kustomizations point at, `read` what the scan
-    has read already (an object read from its own file is not returned again)."""
+    has read already (an object read from its own file is not returned again); `unrestricted`: every
+    folder is built with no load restrictor, as the repository's own builds are."""
     charts = charts or HelmCharts(None, "helm is not used")
     origins = Origins(read or [], charts)
     plans = [_plan(folder, scanned or [folder], allow_network) for folder in folders]
     by_flux = built_by_flux(flux_paths, {os.path.realpath(p.folder): p.reach for p in plans if p.reach})
     for plan in plans:
-        plan.flux = os.path.realpath(plan.folder) in by_flux
+        plan.unrestricted = unrestricted or os.path.realpath(plan.folder) in by_flux
     with tempfile.TemporaryDirectory(prefix="kubehop-kustomize-") as scratch:
         work = {(e.kustomization, e.index): (e, _entry_line(e), p.root) for p in plans for e in p.entries}
         rendered = charts.render(list(work.values()), scratch) if work else {}
@@ -119,7 +121,7 @@ def _build(plan: _Plan, command: list[str], allow_network: bool, origins: Origin
            rendered: dict[tuple[str, int], EntryOutcome], scratch: str) -> BuildOutcome:
     if plan.decided is not None:
         return plan.decided
-    command = [*command, *(FLUX_LOAD_RESTRICTOR if plan.flux else [])]
+    command = [*command, *(NO_LOAD_RESTRICTOR if plan.unrestricted else [])]
     with tempfile.TemporaryDirectory(dir=scratch) as work:
         if plan.entries:
             outcomes = [rendered[(e.kustomization, e.index)] for e in plan.entries]

@@ -217,7 +217,8 @@ def _restricted(rest: str, folder: str, paths: Paths) -> Cause | None:
     if found is None:
         return None
     why = ("lies outside the kustomization's folder: kustomize refuses it unless built with "
-           "--load-restrictor LoadRestrictionsNone")
+           "--load-restrictor LoadRestrictionsNone (if the repository builds it so, say "
+           "kustomize_load_restrictor: LoadRestrictionsNone in .kubehop.yaml)")
     return _at_entry(folder, paths.real(found.group(1)), paths, f"{{what}} {{value}} {why} ({{listed}})",
                      f"{paths.show(found.group(1))} {why}")
 
