@@ -247,6 +247,28 @@ def test_a_component_pinned_only_by_its_image_tag_is_detected_and_its_removed_ap
     assert "no longer served from cert-manager 1.6, which the hop to 1.21 needs" in moved["message"]
 
 
+def test_a_move_out_of_a_release_older_than_the_data_says_the_minors_between_come_in_turn(tmp_path):
+    """scout S9: Rook moves one minor at a time and the data starts at 1.10; from an image at 1.2 the fix
+    read "rook-ceph 1.2 → 1.10" as if that were one allowed move."""
+    (tmp_path / "tools.yaml").write_text(textwrap.dedent("""
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: tools, namespace: rook-ceph}
+        spec:
+          selector: {matchLabels: {app: t}}
+          template:
+            metadata: {labels: {app: t}}
+            spec:
+              containers: [{name: t, image: "rook/ceph:v1.2.3"}]
+        """).lstrip())
+    code, report = run_json("scan", "--from", "1.17", "--target", "1.36", str(tmp_path))
+    (finding,) = [f for f in report["findings"] if f["rule"] == "component/rook-ceph/unknown-support"]
+    first, second = finding["remediation"][:2]
+    assert first == ("before the hop to 1.23: rook-ceph 1.2 → 1.10 (one minor at a time: the minors between 1.2 "
+                     "and 1.10 are not in kubehop's data; take each in turn)")
+    assert second == "before the hop to 1.23: rook-ceph 1.10 → 1.11"
+
+
 @pytest.mark.parametrize("unknown, severity", [("warn", "warning"), ("block", "error"), ("ignore", None)])
 def test_a_removed_api_of_a_component_whose_release_is_unknown_is_a_warning_naming_the_release(
         tmp_path, unknown, severity):

@@ -91,6 +91,8 @@ def steps(state: ComponentState, start: Release, path: list[Release], hop: Hop) 
             why += "; whether minors may be skipped is unknown"
         if not source.listed and steps == []:
             why += f"; the data lists no release between {source.version} and {release.version}"
+            if state.component.one_minor_at_a_time is True:
+                why += " (it moves one minor at a time: take each in turn)"
         if release.support(hop.source) == EXCLUDED:
             why += f"; does not list {hop.source}, where it must run until the hop"
         steps.append(Step(state.component, source, release, state.pins, why))

@@ -221,7 +221,7 @@ def _pinned_moves(timeline: Timeline) -> None:
         hop, step = first
         b, start, component = hop.target, state.start, state.component
         title = state.named(start)
-        fix = tuple(f"before the hop to {h.target}: {s.label}" for h, s in moves)
+        fix = tuple(f"before the hop to {h.target}: {s.label}{_gap(s)}" for h, s in moves)
         to = [s for h, s in moves if h is hop][-1].target
         support = start.support(b)
         if step.why.startswith("required by"):
@@ -282,3 +282,12 @@ def removal(timeline: Timeline, rule: CrdRule, objects: tuple[Manifest, ...] = (
         return None
     hop, step = crossing
     return Migration(rule, objects, step, hop.target)
+
+
+def _gap(step) -> str:
+    """A step out of a release the data does not list, when the component moves one minor at a time:
+    the minors between are the user's to take in turn (Rook 1.2 -> 1.10 is eight moves, not one)."""
+    if step.source.listed or step.component.one_minor_at_a_time is not True:
+        return ""
+    return (f" (one minor at a time: the minors between {step.source.version} and {step.target.version} are "
+            "not in kubehop's data; take each in turn)")
