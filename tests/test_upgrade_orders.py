@@ -133,6 +133,17 @@ def test_clusters_of_one_tree_are_not_compared_with_each_other():
     assert finding.name == "prod-mp-0" and "v1.32.13" in finding.message
 
 
+def test_an_agent_plan_with_no_server_plan_to_wait_for_is_a_warning(tmp_path):
+    """scout S10 (billimek/k8s-gitops in 2020, k3OS: its servers upgrade themselves, the server Plan is
+    commented out): the agent Plan's bare prepare step was an error "already broken at 1.17"."""
+    fixture = (Path(FIXTURES) / "orders/k3s-no-prepare/plans.yaml").read_text()
+    (tmp_path / "plans.yaml").write_text(fixture.split("---\n", 1)[1])  # the agent Plan alone
+    result = scan([str(tmp_path)], target=Minor(1, 32), current=Minor(1, 31))
+    (finding,) = [f for f in result.findings if f.rule_id == "upgrade-order/agent-without-prepare"]
+    assert (finding.rule_id, finding.severity) == ("upgrade-order/agent-without-prepare", "warning")
+    assert "no server Plan in the tree to wait for" in finding.message
+
+
 def test_the_scan_takes_from_from_the_orders_when_nothing_else_says():
     result = scan([str(ORDERS / "rke2-channel")], Minor(1, 36), None, ScanOptions(render=False))
     assert result.current == Minor(1, 33)

@@ -83,6 +83,16 @@ def _prepare(worker: UpgradeOrder, cluster: Cluster) -> Iterator[Finding]:
     server = servers[0] if len(servers) == 1 else "<server plan>"
     wanted = f"prepare: {{image: <the upgrade image>, args: [{command}, {server}]}}"
     hop: Minor | None = worker.minor
+    if not cluster.control_planes:
+        if worker.prepare is None or worker.prepare.waits_for is None:
+            # Nothing in the tree to wait for (k3OS upgrades its servers itself): a design to check, not a breakage.
+            yield worker.finding(NO_PREPARE, "warning", (
+                "agent Plan with no server Plan in the tree to wait for: nothing holds the agents back until the "
+                "control plane is upgraded, so make sure it is upgraded first by other means"), hop,
+                origin=worker.prepare.origin if worker.prepare is not None else None,
+                remediation=("upgrade the control plane before the agents, or add its server Plan to the tree and "
+                             f"set spec.prepare.args to [{command}, <server plan>]",))
+        return
     if worker.prepare is None:
         yield worker.finding(NO_PREPARE, "error", (
             "agent Plan without a prepare step: the controller upgrades its nodes at once, without waiting for "
