@@ -195,6 +195,18 @@ def test_what_a_flux_path_without_a_kustomization_reaches_is_built_as_flux_build
     assert "lies outside the kustomization's folder" in report["diagnostics"][0]["message"]
 
 
+def test_a_flux_path_from_an_oci_artifact_of_a_subfolder_is_found_there(kustomize_env, tmp_path):
+    """xUnholy/k8s-gitops pushes kubernetes/ as an OCI artifact (`flux push artifact --path`): its
+    Kustomizations' paths start there, not at the repository's top."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "kubernetes").mkdir()
+    _flux_tree(tmp_path / "kubernetes")
+    (tmp_path / "kubernetes" / ".git").rmdir()  # one repository, its top above the artifact's
+    code, report = scan_json("--target", "1.22", str(tmp_path), env=kustomize_env)
+    assert [p["file"] for p in report["diagnostics"]] == ["kubernetes/apps/dev/kustomization.yaml"]  # no Flux path
+    assert [f["file"] for f in report["findings"]] == ["kubernetes/apps/shared/ingress.json"]
+
+
 def test_a_flux_path_holding_a_nul_is_no_folder_and_the_rest_is_built(kustomize_env, tmp_path):
     """Found by the fuzzer: realpath refused the NUL and the whole kustomize source was lost."""
     _flux_tree(tmp_path)

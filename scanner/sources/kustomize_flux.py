@@ -1,6 +1,7 @@
 """Which kustomizations Flux builds, so that kubehop builds them as Flux's kustomize-controller does.
 
-Flux builds the folder a `Kustomization` object's `spec.path` names with no load restrictor (a file
+Flux builds the folder a `Kustomization` object's `spec.path` names (from the top of its source: the
+repository's, or the subfolder an OCI artifact was pushed from) with no load restrictor (a file
 beside the kustomization's folder is fine) and no plugins. A path without a kustomization file gets
 one generated, listing its manifests and, as resources, the nearest folders below it that hold a
 kustomization file (fluxcd/pkg kustomize/kustomize_generator.go, `generateKustomization`). The load
@@ -28,9 +29,22 @@ def flux_paths(manifests: list[Manifest], scanned: list[str]) -> frozenset[str]:
         path = spec.get("path") if isinstance(spec, dict) else None
         if not isinstance(path, str) or os.path.isabs(path) or "\0" in path:  # no folder has a NUL in its name
             continue
-        top = repository_root(os.path.dirname(manifest.origin.path) or ".", scanned)
-        found.add(os.path.realpath(os.path.join(top, path)))
+        found.add(_source_path(os.path.dirname(manifest.origin.path) or ".", path, scanned))
     return frozenset(found)
+
+
+def _source_path(folder: str, path: str, scanned: list[str]) -> str:
+    """The real folder `path` names, from the top of the source Flux reads: the repository's top, or,
+    where that holds no such folder, the nearest folder above the object's own that does (an
+    OCIRepository pushed from a subfolder with `flux push artifact --path=./kubernetes`)."""
+    top = repository_root(folder, scanned)
+    wanted = os.path.realpath(os.path.join(top, path))
+    here = os.path.realpath(folder)
+    while not os.path.isdir(wanted) and here.startswith(os.path.join(top, "")):
+        if os.path.isdir(os.path.join(here, path)):
+            return os.path.realpath(os.path.join(here, path))
+        here = os.path.dirname(here)
+    return wanted
 
 
 def built_by_flux(paths: frozenset[str], reach: dict[str, Closure]) -> set[str]:
