@@ -389,3 +389,14 @@ def test_chart_metadata_and_values_with_dates_that_are_no_dates(tmp_path):
         done = kubehop(*command, str(root))
         assert "please report it" not in done.stderr and "Traceback" not in done.stderr, done.stderr
         assert done.returncode in (0, 1), done.stderr
+
+
+def test_a_template_of_unclosed_actions_is_read_in_one_pass(tmp_path):
+    """Deciding Capabilities branches (sources/template_branches.py) with a lazy regex rescanned the rest
+    of the template from every `{{` that never closes: 100 KB took 12 s, this one about five minutes."""
+    root = tree(tmp_path, {
+        "chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 1.0.0\n",
+        "chart/templates/cm.yaml": "{{ if .Capabilities.APIVersions.Has \"v1\" }}\n" + "{{ x " * 100_000,
+    })
+    code, report = scan_json("--no-render", str(root), timeout=60)
+    assert [f["object"]["name"] for f in report["findings"]] == ["still-scanned"]

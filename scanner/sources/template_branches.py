@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from scanner.components.semver import Interval, parse_pin
 from scanner.versions import Minor
 
-_ACTION = re.compile(r"\{\{-?(.*?)-?\}\}", re.DOTALL)
 _OPENS = ("if", "range", "with", "define", "block")
 _TOKEN = re.compile(r'\(|\)|"(?:[^"\\]|\\.)*"|`[^`]*`|[^\s()]+')
 _CAPABILITY = re.compile(r"^\$?\.Capabilities\.")
@@ -40,20 +39,20 @@ def decided_branches(text: str, capabilities: Capabilities) -> str:
         return text
     blanks: list[tuple[int, int]] = []
     stack: list[list] = []  # per open block: [keyword, [(condition, action start, action end)...]]
-    for action in _ACTION.finditer(text):
-        words = action.group(1).strip().split(None, 1)
+    for start, end, inner in _actions(text):
+        words = inner.strip("-").strip().split(None, 1)
         if not words or words[0].startswith("/*"):
             continue
         keyword, rest = words[0], words[1] if len(words) > 1 else ""
         if keyword in _OPENS:
-            stack.append([keyword, [(rest if keyword == "if" else None, action.start(), action.end())]])
+            stack.append([keyword, [(rest if keyword == "if" else None, start, end)]])
         elif keyword == "else" and stack:
             condition = rest[3:] if rest.startswith("if ") else (None if rest else "")
-            stack[-1][1].append((condition, action.start(), action.end()))
+            stack[-1][1].append((condition, start, end))
         elif keyword == "end" and stack:
             block_keyword, branches = stack.pop()
             if block_keyword == "if":
-                blanks.extend(_not_taken(branches, action.start(), capabilities))
+                blanks.extend(_not_taken(branches, start, capabilities))
     if not blanks:
         return text
     chars = list(text)
@@ -62,6 +61,15 @@ def decided_branches(text: str, capabilities: Capabilities) -> str:
             if chars[index] != "\n":
                 chars[index] = " "
     return "".join(chars)
+
+
+def _actions(text: str):
+    """(start, end, inside) of every `{{ ... }}` action, in one pass: a regex with a lazy body would
+    rescan the rest of the text from every `{{` that never closes."""
+    at = 0
+    while (start := text.find("{{", at)) >= 0 and (end := text.find("}}", start + 2)) >= 0:
+        yield start, end + 2, text[start + 2:end]
+        at = end + 2
 
 
 def _not_taken(branches: list[tuple[str | None, int, int]], end: int,
