@@ -30,10 +30,17 @@ def _report_input_problems(source) -> bool:
     return bool(errors)
 
 
+def _tree_options(config_file: str | None, no_config: bool, paths: tuple[str, ...]):
+    """What the configuration says about reading the tree (exclusions, the kustomize load restrictor),
+    so that `components` and `inventory` read the tree that `scan` reads."""
+    return scan_options(config_for(config_file, no_config, paths), (), (), (), None, None)
+
+
 @cli.command()
 @_paths_argument
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def components(paths, fmt) -> None:
+@config_options
+def components(paths, fmt, config_file, no_config) -> None:
     """List the components a tree pins: version or range, release, supported Kubernetes, file:line.
 
     \b
@@ -45,8 +52,9 @@ def components(paths, fmt) -> None:
     from scanner.components.reading import detect
     from scanner.report import components as report
 
+    options = _tree_options(config_file, no_config, paths)
     catalog = load_catalog()
-    tree = detect(list(paths), catalog)
+    tree = detect(list(paths), catalog, options=options)
     click.echo(report.render_json(tree) if fmt == "json" else report.render_text(tree, catalog), nl=False)
     sys.exit(EXIT_INPUT if _report_input_problems(tree) else EXIT_OK)
 
@@ -151,7 +159,8 @@ def _attach_orders(plan, manifests, paths, folder: str | None) -> None:
 @cli.command()
 @_paths_argument
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def inventory(paths, fmt) -> None:
+@config_options
+def inventory(paths, fmt, config_file, no_config) -> None:
     """The API surface a tree uses: apiVersion/kind counts and the minors that serve each.
 
     \b
@@ -164,7 +173,7 @@ def inventory(paths, fmt) -> None:
     from scanner.rulebook import load_rulebook
     from scanner.sources import collect
 
-    scan_input = collect(list(paths))
+    scan_input = collect(list(paths), options=_tree_options(config_file, no_config, paths))
     served = load_rulebook().served
     uses = api_inventory.inventory(scan_input.manifests, served, load_catalog())
     click.echo(api_inventory.render_json(uses) if fmt == "json"

@@ -179,6 +179,10 @@ class ServedApis:
     def is_builtin(self, api_version: str) -> bool:
         return any(key[0] == api_version for key in self.spans)
 
+    def group_versions(self) -> frozenset[str]:
+        """Every built-in group/version, of any minor."""
+        return frozenset(api_version for api_version, _ in self.spans)
+
 
 @dataclass(frozen=True)
 class Rulebook:

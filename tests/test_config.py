@@ -121,6 +121,26 @@ def test_exclude_flag_adds_to_the_config(repo):
     assert report["findings"] == []
 
 
+def test_components_and_inventory_read_the_tree_scan_reads(repo):
+    """An excluded folder's pins and objects are no more the tree's for `components` and
+    `inventory` than for `scan`; --no-config brings them back."""
+    write(repo / "upstream" / "cilium.yaml", """\
+        apiVersion: helm.toolkit.fluxcd.io/v2
+        kind: HelmRelease
+        metadata: {name: cilium, namespace: kube-system}
+        spec:
+          chart:
+            spec: {chart: cilium, version: 1.16.5}
+        """)
+    write(repo / ".kubehop.yaml", "exclude: [upstream]\n")
+    listed = json.loads(run_kubehop("components", "--format", "json", ".", cwd=repo).stdout)["components"]
+    assert listed == []
+    listed = json.loads(run_kubehop("components", "--format", "json", "--no-config", ".", cwd=repo).stdout)
+    assert [c["component"] for c in listed["components"]] == ["cilium"]
+    kinds = {use["kind"] for use in json.loads(run_kubehop("inventory", "--format", "json", ".", cwd=repo).stdout)}
+    assert kinds == {"Ingress"}
+
+
 def test_severity_overrides_last_match_wins(repo):
     write(repo / "policy" / "core" / "widgets.yaml", CUSTOM_RULE)
     write(repo / "apps" / "widget.yaml", WIDGET)

@@ -239,6 +239,23 @@ def test_cluster_version_from_a_k3s_variable_and_a_system_upgrade_plan(tmp_path)
         (Minor(1, 31), "k3s", "main.yml", 1), (Minor(1, 32), "rke2", "plan.yaml", 6)]
 
 
+def test_cluster_version_from_a_talhelper_talconfig_and_nowhere_else(tmp_path):
+    """Talos homelabs (toboshii/home-ops, onedr0p's template) pin the cluster in talconfig.yaml; the same
+    key in a chart's values is some other version and pins nothing."""
+    root = tree(tmp_path, {
+        "talos/talconfig.yaml": """
+            clusterName: home
+            talosVersion: v1.3.7
+            kubernetesVersion: v1.26.5
+            nodes: [{hostname: cp1, ipAddress: 10.0.0.10, controlPlane: true}]
+            """,
+        "apps/values.yaml": "kubernetesVersion: v1.19.0\n",
+    })
+    pins = detect([str(root)], BOOK).cluster
+    assert [(p.minor, p.distro, Path(p.origin.path).name, p.origin.line) for p in pins] == [
+        (Minor(1, 26), None, "talconfig.yaml", 3)]
+
+
 def test_cluster_version_from_kubectl_version_json(tmp_path):
     path = tmp_path / "version.json"
     path.write_text(json.dumps({"clientVersion": {"gitVersion": "v1.34.1"},

@@ -4,6 +4,7 @@ variables (rules/cluster-version.yaml) and a saved `kubectl version -o json`."""
 from __future__ import annotations
 
 import functools
+import os
 from typing import Any, Iterator, Sequence
 
 from scanner import data
@@ -39,13 +40,20 @@ def cluster_pins_in_manifests(manifests: Sequence[Manifest]) -> Iterator[Cluster
 
 
 def cluster_variables(node: Any, path: str) -> Iterator[ClusterPin]:
-    """Cluster version variables of a variables file (`k3s_version: v1.30.2+k3s1`; the names: rules/cluster-version.yaml)."""
-    names = {v["name"] for v in _cluster_version_rules()["variables"]}
+    """Cluster version variables of a variables file (`k3s_version: v1.30.2+k3s1`, talconfig.yaml's
+    `kubernetesVersion`; the names, and the files some are read in: rules/cluster-version.yaml)."""
+    names = variable_names(os.path.basename(path))
     for key, value in node.value:
         if scalar(key) in names and scalar(value):
             pin = _cluster_pin(scalar(value), origin_of(path, value), f"variable {key.value}")
             if pin:
                 yield pin
+
+
+def variable_names(file_name: str) -> frozenset[str]:
+    """The cluster version variables a file of this name may hold."""
+    return frozenset(v["name"] for v in _cluster_version_rules()["variables"]
+                     if file_name in v.get("files", (file_name,)))
 
 
 def cluster_pin_from_version_json(path: str) -> ClusterPin | None:

@@ -175,7 +175,7 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
     helm_path = find_helm() if options.render else None
     why_not = _why_not_rendered(helm_path, options.render)
     if why_not:
-        return _charts_as_text(charts, why_not, paths)
+        return _charts_as_text(charts, why_not, paths, _helm_settings("", manifests, target, options).capabilities)
     result = ScanInput()
     deployed = flux.flux_releases(manifests, charts, options.allow_network)
     result.unrendered.extend(deployed.not_rendered)
@@ -190,7 +190,7 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
         releases = copies.prepare(releases, prepared)
         result.extend(ScanInput(unrendered=prepared.unrendered, diagnostics=prepared.diagnostics))
         for outcome in helm.render_each(releases, settings, helm.progress_printer()):
-            read, switched_off = _rendered(outcome, options)
+            read, switched_off = _rendered(outcome, options, settings.capabilities)
             result.extend(read)
             latent += switched_off
     if latent:
@@ -199,15 +199,16 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
     return result
 
 
-def _rendered(outcome: Any, options: "ScanOptions") -> tuple[ScanInput, int]:
-    """What one render gives: its objects (a chart helm failed on: read as text), the keys its output
-    writes twice, and with --all-templates the templates it switched off; and how many those were."""
+def _rendered(outcome: Any, options: "ScanOptions", capabilities: Any) -> tuple[ScanInput, int]:
+    """What one render gives: its objects (a chart helm failed on: read as text, in the branches
+    `capabilities` decide as helm would), the keys its output writes twice, and with --all-templates
+    the templates it switched off; and how many those were."""
     from scanner.sources import chart_fallback
     from scanner.sources.helm_output import manifests_of
     from scanner.sources.rendered_duplicates import split_duplicate_keys
 
     if outcome.error is not None:
-        found, problems, not_rendered, templates = chart_fallback.unrenderable(outcome)
+        found, problems, not_rendered, templates = chart_fallback.unrenderable(outcome, capabilities)
         return ScanInput(found, problems, not_rendered, files_read=templates), 0
     try:
         found, problems, templates = manifests_of(outcome)
@@ -217,7 +218,7 @@ def _rendered(outcome: Any, options: "ScanOptions") -> tuple[ScanInput, int]:
     read = ScanInput(found, problems, findings=findings, files_read=templates)
     if not options.all_templates:
         return read, 0
-    switched_off, via, latent = chart_fallback.latent_templates(outcome, found, problems)
+    switched_off, via, latent = chart_fallback.latent_templates(outcome, found, problems, capabilities)
     read.extend(ScanInput(switched_off, files_read=latent, latent={via} if switched_off else set()))
     return read, latent
 
@@ -229,7 +230,8 @@ def _helm_settings(helm_path: str, manifests: list[Manifest], target: Minor | No
     book = load_rulebook(options.rule_folders)  # the scan's own, already loaded
     target = target or book.newest
     served = frozenset(book.served_at(target)) | _custom_apis(manifests)
-    return helm.HelmSettings(helm_path, target, served, tuple(options.values_files))
+    return helm.HelmSettings(helm_path, target, served, tuple(options.values_files),
+                             builtin=book.served.group_versions())
 
 
 def _custom_apis(manifests: list[Manifest]) -> set[tuple[str, str]]:
@@ -250,7 +252,7 @@ def _why_not_rendered(helm_path: str | None, render: bool) -> str | None:
     return unsupported(helm_path)
 
 
-def _charts_as_text(charts: list[str], why: str, paths: list[str]) -> ScanInput:
+def _charts_as_text(charts: list[str], why: str, paths: list[str], capabilities: Any) -> ScanInput:
     from scanner.sources.chart_copies import ChartCopies, Preparation
     from scanner.sources.chart_fallback import read_as_text
     from scanner.sources.helm import describe_chart
@@ -262,7 +264,7 @@ def _charts_as_text(charts: list[str], why: str, paths: list[str]) -> ScanInput:
             try:
                 folder = copies.folder_for(chart_dir, prepared)
                 found, templates = read_as_text(chart_dir, folder, f"{describe_chart(chart_dir)}, template read "
-                                                                   "as text (not rendered)")
+                                                                   "as text (not rendered)", capabilities=capabilities)
             except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
                 result.diagnostics.append(unexpected(chart_dir, err))
                 continue
@@ -272,7 +274,7 @@ def _charts_as_text(charts: list[str], why: str, paths: list[str]) -> ScanInput:
     if charts:
         plural = "s were" if len(charts) != 1 else " was"
         result.notices.append(f"{why}: {len(charts)} Helm chart{plural} read as text, not rendered; findings "
-                              "from them cover every branch of an {{ if }}, including ones the cluster never gets")
+                              "from them cover every branch of an {{ if }} on values, including ones the cluster never gets")
     return result
 
 
@@ -359,10 +361,12 @@ PIN_FILES = frozenset(("Chart.yaml", "requirements.yaml", "requirements.yml", *K
 
 
 def _holds_version_variable(node: Any) -> bool:
-    """A plain mapping (not an object) with a `<name>_version` key: Ansible defaults, values files."""
+    """A plain mapping (not an object) with a `<name>_version` or `<name>Version` key: Ansible defaults,
+    values files, talconfig.yaml. Which of them pin anything is the pin readers' to say
+    (scanner.components.file_pins, cluster_pin); this only keeps the documents they may read."""
     if not isinstance(node, MappingNode) or mapping_get(node, "kind") is not None:
         return False
-    return any(isinstance(key, ScalarNode) and key.value.endswith("_version") for key, _ in node.value)
+    return any(isinstance(key, ScalarNode) and key.value.endswith(("_version", "Version")) for key, _ in node.value)
 
 
 def read_manifest_file(item: ManifestFile, stdin_bytes: bytes | None = None) -> ScanInput:

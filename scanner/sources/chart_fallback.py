@@ -21,11 +21,13 @@ from scanner.sources.chart_copies import file_in_tree
 from scanner.sources.chart_templates import possible_objects, text_fallback
 from scanner.sources.files import read_yaml_file
 from scanner.sources.helm import RenderOutcome
+from scanner.sources.template_branches import Capabilities
 
 
-def unrenderable(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagnostic], list[Diagnostic], int]:
+def unrenderable(outcome: RenderOutcome, capabilities: Capabilities | None = None
+                 ) -> tuple[list[Manifest], list[Diagnostic], list[Diagnostic], int]:
     """A chart helm failed on: (its templates read as text, input problems, not-rendered entries,
-    templates read)."""
+    templates read); `capabilities`: those helm was given."""
     release = outcome.release
     where = release.where
     unreadable = None if release.remote or outcome.over_limit else _unreadable_metadata(release.chart_dir)
@@ -34,7 +36,8 @@ def unrenderable(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagnosti
                              (f" ({unreadable})" if unreadable else ""))
         return [], [problem], [Diagnostic(where, "helm failed (see input problems)", level="notice")], 0
     found, templates = read_as_text(release.chart_dir, release.folder,
-                                    f"{release.via}, template read as text (helm could not render it)")
+                                    f"{release.via}, template read as text (helm could not render it)",
+                                    capabilities=capabilities)
     entry = Diagnostic(where, f"helm could not render it ({outcome.error}); its templates were read as text, "
                               "every branch", level="notice")
     return found, [], [entry], templates
@@ -50,8 +53,8 @@ def _unreadable_metadata(chart_dir: str) -> str | None:
     return None
 
 
-def latent_templates(outcome: RenderOutcome, rendered: list[Manifest],
-                     problems: list[Diagnostic]) -> tuple[list[Manifest], str | None, int]:
+def latent_templates(outcome: RenderOutcome, rendered: list[Manifest], problems: list[Diagnostic],
+                     capabilities: Capabilities | None = None) -> tuple[list[Manifest], str | None, int]:
     """The objects of the templates that rendered nothing, read as text: (manifests, their via, how
     many templates). `rendered` and `problems` are what the render gave (an object Helm skips, a problem in
     the output, still names its template). A downloaded chart has no files in the tree to read."""
@@ -60,15 +63,17 @@ def latent_templates(outcome: RenderOutcome, rendered: list[Manifest],
         return [], None, 0
     seen = {os.path.normpath(item.origin.path) for item in rendered} | {os.path.normpath(p.path) for p in problems}
     via = f"{release.via}, latent: template switched off by the chart's values, read as text"
-    found, templates = read_as_text(release.chart_dir, release.folder, via, seen)
+    found, templates = read_as_text(release.chart_dir, release.folder, via, seen, capabilities)
     return found, via, templates
 
 
-def read_as_text(chart_dir: str, folder: str, via: str, rendered: set[str] = frozenset()) -> tuple[list[Manifest], int]:
-    """The objects the chart's templates could emit (but those of `rendered` templates), read from
-    `folder` (the chart, or the copy helm was given) and told at chart_dir's files; how many templates."""
+def read_as_text(chart_dir: str, folder: str, via: str, rendered: set[str] = frozenset(),
+                 capabilities: Capabilities | None = None) -> tuple[list[Manifest], int]:
+    """The objects the chart's templates could emit (but those of `rendered` templates; in the branches
+    `capabilities` decide, those Helm takes), read from `folder` (the chart, or the copy helm was given)
+    and told at chart_dir's files; how many templates."""
     objects = []
-    for found in possible_objects(folder):
+    for found in possible_objects(folder, capabilities):
         path = found.path if folder == chart_dir else file_in_tree(chart_dir, folder, found.path)
         if path is not None and os.path.normpath(path) not in rendered:
             objects.append(dataclasses.replace(found, path=path))

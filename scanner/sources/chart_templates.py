@@ -2,7 +2,8 @@
 
 Rendered output knows which template an object came from (helm's post-renderer annotation), not
 the line; the line is found here, in the template a person edits. Without helm, the same reading lists every
-apiVersion/kind pair a template can produce, both branches of an `{{ if }}` switch included.
+apiVersion/kind pair a template can produce, both branches of an `{{ if }}` switch included, but for
+the branches the cluster's own Capabilities decide (template_branches.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 
 from scanner.model import Manifest, Origin
 from scanner.sources.line_map import fixed
+from scanner.sources.template_branches import Capabilities, decided_branches
 from scanner.sources.yamldoc import read_text
 
 _DOC_SEPARATOR = re.compile(r"^---[ \t]*$", re.MULTILINE)
@@ -39,13 +41,16 @@ class ApiVersionLine:
 
 
 @functools.lru_cache(maxsize=4096)
-def api_version_lines(path: str) -> tuple[ApiVersionLine, ...]:
-    """Every `apiVersion:` line of a template file, with its document's kind."""
+def api_version_lines(path: str, capabilities: Capabilities | None = None) -> tuple[ApiVersionLine, ...]:
+    """Every `apiVersion:` line of a template file, with its document's kind; with `capabilities`,
+    but those in branches Helm would not take there."""
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
             text = handle.read()
     except OSError:
         return ()
+    if capabilities is not None:
+        text = decided_branches(text, capabilities)
     found: list[ApiVersionLine] = []
     starts = [0] + [m.end() for m in _DOC_SEPARATOR.finditer(text)]
     for begin, end in zip(starts, starts[1:] + [len(text)]):
@@ -128,19 +133,20 @@ def chart_templates(chart_dir: str) -> list[str]:
     return found
 
 
-def possible_objects(chart_dir: str) -> list[TemplateObject]:
-    """Every apiVersion/kind pair the chart's templates could emit, found by reading them as text.
+def possible_objects(chart_dir: str, capabilities: Capabilities | None = None) -> list[TemplateObject]:
+    """Every apiVersion/kind pair the chart's templates could emit, found by reading them as text
+    (with `capabilities`: in the branches Helm takes there, where they decide).
 
     A literal apiVersion counts once; one made by an action counts once for each apiVersion that
     action (or the helper it calls, in any template file of the chart) writes out.
     """
     templates = chart_templates(chart_dir)
-    helpers = _defines(templates)
+    helpers = _defines(templates, capabilities)
     objects = []
     for path in templates:
         if os.path.basename(path).startswith("_") or path.endswith(".tpl"):
             continue  # helpers emit nothing by themselves
-        for entry in api_version_lines(path):
+        for entry in api_version_lines(path, capabilities):
             if entry.nested:
                 continue
             for api_version in _possible_values(entry, helpers):
@@ -165,7 +171,7 @@ def _possible_values(entry: ApiVersionLine, helpers: dict[str, str]) -> list[str
     return list(dict.fromkeys(values))
 
 
-def _defines(templates: list[str]) -> dict[str, str]:
+def _defines(templates: list[str], capabilities: Capabilities | None) -> dict[str, str]:
     helpers: dict[str, str] = {}
     for path in templates:
         try:
@@ -173,6 +179,8 @@ def _defines(templates: list[str]) -> dict[str, str]:
                 text = handle.read()
         except OSError:
             continue
+        if capabilities is not None:  # `common.capabilities.cronjob.apiVersion` and its like
+            text = decided_branches(text, capabilities)
         # A helper's body runs to the next `define` (nested `end`s make its own end hard to find).
         starts = list(_DEFINE.finditer(text))
         for match, after in zip(starts, starts[1:] + [None]):

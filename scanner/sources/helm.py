@@ -25,6 +25,7 @@ from scanner.sources.discovery import FakeDiscovery
 from scanner.sources.files import read_yaml_file
 from scanner.sources.helm_capture import Capture
 from scanner.sources.render_limits import RenderLimits, pool_size, run_bounded
+from scanner.sources.template_branches import Capabilities
 from scanner.sources.tools import tool_version
 from scanner.versions import Minor
 
@@ -94,6 +95,12 @@ class HelmSettings:
     values_files: tuple[str, ...] = ()
     limits: RenderLimits = field(default_factory=RenderLimits)
     workers: int = 0  # renders at once; 0: as many as the cores and the free memory allow
+    builtin: frozenset[str] = frozenset()  # the built-in group/versions of any minor (ServedApis.group_versions)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What the chart's templates see as `.Capabilities`, for reading them as text alike."""
+        return Capabilities(self.target, self.served, self.builtin)
 
 
 def chart_metadata(chart_dir: str) -> tuple[str, str]:

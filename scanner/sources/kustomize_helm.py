@@ -87,7 +87,7 @@ class HelmCharts:
             settings = self._settings_for(*capabilities)
             rendered = helm.render_all([release for _, release, _, _ in jobs], settings)
             for (outcome, release, in_tree, line), result in zip(jobs, rendered):
-                self._take(outcome, result, in_tree, line)
+                self._take(outcome, result, in_tree, line, settings)
         return outcomes
 
     def _refuse(self, outcome: EntryOutcome, problem: str | None, not_rendered: str | None, line: int) -> None:
@@ -120,11 +120,12 @@ class HelmCharts:
                 extra.add((listed.strip("/"), ""))  # a group-version alone: listed, with no resource
         return dataclasses.replace(settings, served=settings.served | frozenset(extra))
 
-    def _take(self, outcome: EntryOutcome, result: helm.RenderOutcome, in_tree: bool, line: int) -> None:
+    def _take(self, outcome: EntryOutcome, result: helm.RenderOutcome, in_tree: bool, line: int,
+              settings: helm.HelmSettings) -> None:
         entry = outcome.entry
         if result.error is not None:
             if in_tree:  # read as text, as a chart helm cannot render is (chart_fallback)
-                outcome.as_text, problems, _, _ = unrenderable(result)
+                outcome.as_text, problems, _, _ = unrenderable(result, settings.capabilities)
                 outcome.diagnostics.extend(problems)
                 outcome.not_rendered = f"{entry.title}: helm could not render it ({result.error}); its " \
                                        "templates were read as text, every branch"
