@@ -293,6 +293,53 @@ def test_remote_chart_is_downloaded_only_with_allow_network(helm_env, chart_repo
     assert finding["via"].endswith(", values-switch/templates/ingress.yaml")
 
 
+OPERATOR_RELEASE = """\
+apiVersion: helm.fluxcd.io/v1
+kind: HelmRelease
+metadata:
+  name: edge
+  namespace: apps
+spec:
+  releaseName: edge
+  chart:
+    repository: {url}/
+    name: values-switch
+    version: 1.1.0
+  values:
+    legacyIngress: true
+"""
+
+
+def test_a_flux_v1_helmrelease_is_rendered_like_a_v2_one(helm_env, chart_repository, tmp_path):
+    """scout S8 (billimek/k8s-gitops in 2020): 40 helm-operator HelmReleases were passed over without a
+    word, "0 not rendered"; their charts are read the way a v2 release's are, and pinned as components."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "edge.yaml").write_text(OPERATOR_RELEASE.format(url=chart_repository))
+    env = {**helm_env, **{k: str(tmp_path / k) for k in ("HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME")}}
+    code, report = scan_json("--target", "1.22", str(tree), env=env)
+    (entry,) = report["unrendered"]
+    assert entry["reason"].startswith("Flux v1 HelmRelease apps/edge: chart values-switch from http://127.0.0.1:")
+    assert "--allow-network" in entry["reason"]
+
+    code, report = scan_json("--target", "1.22", "--allow-network", str(tree), env=env)
+    assert code == 1 and report["unrendered"] == []
+    (finding,) = report["findings"]  # the values switch the legacy Ingress on
+    assert finding["object"]["apiVersion"] == "extensions/v1beta1" and finding["file"] == str(tree / "edge.yaml")
+    assert finding["via"].startswith("Flux v1 HelmRelease apps/edge (chart values-switch 1.1.0 from http://127.0.0.1:")
+
+
+def test_a_flux_v1_helmrelease_pins_its_chart(tmp_path):
+    from catalogs import catalog, store
+    from scanner.components.reading import detect
+
+    (tmp_path / "store.yaml").write_text(OPERATOR_RELEASE.format(url="https://charts.example.com").replace(
+        "values-switch", "store").replace("1.1.0", "6.1.0"))
+    (pin,) = detect([str(tmp_path)], catalog([store()])).detections
+    assert (pin.component, pin.pin, pin.origin.line, pin.source) == ("store", "6.1.0", 11, "chart")
+    assert [r.version for r in pin.releases] == ["1.8"]  # chart 6 ships store 1.8
+
+
 def test_progress_is_shown_on_a_terminal(helm_env):
     pty = pytest.importorskip("pty")  # POSIX terminals
     controller, terminal = pty.openpty()

@@ -350,6 +350,18 @@ def test_no_tool_is_handed_a_file_kubehop_refused_as_a_bomb(tmp_path):
     assert code == EXIT_INPUT
 
 
+def test_a_kustomization_naming_a_nul_beside_a_bomb_is_no_crash(tmp_path):
+    """Found by the fuzzer (seed 2026, case 50220): looking for the files a kustomization would hand
+    kustomize, a reference holding a NUL sent realpath's ValueError out of the scan."""
+    root = tree(tmp_path, {
+        "k/kustomization.yaml": 'resources: ["cm\\0.yaml", bomb.yaml]\n',
+        "k/bomb.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: k}\ndata: &a {b: *a}\n",
+    })
+    code, report = scan_json("--no-render", str(root), timeout=60)
+    assert code == EXIT_INPUT and "please report it" not in json.dumps(report)
+    assert any("recursive alias" in d["message"] for d in report["diagnostics"])
+
+
 @pytest.mark.parametrize("command", [["components"], ["inventory"], ["plan", "--from", "1.31", "--target", "1.36"]])
 def test_the_other_text_reports_print_no_workflow_command_from_the_tree(tmp_path, command):
     tree(tmp_path, {"hr.yaml": (

@@ -1,6 +1,6 @@
 """Component pins that Kubernetes objects hold (the files that hold none: `file_pins`).
 
-Pins are read from Flux HelmReleases (chart version or chartRef), Argo CD Applications and
+Pins are read from Flux HelmReleases (chart version or chartRef; Flux v1's too), Argo CD Applications and
 ApplicationSets, K3s HelmCharts, `app.kubernetes.io/*` labels and images. Each detection keeps the
 line where a person edits the pin, read from the composed YAML nodes.
 """
@@ -101,6 +101,12 @@ class _Finder:
         group = manifest.group
         if manifest.kind == "HelmRelease" and group == "helm.toolkit.fluxcd.io":
             yield from self._helm_release(manifest)
+        elif manifest.kind == "HelmRelease" and group == "helm.fluxcd.io":  # Flux v1's helm-operator
+            chart = value_at(manifest.node, "spec", "chart")
+            name = scalar(value_at(chart, "name"))
+            yield from self._chart_pin(name, scalar(value_at(chart, "repository")), value_at(chart, "version"),
+                                       value_at(chart, "name"), manifest.origin.path,
+                                       f"{manifest.object_ref} (chart {name})")
         elif manifest.kind in ("Application", "ApplicationSet") and group == "argoproj.io":
             yield from self._argo(manifest)
         elif manifest.kind == "HelmChart" and group == "helm.cattle.io":

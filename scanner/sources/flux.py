@@ -4,7 +4,9 @@ A HelmRelease whose chart is a path in a GitRepository is matched to a chart fol
 rendered as that release, with its `valuesFrom` ConfigMaps/Secrets (when they are in the tree) and
 then its `spec.values`, the order Flux merges them in. A chart from a HelmRepository or an
 OCIRepository (found in the tree) is downloaded by helm only with --allow-network; without it the
-release is listed as not rendered.
+release is listed as not rendered. A Flux v1 HelmRelease (helm.fluxcd.io, the helm-operator archived
+in 2022) names its chart itself, `spec.chart.{repository, name, version}`: downloaded the same way,
+with its `spec.values`; one from Git (`spec.chart.git`) is listed as not rendered.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from scanner.model import Diagnostic, Manifest
 from scanner.sources.helm import ChartRelease, RemoteChart, describe_chart
 
 _GROUP = "helm.toolkit.fluxcd.io"
+_OPERATOR_GROUP = "helm.fluxcd.io"  # Flux v1's helm-operator
 _SOURCE_GROUP = "source.toolkit.fluxcd.io"
 _LOCAL_SOURCES = ("GitRepository", "Bucket")
 _DEFAULT_VALUES_KEY = "values.yaml"
@@ -45,9 +48,13 @@ def flux_releases(manifests: list[Manifest], chart_dirs: list[str], allow_networ
     objects = {(m.kind, m.namespace, m.name): m for m in manifests
                if m.kind in ("ConfigMap", "Secret") or m.group == _SOURCE_GROUP}
     for manifest in manifests:
-        if is_helm_release(manifest) and not manifest.patch:  # a kustomize patch changes its base's release
+        operator = manifest.group == _OPERATOR_GROUP and manifest.kind == "HelmRelease"
+        if (is_helm_release(manifest) or operator) and not manifest.patch:  # a patch changes its base's release
             try:
-                _add(manifest, chart_dirs, objects, found, allow_network)
+                if operator:
+                    _add_operator_release(manifest, found, allow_network)
+                else:
+                    _add(manifest, chart_dirs, objects, found, allow_network)
             except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
                 found.notes.append(unexpected(manifest.origin.path, err, manifest.origin.line))
     return found
@@ -83,6 +90,31 @@ def _add(release: Manifest, chart_dirs: list[str], objects: dict, found: FluxCha
         found.not_rendered.append(Diagnostic(where, f"{label}: {problem}", level="notice"))
         return
     found.releases.append(ChartRelease("", via=f"{label} (chart {remote})", remote=remote, **as_release))
+
+
+def _add_operator_release(release: Manifest, found: FluxCharts, allow_network: bool) -> None:
+    spec = as_dict(release.body.get("spec"))
+    chart = as_dict(spec.get("chart"))
+    namespace = release.namespace or "default"
+    label = f"Flux v1 HelmRelease {namespace}/{release.name}"
+    where = release.origin.path
+    name, repository = as_str(chart.get("name")), as_str(chart.get("repository"))
+    if chart.get("git") is not None:
+        problem = f"chart from Git ({as_str(chart.get('git')) or '?'}, path {as_str(chart.get('path')) or '?'}) is not rendered"
+    elif not name or not repository:
+        problem = "spec.chart names no chart repository and name"
+    elif not allow_network:
+        problem = f"chart {name} from {repository} is remote; not downloaded without --allow-network"
+    else:
+        problem = None
+    if problem:
+        found.not_rendered.append(Diagnostic(where, f"{label}: {problem}", level="notice"))
+        return
+    remote = RemoteChart(name, repository, _version(chart.get("version")), release.origin)
+    values = (yaml.safe_dump(spec["values"]),) if isinstance(spec.get("values"), dict) else ()
+    found.releases.append(ChartRelease("", as_str(spec.get("releaseName")) or str(release.name),
+                                       as_str(spec.get("targetNamespace")) or namespace, values,
+                                       via=f"{label} (chart {remote})", remote=remote))
 
 
 def _remote_chart(release: Manifest, spec: dict, chart: dict, objects: dict) -> tuple[RemoteChart | None, str | None]:

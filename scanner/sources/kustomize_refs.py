@@ -130,7 +130,12 @@ def _looks_like_host(reference: str) -> bool:
 
 
 def references(document: dict) -> Iterator[Reference]:
-    """Every path or URL the kustomization names, field by field."""
+    """Every path or URL the kustomization names, field by field; a name holding a NUL names no file
+    (realpath refuses it), and kustomize says what it makes of it."""
+    return (reference for reference in _references(document) if "\0" not in reference.value)
+
+
+def _references(document: dict) -> Iterator[Reference]:
     for name in _FOLDER_OR_FILE + _FOLDERS + _FILES:
         for value in _strings(document.get(name)):
             if "\n" in value and name in ("generators", "transformers", "validators"):
