@@ -137,11 +137,13 @@ def _structural(schema: Any, root: bool = False, status_subresource: bool = Fals
     if root or schema.get("x-kubernetes-embedded-resource"):
         _allow_object_meta(result, properties)
         if not root:
-            result["required"] = sorted({*result.get("required", []), "apiVersion", "kind"})
+            required = result.get("required", [])
+            if isinstance(required, list) and all(isinstance(name, str) for name in required):
+                result["required"] = sorted({*required, "apiVersion", "kind"})  # else check_schema refuses it
     if root and status_subresource:
         result.setdefault("properties", {})["status"] = {}
-    if _is_closed(schema):
-        result[_KNOWN] = sorted(result.get("properties", {}))
+    if _is_closed(schema) and isinstance(result.get("properties", {}), dict):  # else check_schema refuses it
+        result[_KNOWN] = sorted(map(str, result.get("properties", {})))
     return result
 
 
@@ -158,6 +160,8 @@ def _compiles(pattern: Any) -> bool:
 def _allow_object_meta(result: dict, properties: Any) -> None:
     given = properties if isinstance(properties, dict) else {}
     known = result.setdefault("properties", {})
+    if not isinstance(known, dict):
+        return  # no schema the API server takes: check_schema refuses it
     for name in _OBJECT_META_FIELDS:
         # metadata is ObjectMeta: the schema may narrow name/generateName, never close it.
         known[name] = given.get(name, {}) if name == "metadata" else known.get(name, {"type": "string"})

@@ -103,6 +103,23 @@ def test_an_invalid_schema_is_reported_as_unusable_not_raised():
         CrdSchema({"type": "object", "properties": {"spec": {"type": "strin"}}})
 
 
+@pytest.mark.parametrize("spec", [
+    {"template": {"type": "object", "x-kubernetes-embedded-resource": True, "required": [{"a": 1}, "b"]}},
+    {"template": {"type": "object", "x-kubernetes-embedded-resource": True, "properties": [{"a": 1}, "b"]}},
+    {"volumes": {"type": "object", "properties": ["awsElasticBlockStore", {"type": "object"}]}},
+])
+def test_a_schema_of_wrong_shapes_is_unusable_not_a_crash(spec):
+    """Found by the fuzzer (seed 2026, case 107718): a `required` list holding a map could not be sorted."""
+    with pytest.raises(UnusableSchema):
+        CrdSchema(_root(spec))
+
+
+def test_property_names_yaml_reads_as_numbers_are_known_fields():
+    schema = _root({"8080": {"type": "string"}})
+    schema["properties"]["spec"]["properties"] = {8080: {"type": "string"}, "name": {"type": "string"}}
+    assert _problems(schema, {"8080": "x", "name": "y"}) == []
+
+
 def test_a_pattern_python_cannot_compile_is_skipped_not_fatal():
     # RE2 accepts a (?i) flag mid-pattern; Python's re does not.
     schema = _root({"day": {"type": "string", "pattern": "^((?i)mon|tue)day$"}, "n": {"type": "integer"}})
