@@ -96,6 +96,11 @@ class CrdIndex:
     def named(self, name: str) -> Crd | None:
         return self._by_name.get(name)
 
+    def served_apis(self) -> set[tuple[str, str]]:
+        """(group/version, Kind) of every version served: a cluster running these CRDs lists them in its
+        discovery too."""
+        return {(f"{crd.group}/{version}", crd.kind) for crd in self for version in crd.served}
+
     def __iter__(self) -> Iterator[Crd]:
         return iter(self._by_name.values())
 

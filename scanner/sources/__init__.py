@@ -175,7 +175,7 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
     helm_path = find_helm() if options.render else None
     why_not = _why_not_rendered(helm_path, options.render)
     if why_not:
-        return _charts_as_text(charts, why_not, paths, _helm_settings("", manifests, target, options).capabilities)
+        return _charts_as_text(charts, why_not, paths, _capabilities(manifests, target, options))
     result = ScanInput()
     deployed = flux.flux_releases(manifests, charts, options.allow_network)
     result.unrendered.extend(deployed.not_rendered)
@@ -224,22 +224,23 @@ def _rendered(outcome: Any, options: "ScanOptions", capabilities: Any) -> tuple[
 
 
 def _helm_settings(helm_path: str, manifests: list[Manifest], target: Minor | None, options: "ScanOptions"):
-    from scanner.rulebook import load_rulebook
     from scanner.sources import helm
+
+    capabilities = _capabilities(manifests, target, options)
+    return helm.HelmSettings(helm_path, capabilities.minor, capabilities.served, tuple(options.values_files),
+                             builtin=capabilities.builtin)
+
+
+def _capabilities(manifests: list[Manifest], target: Minor | None, options: "ScanOptions"):
+    """What a chart's templates see as `.Capabilities` at `target`: what it serves, and the CRDs of the tree."""
+    from scanner.crds import CrdIndex
+    from scanner.rulebook import load_rulebook
+    from scanner.sources.template_branches import Capabilities
 
     book = load_rulebook(options.rule_folders)  # the scan's own, already loaded
     target = target or book.newest
-    served = frozenset(book.served_at(target)) | _custom_apis(manifests)
-    return helm.HelmSettings(helm_path, target, served, tuple(options.values_files),
-                             builtin=book.served.group_versions())
-
-
-def _custom_apis(manifests: list[Manifest]) -> set[tuple[str, str]]:
-    """What the CRDs in the tree serve: a cluster running them lists these in its discovery too."""
-    from scanner.crds import CrdIndex
-
-    return {(f"{crd.group}/{version}", crd.kind) for crd in CrdIndex.from_manifests(manifests)
-            for version in crd.served}
+    served = frozenset(book.served_at(target)) | CrdIndex.from_manifests(manifests).served_apis()
+    return Capabilities(target, served, book.served.group_versions())
 
 
 def _why_not_rendered(helm_path: str | None, render: bool) -> str | None:

@@ -39,8 +39,10 @@ def _source_path(folder: str, path: str, scanned: list[str]) -> str:
     OCIRepository pushed from a subfolder with `flux push artifact --path=./kubernetes`)."""
     top = repository_root(folder, scanned)
     wanted = os.path.realpath(os.path.join(top, path))
+    if os.path.isdir(wanted):
+        return wanted
     here = os.path.realpath(folder)
-    while not os.path.isdir(wanted) and here.startswith(os.path.join(top, "")):
+    while here.startswith(os.path.join(top, "")):
         if os.path.isdir(os.path.join(here, path)):
             return os.path.realpath(os.path.join(here, path))
         here = os.path.dirname(here)
