@@ -55,7 +55,22 @@ def _print_version(ctx, param, value) -> None:
         ctx.exit()
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    """The kubehop command group. A usage error may quote the tree (a configuration key, a baseline
+    path a pull request wrote): click prints its message on standard error, made printable first as
+    every other line kubehop prints (scanner.report.plain)."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except click.ClickException as err:
+            from scanner.report.plain import log_line, printable
+
+            err.message = log_line(printable(err.message))
+            raise
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
               help="Show the version and the date the data was last checked.")
 def cli() -> None:
