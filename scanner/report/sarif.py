@@ -156,7 +156,7 @@ def _fingerprint(finding: Finding) -> str:
     """Same object, same rule, same file: the same alert even when lines move."""
     key = "\0".join([finding.rule_id, repo_path(finding.origin.path), finding.kind,
                      finding.namespace or "", finding.name or ""])
-    return hashlib.sha256(key.encode()).hexdigest()[:32]
+    return hashlib.sha256(os.fsencode(key)).hexdigest()[:32]  # a name that is no UTF-8: its bytes
 
 
 def _location(root: str | None, path: str, line: int | None, column: int | None = None) -> dict | None:
@@ -171,7 +171,7 @@ def _location(root: str | None, path: str, line: int | None, column: int | None 
 def _artifact(root: str | None, path: str) -> dict:
     if root is None or repo_root(path) != root:  # outside the repository: no base to be relative to
         return {"uri": Path(os.path.abspath(path)).as_uri()}
-    return {"uri": quote(repo_path(path)), "uriBaseId": SRCROOT}
+    return {"uri": quote(os.fsencode(repo_path(path))), "uriBaseId": SRCROOT}  # a name's bytes, as as_uri
 
 
 def _invocation(result: ScanResult, root: str | None) -> dict:
