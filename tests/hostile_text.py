@@ -90,6 +90,12 @@ def hostile_tree(root: Path) -> Path:
             f"resources: [{yaml_string(HOSTILE_FILE + '.yaml')}, cronjob.yaml]\n"),
         f"kustomize{HOSTILE_FILE}/cronjob.yaml": f"apiVersion: batch/v1beta1\nkind: CronJob\nmetadata: {{name: {name}}}\n",
         f"broken{HOSTILE_FILE}.yaml": f"apiVersion: v1\nkind: ConfigMap\nmetadata: [{HOSTILE}\n",
+        # an upgrade order `plan` rewrites: its diff (in the Markdown plan) shows the lines around the version
+        f"upgrade{HOSTILE_FILE}/plans.yaml": (
+            f"apiVersion: upgrade.cattle.io/v1\nkind: Plan\nmetadata:\n  name: {name}\n  namespace: {name}\n"
+            "spec:\n  concurrency: 1\n  serviceAccountName: system-upgrade\n  upgrade:\n    image: rancher/k3s-upgrade\n"
+            f"  version: v1.31.14+k3s1  # ##[error]pwned {BIDI}\n"
+            f"  ::error::pwned: {name}  # ##[error]pwned {BIDI}{SEPARATORS}\n"),
     }
     (root / ".git").mkdir(parents=True)
     for relative, content in files.items():

@@ -125,6 +125,9 @@ def test_the_tree_was_read_and_its_hostile_names_reported(hostile):
     assert shown(f"{NOT_UTF8}.yaml") == "latin\\xff.yaml" and "latin\\xff.yaml" in text  # its byte, shown
     rows = printed["components text"].stdout
     assert f"HelmRelease {shown(HOSTILE)}/{shown(HOSTILE)} (chart cilium)" in rows
+    # the Markdown plan shows the lines of an upgrade order around its version, one starting `::error::`
+    window = printed["plan markdown"].stdout.partition("```diff")[2].partition("```")[0]
+    assert "+  version: v1.32." in window and "\n       :\u2060:error::pwned: " in window
 
 
 def test_json_keeps_the_names_exactly(hostile):
@@ -236,3 +239,29 @@ def test_the_cli_prints_the_tree_safely_end_to_end(hostile):
         assert done.returncode == 3, done.stderr.decode()
         assert log_problems(done.stdout.decode("utf-8")) == [] and log_problems(done.stderr.decode("utf-8")) == []
         assert named in done.stdout.decode("utf-8")
+
+
+def test_a_library_warning_reaches_standard_error_printable(tmp_path, monkeypatch):
+    """ruamel.yaml warned of an anchor defined twice by quoting the file's lines on standard error,
+    raw: a line `::error::pwned: &x a` of the tree became a workflow command. Such an anchor is valid
+    YAML (no warning now), and any other warning is printed on one printable line."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "ing.yaml").write_text("apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata:\n  name: a\n"
+                                       "  labels:\n    ::error::pwned: &x a\n    b: &x c\nspec: {}\n")
+    done = invoke(["fix", "--no-config", "--target", "1.36", "."], tmp_path, {"NO_COLOR": "1"})
+    assert done.stderr == "1 object to migrate in 1 file; 0 left to a person\n"
+
+    import warnings
+
+    import scanner.fix
+
+    real = scanner.fix.fix
+
+    def warning(*args, **kwargs):
+        warnings.warn(f"quoting the tree:\n{HOSTILE}", UserWarning, stacklevel=1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(scanner.fix, "fix", warning)
+    done = invoke(["fix", "--no-config", "--target", "1.36", "."], tmp_path, {"NO_COLOR": "1"})
+    assert log_problems(done.stderr) == []
+    assert done.stderr.startswith(f"kubehop: warning: UserWarning: quoting the tree:\\n{shown(HOSTILE)}\n")
