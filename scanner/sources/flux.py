@@ -22,7 +22,7 @@ import yaml
 from scanner.crds import as_dict, as_list, as_str
 from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest
-from scanner.sources.helm import ChartRelease, RemoteChart, describe_chart
+from scanner.sources.helm import ChartRelease, RemoteChart, describe_chart, release_problem
 
 _GROUP = "helm.toolkit.fluxcd.io"
 _OPERATOR_GROUP = "helm.fluxcd.io"  # Flux v1's helm-operator
@@ -72,6 +72,8 @@ def _add(release: Manifest, chart_dirs: list[str], objects: dict, found: FluxCha
         values.append(yaml.safe_dump(spec["values"]))
     as_release = {"release": as_str(spec.get("releaseName")) or str(release.name),
                   "namespace": as_str(spec.get("targetNamespace")) or namespace, "values": tuple(values)}
+    if _refused(release, label, as_release["release"], as_release["namespace"], found):
+        return
     chart_path = as_str(chart.get("chart"))
     if as_dict(chart.get("sourceRef")).get("kind") in _LOCAL_SOURCES and chart_path:
         chart_dir = _matching_chart(chart_path, chart_dirs) or _in_repository(chart_path, where)
@@ -112,9 +114,20 @@ def _add_operator_release(release: Manifest, found: FluxCharts, allow_network: b
         return
     remote = RemoteChart(name, repository, _version(chart.get("version")), release.origin)
     values = (yaml.safe_dump(spec["values"]),) if isinstance(spec.get("values"), dict) else ()
-    found.releases.append(ChartRelease("", as_str(spec.get("releaseName")) or str(release.name),
-                                       as_str(spec.get("targetNamespace")) or namespace, values,
+    release_name = as_str(spec.get("releaseName")) or str(release.name)
+    target_namespace = as_str(spec.get("targetNamespace")) or namespace
+    if _refused(release, label, release_name, target_namespace, found):
+        return
+    found.releases.append(ChartRelease("", release_name, target_namespace, values,
                                        via=f"{label} (chart {remote})", remote=remote))
+
+
+def _refused(release: Manifest, label: str, name: str, namespace: str, found: FluxCharts) -> bool:
+    """A release name or namespace helm would refuse (so would Flux): an input problem, never a helm argument."""
+    problem = release_problem(name, namespace)
+    if problem:
+        found.notes.append(Diagnostic(release.origin.path, f"{label}: {problem}", release.origin.line))
+    return problem is not None
 
 
 def _remote_chart(release: Manifest, spec: dict, chart: dict, objects: dict) -> tuple[RemoteChart | None, str | None]:
