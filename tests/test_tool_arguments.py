@@ -146,3 +146,21 @@ def test_a_kustomize_helm_charts_entry_that_names_an_option_or_a_path_is_refused
     (problem,) = [d for d in report["diagnostics"] if d["file"].endswith("kustomization.yaml")]
     assert says in problem["message"] and problem["line"] == 2
     assert not [f for f in report["findings"] if "injected" in f["object"]["name"]]
+
+
+@pytest.mark.parametrize("name,target_namespace,release", [
+    ("web", None, "web"),
+    ("web", "web-system", "web-system-web"),
+    ("long-" + "x" * 60, None, "long-" + "x" * 35 + "-19251b8e81f7"),
+])
+def test_a_flux_release_is_named_as_helm_controller_names_it(tmp_path, env, name, target_namespace, release):
+    """[targetNamespace-]name, shortened past 53 characters to 40 and a hash: what the chart's templates see
+    as .Release.Name, so a long metadata.name is no reason to refuse the release."""
+    chart = {**LEAKY_CHART, "templates/ingress.yaml": LEAKY_CHART["templates/ingress.yaml"].replace(
+        "{{ .Values.leak | quote }}", "{{ .Release.Name | quote }}")}
+    tree = write(tmp_path / "tree", {**{f"chart/{k}": v for k, v in chart.items()},
+                                     "release.json": helm_release(name, target_namespace=target_namespace)})
+    code, report, _ = scan(tree, env)
+    assert code == 1, report["diagnostics"]
+    names = {f["object"]["name"] for f in report["findings"] if f["file"].endswith("ingress.yaml")}
+    assert release in names
