@@ -226,7 +226,7 @@ def test_a_hostile_configuration_is_refused_without_echoing_it_raw(tmp_path, con
     assert log_problems(done.stdout) == [] and log_problems(done.stderr) == []
     if config == "raw":  # a comment full of controls: YAML refuses the file, kubehop says where
         assert done.exit_code == 2 and "/.kubehop.yaml: cannot read: invalid YAML: unacceptable character" in done.stderr
-    elif config != "baseline" or command[0] in ("scan", "plan"):  # only scan and plan read a baseline
+    elif config != "baseline" or command[0] != "fix":  # fix reads no baseline
         assert done.exit_code == 2, done.stderr
         assert "\\x1b]8;;" in done.stderr and "##\\[" in done.stderr
 
