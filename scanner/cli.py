@@ -177,6 +177,7 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
                      [Exclusions(str(config.folder), config.exclude)])
     except DataError as err:
         raise click.UsageError(str(err)) from None
+    result.diagnostics[:0] = config.problems
     unwritten = []  # files left as they were: their objects are left to a person
     for change in result.files:
         if write:

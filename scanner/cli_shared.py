@@ -141,6 +141,7 @@ def scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline
         baseline=write_baseline or baseline or config.baseline,
         write_baseline=write_baseline is not None,
         kustomize_unrestricted=config.kustomize_load_restrictor == "LoadRestrictionsNone",
+        config_problems=config.problems,
         **flags,
     )
 
