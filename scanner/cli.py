@@ -9,8 +9,8 @@ import sys
 import click
 
 import scanner.cli_plan  # noqa: F401 - registers components, plan and inventory on the group
-from scanner.cli_shared import (MINOR, check_outputs, cli, config_for, config_options, emit_all, scan_options, settings,
-                                unknown_option, use_color)
+from scanner.cli_shared import (MINOR, check_outputs, cli, config_for, config_options, emit_all, minor_sources,
+                                scan_options, settings, unknown_option, use_color)
 from scanner.config import CONFIG_FILE
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, FAIL_ON_LEVELS
 from scanner.report import FORMATS
@@ -115,12 +115,13 @@ def scan(paths, target, current, fmt, output, config_file, no_config, exclude, i
 
     config = config_for(config_file, no_config, paths)
     missing = None if helm_releases else f"give PATHS to scan, or --helm-releases, or `paths` in {CONFIG_FILE}"
+    sources = minor_sources(config, target, current)
     paths, target, current = settings(config, paths, target, current, missing)
     check_outputs([output] + [path for _, path in reports])
     options = scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline,
                             allow_network=allow_network, values_files=values_files, helm_releases=helm_releases,
                             render=not no_render, all_templates=all_templates, cluster_state=tuple(cluster_state),
-                            fail_on=fail_on, unknown=unknown or config.unknown or "warn")
+                            fail_on=fail_on, unknown=unknown or config.unknown or "warn", **sources)
     try:
         result = run_scan(paths, target=target, current=current, options=options)
     except (BaselineError, DataError) as err:

@@ -117,6 +117,17 @@ def settings(config, paths: tuple[str, ...], target: Minor | None, current: Mino
     return paths, target, current
 
 
+def minor_sources(config, target: Minor | None, current: Minor | None) -> dict[str, str | None]:
+    """Where `settings` takes each minor from, given the flags (None: not given): the ScanOptions fields
+    the reports read to say so."""
+    def source(flag: Minor | None, written: str | None, otherwise: str | None) -> str | None:
+        return "flag" if flag is not None else "configuration" if written is not None else otherwise
+
+    return {"target_source": source(target, config.target, "default"),
+            "from_source": source(current, config.current, None),
+            "configuration": str(config.path) if config.path else None}
+
+
 def _config_minor(config, key: str, value: str | None) -> Minor | None:
     """A minor written in the configuration, checked like the flag it stands for."""
     if value is None:

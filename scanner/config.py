@@ -170,26 +170,41 @@ def _key_lines(raw: bytes, path: Path) -> Callable[..., int | None]:
 
 
 def _has_kubehop_table(pyproject: Path) -> bool:
-    # A cheap look first: most pyproject.toml files have no [tool.kubehop].
+    """Does the file hold a [tool.kubehop] table (not merely name one, in a comment)? One it cannot parse
+    is taken as a yes, so that loading it says what is wrong."""
     try:
-        return "tool.kubehop" in pyproject.read_text(encoding="utf-8")
+        text = pyproject.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return False
+    if "kubehop" not in text:  # a cheap look first: most pyproject.toml files have no [tool.kubehop]
+        return False
+    try:
+        return "kubehop" in _parse_pyproject_tool(text)
+    except (ConfigError, ValueError):
+        return True
 
 
 def _parse_pyproject(raw: bytes, path: Path) -> Any:
+    try:
+        return _parse_pyproject_tool(raw.decode("utf-8")).get("kubehop", {})
+    except ConfigError as err:
+        raise ConfigError(f"{path}: {err}") from None
+    except (UnicodeDecodeError, ValueError) as err:  # tomllib's TOMLDecodeError is a ValueError
+        raise ConfigError(f"{path}: cannot read: {err}") from None
+
+
+def _parse_pyproject_tool(text: str) -> dict:
+    """The [tool] table of a pyproject.toml; ValueError when it is not TOML."""
     try:
         import tomllib
     except ImportError:  # Python 3.10: the same parser, packaged as tomli
         try:
             import tomli as tomllib
         except ImportError:
-            raise ConfigError(f"{path}: reading [tool.kubehop] needs Python 3.11+ or the tomli package; "
+            raise ConfigError(f"reading [tool.kubehop] needs Python 3.11+ or the tomli package; "
                               f"or use {CONFIG_FILE}") from None
-    try:
-        return tomllib.loads(raw.decode("utf-8")).get("tool", {}).get("kubehop", {})
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
-        raise ConfigError(f"{path}: cannot read: {err}") from None
+    tool = tomllib.loads(text).get("tool", {})
+    return tool if isinstance(tool, dict) else {}
 
 
 def _parse_yaml(raw: bytes, path: Path) -> Any:

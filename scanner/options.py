@@ -36,3 +36,9 @@ class ScanOptions:
     kustomize_unrestricted: bool = False
     # What the configuration found in the tree names outside the repository, not read (scanner.config).
     config_problems: tuple[Diagnostic, ...] = ()
+    # Where the minors came from, which every report says (a pull request may change the configuration):
+    # "flag", "configuration" or "default" (the target's); "flag" or "configuration" (from's, when given).
+    # `configuration`: the file the configuration was read from, if any.
+    target_source: str = "flag"
+    from_source: str | None = None
+    configuration: str | None = None

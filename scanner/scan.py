@@ -35,10 +35,15 @@ class ScanResult:
     notices: list[str] = field(default_factory=list)
     fail_on: str = "error"
     # Findings the project's own policy left out, by what did it: `# kubehop: ignore` comments,
-    # `ignore` in the configuration (or --ignore), the baseline; and blockers the configuration's
-    # `severity` made warnings. A pull request can change all of it: reports say so.
+    # `ignore` in the configuration (or --ignore), the baseline; blockers the configuration's
+    # `severity` made warnings; and files `exclude` left out ("excluded"). A pull request can change
+    # all of it: reports say so.
     silenced: dict[str, int] = field(default_factory=dict)
     rendered_with: dict[str, str] = field(default_factory=dict)  # tool -> version, e.g. the helm that rendered
+    # Where the minors came from (ScanOptions.target_source): the configuration may be the pull request's.
+    target_source: str = "flag"
+    current_source: str | None = None  # also "cluster-state" or "upgrade-orders" when read from those
+    configuration: str | None = None  # the configuration file read, if any
 
     @property
     def errors(self) -> list[Finding]:
@@ -74,17 +79,21 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
         late, late_live, _ = split_live(scan_input.manifests[scan_input.checked_early:])
         scan_input.manifests, live = read_early + late, scan_input.live + late_live
         notices = [live_notice(live)] if live else []
+        current_source = options.from_source or ("flag" if current is not None else None)
         crds, cluster = CrdIndex.from_manifests(scan_input.manifests), None
         if options.cluster_state or live:
             cluster, problems = load_cluster_state(list(options.cluster_state), live)
             scan_input.diagnostics.extend(problems)
+            given = current
             current, minor_notices = _current_minor(current, cluster, target)
             notices += minor_notices
+            current_source = current_source if current == given else "cluster-state" if current else None
             crds = crds.then(cluster.crds)  # a custom resource whose CRD is not in the tree
         from_orders = current is None
         if from_orders:
             current, order_notices = _current_from_orders(scan_input.manifests, target)
             notices += order_notices
+            current_source = "upgrade-orders" if current is not None else None
         context = ScanContext(target=target, current=current, rulebook=rulebook, crds=crds, cluster=cluster,
                               current_from_orders=from_orders and current is not None,
                               components=_components(scan_input, target, current, options),
@@ -94,6 +103,9 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
             + run_checks(late, context, scan_input.diagnostics, per_object) + scan_input.findings,
             scan_input.latent)
     findings, unused, policy_notices, silenced = apply_policy(findings, scan_input.suppressions, options)
+    silenced["excluded"] = scan_input.excluded
+    if scan_input.excluded:
+        policy_notices.append(f"files left out by `exclude` (the configuration's, or --exclude): {scan_input.excluded}")
     diagnostics = scan_input.diagnostics + unused
     projection = rulebook.projection_notice(target)
     return ScanResult(
@@ -109,6 +121,9 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
         fail_on=options.fail_on,
         silenced=silenced,
         rendered_with=scan_input.rendered_with,
+        target_source=options.target_source,
+        current_source=current_source,
+        configuration=options.configuration,
     )
 
 

@@ -181,11 +181,10 @@ def test_configuration_rules_out_of_the_repository_are_not_read(repo):
     assert names(report) == ["in-the-tree"]  # no Widget finding: the outside rule was not loaded
     assert code == 3
     root = os.path.realpath(repo)
+    why = "; not read (a configuration in the repository names nothing outside it; --config FILE may)"
     assert problems(report) == [
-        (".kubehop.yaml", 3, f"rules[0]: ../outside/rules leaves the repository ({root}) with `..`; not read "
-                             "(a configuration in the repository names nothing outside it; --config FILE may)"),
-        (".kubehop.yaml", 4, f"rules[1]: {outside / 'broken'} leaves the repository ({root}) as an absolute path; "
-                             "not read (a configuration in the repository names nothing outside it; --config FILE may)"),
+        (".kubehop.yaml", 3, f"rules[0]: ../outside/rules leaves the repository ({root}) with `..`{why}"),
+        (".kubehop.yaml", 4, f"rules[1]: {outside / 'broken'} leaves the repository ({root}) as an absolute path{why}"),
     ]
 
 

@@ -57,6 +57,8 @@ class ScanInput:
     live: list[Manifest] = field(default_factory=list)
     # The tools that rendered part of the input, and their versions, e.g. {"helm": "v4.1.4+g05fa379"}.
     rendered_with: dict[str, str] = field(default_factory=dict)
+    # Files the exclusions (`exclude` in the configuration, --exclude) left out: reports count them.
+    excluded: int = 0
 
     def extend(self, other: "ScanInput") -> None:
         if other.checked_early and self.checked_early == len(self.manifests):
@@ -71,6 +73,7 @@ class ScanInput:
         self.unrendered.extend(other.unrendered)
         self.suppressions.extend(other.suppressions)
         self.files_read += other.files_read
+        self.excluded += other.excluded
         self.notices.extend(other.notices)
         self.rendered_with.update(other.rendered_with)
 
@@ -93,6 +96,7 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     dumps, met = _dumps(options), set()
     for item in walk(paths):
         if any(e.matches(item.path) for e in options.exclude):
+            result.excluded += isinstance(item, ManifestFile)
             continue
         dump = _dump_of(item.path, dumps) if dumps else None
         if dump is not None:  # what a cluster holds (--cluster-state, --helm-releases), never desired state
