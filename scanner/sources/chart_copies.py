@@ -246,7 +246,7 @@ def _fetch(helm: str, copy: str) -> str | None:
     error = None
     for verb in ("build", "update"):
         try:
-            done = subprocess.run([helm, "dependency", verb, copy], capture_output=True, text=True,
+            done = subprocess.run([helm, "dependency", verb, "--", copy], capture_output=True, text=True,
                                   timeout=_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL,
                                   env={k: v for k, v in os.environ.items() if not k.startswith("KUBE")})
         except subprocess.TimeoutExpired:

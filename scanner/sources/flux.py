@@ -3,8 +3,8 @@
 A HelmRelease whose chart is a path in a GitRepository is matched to a chart folder of the scan (or
 found from the top of the repository, as Flux reads it: a leading `/` is that top too) and rendered
 as that release; a path that leaves the repository is an input problem, and nothing outside is read
-(scanner.containment). It renders with its `valuesFrom` ConfigMaps/Secrets (when they are in the tree) and
-then its `spec.values`, the order Flux merges them in. A chart from a HelmRepository or an
+(scanner.containment). It renders with its `valuesFrom` ConfigMaps/Secrets (when they are in the
+tree) and then its `spec.values`, the order Flux merges them in. A chart from a HelmRepository or an
 OCIRepository (found in the tree) is downloaded by helm only with --allow-network; without it the
 release is listed as not rendered. A Flux v1 HelmRelease (helm.fluxcd.io, the helm-operator archived
 in 2022) names its chart itself, `spec.chart.{repository, name, version}`: downloaded the same way,
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,12 +27,13 @@ from scanner.crds import as_dict, as_list, as_str
 from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest
 from scanner.nodes import locate
-from scanner.sources.helm import ChartRelease, RemoteChart, describe_chart
+from scanner.sources.helm import ChartRelease, RemoteChart, describe_chart, release_problem
 
 _GROUP = "helm.toolkit.fluxcd.io"
 _OPERATOR_GROUP = "helm.fluxcd.io"  # Flux v1's helm-operator
 _SOURCE_GROUP = "source.toolkit.fluxcd.io"
 _LOCAL_SOURCES = ("GitRepository", "Bucket")
+_RELEASE_NAME_MAX = 53
 _DEFAULT_VALUES_KEY = "values.yaml"
 
 
@@ -77,8 +79,10 @@ def _add(release: Manifest, chart_dirs: list[str], objects: dict, found: FluxCha
     values = [v for v in values if v is not None]
     if isinstance(spec.get("values"), dict):
         values.append(yaml.safe_dump(spec["values"]))
-    as_release = {"release": as_str(spec.get("releaseName")) or str(release.name),
+    as_release = {"release": _release_name(release, spec),
                   "namespace": as_str(spec.get("targetNamespace")) or namespace, "values": tuple(values)}
+    if _refused(release, label, as_release["release"], as_release["namespace"], found):
+        return
     chart_path = as_str(chart.get("chart"))
     if as_dict(chart.get("sourceRef")).get("kind") in _LOCAL_SOURCES and chart_path:
         relative = chart_path.lstrip("/")  # Flux reads the path from the top of the source, a leading / too
@@ -129,9 +133,34 @@ def _add_operator_release(release: Manifest, found: FluxCharts, allow_network: b
         return
     remote = RemoteChart(name, repository, _version(chart.get("version")), release.origin)
     values = (yaml.safe_dump(spec["values"]),) if isinstance(spec.get("values"), dict) else ()
-    found.releases.append(ChartRelease("", as_str(spec.get("releaseName")) or str(release.name),
-                                       as_str(spec.get("targetNamespace")) or namespace, values,
+    release_name = as_str(spec.get("releaseName")) or str(release.name)
+    target_namespace = as_str(spec.get("targetNamespace")) or namespace
+    if _refused(release, label, release_name, target_namespace, found):
+        return
+    found.releases.append(ChartRelease("", release_name, target_namespace, values,
                                        via=f"{label} (chart {remote})", remote=remote))
+
+
+def _release_name(release: Manifest, spec: dict) -> str:
+    """The release name helm-controller gives a HelmRelease: spec.releaseName, else
+    `[targetNamespace-]name`, shortened past helm's 53 characters to its first 40 and 12 hex digits of
+    its SHA-256 (helm-controller's ShortenName)."""
+    given = as_str(spec.get("releaseName"))
+    if given:
+        return given
+    target = as_str(spec.get("targetNamespace"))
+    name = f"{target}-{release.name}" if target else str(release.name)
+    if len(name) <= _RELEASE_NAME_MAX:
+        return name
+    return f"{name[:40]}-{hashlib.sha256(name.encode()).hexdigest()[:12]}"
+
+
+def _refused(release: Manifest, label: str, name: str, namespace: str, found: FluxCharts) -> bool:
+    """A release name or namespace helm would refuse (so would Flux): an input problem, never a helm argument."""
+    problem = release_problem(name, namespace)
+    if problem:
+        found.notes.append(Diagnostic(release.origin.path, f"{label}: {problem}", release.origin.line))
+    return problem is not None
 
 
 def _remote_chart(release: Manifest, spec: dict, chart: dict, objects: dict) -> tuple[RemoteChart | None, str | None]:

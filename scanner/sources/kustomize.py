@@ -135,7 +135,7 @@ def _build(plan: _Plan, command: list[str], allow_network: bool, origins: Origin
         with open(os.path.join(wrapper, "kustomization.yaml"), "w", encoding="utf-8") as handle:
             yaml.safe_dump({"resources": [os.path.relpath(target, wrapper)], "buildMetadata": ["originAnnotations"]},
                            handle)
-        done = _run([*command, wrapper], allow_network)
+        done = _run([*command, "--", wrapper], allow_network)
         if isinstance(done, str):
             return _failed(plan.folder, done)
         if done.returncode != 0:
