@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from yaml.nodes import MappingNode, ScalarNode
 
+from scanner.containment import within
 from scanner.guard import unexpected
 from scanner.model import STDIN_PATH, Diagnostic, Finding, Manifest
 from scanner.sources.files import KUSTOMIZATION_FILES, ChartFolder, KustomizeFolder, ManifestFile, read_file, walk
@@ -56,6 +57,8 @@ class ScanInput:
     live: list[Manifest] = field(default_factory=list)
     # The tools that rendered part of the input, and their versions, e.g. {"helm": "v4.1.4+g05fa379"}.
     rendered_with: dict[str, str] = field(default_factory=dict)
+    # Files the exclusions (`exclude` in the configuration, --exclude) left out: reports count them.
+    excluded: int = 0
 
     def extend(self, other: "ScanInput") -> None:
         if other.checked_early and self.checked_early == len(self.manifests):
@@ -70,6 +73,7 @@ class ScanInput:
         self.unrendered.extend(other.unrendered)
         self.suppressions.extend(other.suppressions)
         self.files_read += other.files_read
+        self.excluded += other.excluded
         self.notices.extend(other.notices)
         self.rendered_with.update(other.rendered_with)
 
@@ -87,7 +91,7 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     from scanner.options import ScanOptions
 
     options = options or ScanOptions()
-    result = ScanInput()
+    result = ScanInput(diagnostics=list(options.config_problems))
     charts: list[str] = []
     kustomizations: list[str] = []
     files: list[ManifestFile] = []
@@ -95,6 +99,7 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     dumps, met = _dumps(options), set()
     for item in walk(paths):
         if any(e.matches(item.path) for e in options.exclude):
+            result.excluded += isinstance(item, ManifestFile)
             continue
         dump = _dump_of(item.path, dumps) if dumps else None
         if dump is not None:  # what a cluster holds (--cluster-state, --helm-releases), never desired state
@@ -151,8 +156,7 @@ def _dumps(options: "ScanOptions") -> dict[str, str]:
 
 def _dump_of(path: str, dumps: dict[str, str]) -> str | None:
     real = os.path.realpath(path)
-    return next((given for dump, given in dumps.items() if real == dump or real.startswith(os.path.join(dump, ""))),
-                None)
+    return next((given for dump, given in dumps.items() if within(real, dump)), None)
 
 
 def _guarded(path: str, read, *args) -> ScanInput:
@@ -182,7 +186,7 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
     if why_not:
         return _charts_as_text(charts, why_not, paths, _capabilities(manifests, target, options))
     result = ScanInput()
-    deployed = flux.flux_releases(manifests, charts, options.allow_network)
+    deployed = flux.flux_releases(manifests, charts, options.allow_network, tuple(paths))
     result.unrendered.extend(deployed.not_rendered)
     result.diagnostics.extend(deployed.notes)
     releases = deployed.releases + helm.releases_for(c for c in charts if c not in deployed.charts_used)
@@ -304,7 +308,7 @@ def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor
     # An object already read from its own file (or from another build) is not reported again.
     seen = {identity(m) for m in manifests}
     charts = _kustomize_helm(manifests, target, options)
-    flux_paths = kustomize_flux.flux_paths(manifests, scanned)
+    flux_paths, result.diagnostics = kustomize_flux.flux_paths(manifests, scanned)
     for outcome in kustomize.build_all(folders, command, options.allow_network, os.cpu_count() or 1, charts,
                                        scanned, flux_paths, manifests, options.kustomize_unrestricted):
         if outcome.not_built:
