@@ -39,6 +39,7 @@ class ScanResult:
     # `severity` made warnings. A pull request can change all of it: reports say so.
     silenced: dict[str, int] = field(default_factory=dict)
     rendered_with: dict[str, str] = field(default_factory=dict)  # tool -> version, e.g. the helm that rendered
+    isolation: dict[str, str] = field(default_factory=dict)  # tool -> how it was kept from the network
 
     @property
     def errors(self) -> list[Finding]:
@@ -109,6 +110,7 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None,
         fail_on=options.fail_on,
         silenced=silenced,
         rendered_with=scan_input.rendered_with,
+        isolation=scan_input.isolation,
     )
 
 

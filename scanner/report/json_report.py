@@ -55,7 +55,8 @@ def render(result: ScanResult, color: bool = False) -> str:
     document = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "kubehop", "version": __version__, "data_checked": result.data_checked,
-                 **({"rendered_with": result.rendered_with} if result.rendered_with else {})},
+                 **({"rendered_with": result.rendered_with} if result.rendered_with else {}),
+                 **({"isolation": result.isolation} if result.isolation else {})},
         "target": str(result.target),
         "from": _minor(result.current),
         "exit_code": result.exit_code,
