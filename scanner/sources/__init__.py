@@ -78,12 +78,15 @@ class ScanInput:
 
 
 def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions | None" = None,
-            on_file: Callable[[ScanInput], None] | None = None) -> ScanInput:
+            on_file: Callable[[ScanInput], None] | None = None,
+            before_render: Callable[[ScanInput], None] | None = None) -> ScanInput:
     """Everything under `paths`, charts rendered for `target` (default: the newest minor known).
 
     `on_file` sees what each plain file gave as soon as it is read (the scan checks its objects
     there, then lets their nodes go); those objects come first in the result, in that order. Only
-    then may files be read by worker processes (sources/parallel.py): nothing else needs every node."""
+    then may files be read by worker processes (sources/parallel.py): nothing else needs every node.
+    `before_render` sees what the plain files gave before any chart is rendered or kustomization built
+    (it may raise to stop there)."""
     from scanner.options import ScanOptions
 
     options = options or ScanOptions()
@@ -120,6 +123,8 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
         result.extend(found)
     if kustomizations:
         result.extend(_guarded(kustomizations[0], _mark_patches, result.manifests, kustomizations))
+    if before_render is not None:
+        before_render(result)
     hazards = hazardous_files(result.diagnostics)
     if hazards and (charts or kustomizations):
         charts, kustomizations, held = held_back(charts, kustomizations, hazards, paths)
