@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Sequence
 from scanner.checks import ScanContext, per_object_checks, run_checks, tree_checks
 from scanner.cluster_state import ClusterState, live_notice, load_cluster_state, split_live
 from scanner.crds import CrdIndex
-from scanner.current_minor import FLAG, CurrentMinor, resolve_current
+from scanner.current_minor import CurrentMinor, given_by, resolve_current
 from scanner.freshness import data_checked
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK, Diagnostic, Finding, Manifest
 from scanner.options import ScanOptions
@@ -49,17 +49,26 @@ class Analysis:
     notices: list[str] = field(default_factory=list)
     fail_on: str = "error"
     # Findings the project's own policy left out, by what did it: `# kubehop: ignore` comments,
-    # `ignore` in the configuration (or --ignore), the baseline; and blockers the configuration's
-    # `severity` made warnings. A pull request can change all of it: reports say so.
+    # `ignore` in the configuration (or --ignore), the baseline; blockers the configuration's
+    # `severity` made warnings; and files `exclude` left out ("excluded"). A pull request can change
+    # all of it: reports say so.
     silenced: dict[str, int] = field(default_factory=dict)
     rendered_with: dict[str, str] = field(default_factory=dict)  # tool -> version, e.g. the helm that rendered
     isolation: dict[str, str] = field(default_factory=dict)  # tool -> how it was kept from the network
+    # Where the minors came from (ScanOptions.target_source; CurrentMinor.source): the configuration may
+    # be the pull request's, so every report says.
+    target_source: str = "flag"
+    configuration: str | None = None  # the configuration file read, if any
     # Where `current` was read (scanner.current_minor), the objects read, what the tree pins and the
     # component state they give: what `plan` and `components` show.
     current_from: CurrentMinor = field(default_factory=lambda: CurrentMinor(None))
     manifests: list[Manifest] = field(default_factory=list)
     tree: TreeComponents | None = None
     timeline: Timeline | None = None
+
+    @property
+    def current_source(self) -> str | None:
+        return self.current_from.source
 
     @property
     def errors(self) -> list[Finding]:
@@ -83,10 +92,9 @@ class Analysis:
 
 
 def analyse(paths: list[str], target: Minor, current: Minor | None = None, options: ScanOptions = ScanOptions(),
-            current_by: str = FLAG, version_file: ClusterPin | None = None,
-            need_current: bool = False) -> Analysis:
+            version_file: ClusterPin | None = None, need_current: bool = False) -> Analysis:
     """Everything kubehop knows of `paths` for the hops up to `target`. `current` is the user's word
-    (`current_by` names the flag or the configuration file that gave it); `version_file`, a saved
+    (ScanOptions.from_source says whether the flag or the configuration gave it); `version_file`, a saved
     `kubectl version`. `need_current`: raise NoCurrentMinor, before anything is rendered, when nothing
     gives the current minor (scanner.current_minor names what may)."""
     from scanner.components.catalog import load_catalog
@@ -111,7 +119,7 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
             scan_input.diagnostics.extend(problems)
             crds = crds.then(cluster.crds)  # a custom resource whose CRD is not in the tree
         tree = _pins(scan_input, catalog)
-        found = resolve_current(target, current, current_by, version_file, cluster, tree.cluster)
+        found = resolve_current(target, current, given_by(options), version_file, cluster, tree.cluster)
         notices += found.notices
         if need_current and found.minor is None:
             raise NoCurrentMinor(_no_current(found))
@@ -124,6 +132,9 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
             + run_checks(late, context, scan_input.diagnostics, per_object) + scan_input.findings,
             scan_input.latent)
     findings, unused, policy_notices, silenced = apply_policy(findings, scan_input.suppressions, options)
+    silenced["excluded"] = scan_input.excluded
+    if scan_input.excluded:
+        policy_notices.append(f"files left out by `exclude` (the configuration's, or --exclude): {scan_input.excluded}")
     diagnostics = scan_input.diagnostics + unused
     projection = rulebook.projection_notice(target)
     return Analysis(
@@ -140,6 +151,8 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
         silenced=silenced,
         rendered_with=scan_input.rendered_with,
         isolation=scan_input.isolation,
+        target_source=options.target_source,
+        configuration=options.configuration,
         current_from=found,
         manifests=scan_input.manifests,
         tree=tree,

@@ -9,8 +9,8 @@ import sys
 import click
 
 import scanner.cli_plan  # noqa: F401 - registers components, plan and inventory on the group
-from scanner.cli_shared import (MINOR, analysis_inputs, check_outputs, cli, config_for, config_options,
-                                current_given_by, emit_all, options_of, settings, unknown_option, use_color)
+from scanner.cli_shared import (MINOR, analysis_inputs, check_outputs, cli, config_for, config_options, emit_all,
+                                minor_sources, options_of, settings, unknown_option, use_color)
 from scanner.config import CONFIG_FILE
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, FAIL_ON_LEVELS
 from scanner.report import FORMATS
@@ -91,13 +91,13 @@ def scan(paths, target, current, fmt, output, config_file, no_config, write_base
 
     config = config_for(config_file, no_config, paths)
     missing = None if inputs["helm_releases"] else f"give PATHS to scan, or --helm-releases, or `paths` in {CONFIG_FILE}"
+    sources = minor_sources(config, target, current)
     paths, target, current = settings(config, paths, target, current, missing)
     check_outputs([output] + [path for _, path in reports])
     options, version_file = options_of(config, inputs, write_baseline=write_baseline, fail_on=fail_on,
-                                       unknown=unknown)
+                                       unknown=unknown, **sources)
     try:
-        result = run_scan(paths, target=target, current=current, options=options,
-                          current_by=current_given_by(config, current), version_file=version_file)
+        result = run_scan(paths, target=target, current=current, options=options, version_file=version_file)
     except (BaselineError, DataError) as err:
         raise click.UsageError(str(err)) from None
     for report_fmt, path in reports:
@@ -152,6 +152,7 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
                      [Exclusions(str(config.folder), config.exclude)])
     except DataError as err:
         raise click.UsageError(str(err)) from None
+    result.diagnostics[:0] = config.problems
     unwritten = []  # files left as they were: their objects are left to a person
     for change in result.files:
         if write:

@@ -10,7 +10,7 @@ import sys
 import click
 
 from scanner.cli_shared import (MINOR, analysis_inputs, check_outputs, cli, config_for, config_options,
-                                current_given_by, emit, emit_all, options_of, scan_options, settings, unknown_option)
+                                emit, emit_all, minor_sources, options_of, scan_options, settings, unknown_option)
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK
 
 
@@ -102,14 +102,15 @@ def plan_command(paths, target, current, distro, fmt, output, orders_folder, con
 
     check_outputs([output])
     config = config_for(config_file, no_config, paths)
+    sources = minor_sources(config, target, current)
     _, target, current = settings(config, paths, target, current, None)
     distros = sorted({"kubernetes", *cluster_distros(), *load_catalog().distros})
     if distro is not None and distro not in distros:
         raise click.BadParameter(f"{distro!r}: known distributions are {', '.join(distros)}", param_hint="--distro")
-    options, version_file = options_of(config, inputs, unknown=unknown)  # as `scan` reads and judges the tree
+    options, version_file = options_of(config, inputs, unknown=unknown, **sources)  # as `scan` reads the tree
     try:
         plan, analysis = plan_paths(PlanRequest(list(paths), target, current, distro, version_file, options.unknown,
-                                                options, current_by=current_given_by(config, current)))
+                                                options))
     except (PlanInputError, BaselineError, DataError) as problem:  # as `scan` says them
         raise click.UsageError(str(problem)) from None
     _attach_orders(plan, analysis.manifests, paths, orders_folder)

@@ -121,6 +121,17 @@ def settings(config, paths: tuple[str, ...], target: Minor | None, current: Mino
     return paths, target, current
 
 
+def minor_sources(config, target: Minor | None, current: Minor | None) -> dict[str, str | None]:
+    """Where `settings` takes each minor from, given the flags (None: not given): the ScanOptions fields
+    the reports read to say so."""
+    def source(flag: Minor | None, written: str | None, otherwise: str | None) -> str | None:
+        return "flag" if flag is not None else "configuration" if written is not None else otherwise
+
+    return {"target_source": source(target, config.target, "default"),
+            "from_source": source(current, config.current, None),
+            "configuration": str(config.path) if config.path else None}
+
+
 def _config_minor(config, key: str, value: str | None) -> Minor | None:
     """A minor written in the configuration, checked like the flag it stands for."""
     if value is None:
@@ -186,15 +197,6 @@ def options_of(config, inputs: dict, write_baseline: str | None = None, **flags)
     return options, version_file
 
 
-def current_given_by(config, current: Minor | None) -> str:
-    """What gave the current minor `settings` returned: the flag, or the configuration file."""
-    if current is not None and config.current is not None and config.path is not None:
-        flag_given = click.get_current_context().get_parameter_source("current")
-        if flag_given is not None and flag_given.name == "DEFAULT":
-            return f"from: in {config.path}"
-    return "--from"
-
-
 def scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline, **flags):
     """The configuration, with the command line's flags on top; `flags` are the options the
     configuration does not cover."""
@@ -209,6 +211,7 @@ def scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline
         baseline=write_baseline or baseline or config.baseline,
         write_baseline=write_baseline is not None,
         kustomize_unrestricted=config.kustomize_load_restrictor == "LoadRestrictionsNone",
+        config_problems=config.problems,
         **flags,
     )
 

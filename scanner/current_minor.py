@@ -22,9 +22,12 @@ from scanner.versions import Minor
 
 if TYPE_CHECKING:
     from scanner.cluster_state import ClusterState
+    from scanner.options import ScanOptions
     from scanner.components.pins import ClusterPin
 
-FLAG, CONFIGURATION, CLUSTER, ORDERS, VARIABLES = "--from", "configuration", "cluster", "orders", "variables"
+# Where the current minor was read, as the reports name it (JSON `from_source`).
+FLAG, CONFIGURATION, VERSION_FILE, CLUSTER = "flag", "configuration", "version-file", "cluster-state"
+ORDERS, VARIABLES = "upgrade-orders", "version-variables"
 
 
 @dataclass(frozen=True)
@@ -41,7 +44,14 @@ class CurrentMinor:
         return self.source in (ORDERS, VARIABLES)
 
 
-def resolve_current(target: Minor, given: Minor | None = None, given_by: str = FLAG,
+def given_by(options: ScanOptions) -> str:
+    """How a person names what gave the current minor the user gave: the flag, or the configuration file."""
+    if options.from_source == CONFIGURATION and options.configuration:
+        return f"from: in {options.configuration}"
+    return "--from"
+
+
+def resolve_current(target: Minor, given: Minor | None = None, given_by: str = "--from",
                     version_file: ClusterPin | None = None, cluster: ClusterState | None = None,
                     pins: Sequence[ClusterPin] = ()) -> CurrentMinor:
     """The current minor by the precedence above; `given_by` names the flag or the configuration file,
@@ -52,14 +62,15 @@ def resolve_current(target: Minor, given: Minor | None = None, given_by: str = F
         if server is not None and server.minor != given:
             skew = "; node skew is checked from the dump" if server.pin is None else ""
             notices = (f"{given_by} {given} differs from the API server in {server.name} ({server.minor}){skew}",)
-        source = FLAG if given_by == FLAG else CONFIGURATION
+        source = FLAG if given_by == "--from" else CONFIGURATION
         return CurrentMinor(given, source, None, given_by, notices)
     if server is not None:
         if server.minor > target:
             return CurrentMinor(None, notices=(f"the API server in {server.name} ({server.minor}) is newer than "
                                                f"--target {target}",))
         said_by = f"{server.name} ({server.detail})"
-        return CurrentMinor(server.minor, CLUSTER, server.pin, said_by, (f"--from {server.minor} taken from {said_by}",))
+        source = CLUSTER if server.pin is None else VERSION_FILE
+        return CurrentMinor(server.minor, source, server.pin, said_by, (f"--from {server.minor} taken from {said_by}",))
     orders = [p for p in pins if not _is_variable(p)]
     variables = _overriding(p for p in pins if _is_variable(p))
     for source, found, what in ((ORDERS, orders, "the tree's upgrade orders"),

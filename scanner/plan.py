@@ -179,23 +179,22 @@ class PlanRequest:
     # a view of the same analysis (None: the defaults).
     options: ScanOptions | None = None
     allow_network: bool = False  # without `options`
-    current_by: str = "--from"  # what gave `current`: the flag, or the configuration file
 
 
 def plan_paths(request: PlanRequest) -> tuple[Plan, "Analysis"]:
     """Analyse a tree and plan its hops: the service behind `kubehop plan`."""
     from scanner.analysis import NoCurrentMinor, analyse
     from scanner.components.catalog import load_catalog
-    from scanner.current_minor import resolve_current
+    from scanner.current_minor import given_by, resolve_current
     from scanner.options import ScanOptions
 
     options = request.options or ScanOptions(unknown=request.unknown, allow_network=request.allow_network)
     if request.current is not None and request.current >= request.target:
-        raise PlanInputError(f"the cluster is at {request.current} ({request.current_by}): --target "
+        raise PlanInputError(f"the cluster is at {request.current} ({given_by(options)}): --target "
                              f"{request.target} is not newer")
     try:
-        analysis = analyse(request.paths, request.target, request.current, options, request.current_by,
-                           request.version_file, need_current=True)
+        analysis = analyse(request.paths, request.target, request.current, options, request.version_file,
+                           need_current=True)
     except NoCurrentMinor as why:
         raise PlanInputError(str(why)) from None
     found, current = analysis.current_from, analysis.current

@@ -19,5 +19,5 @@ __all__ = ["ScanOptions", "ScanResult", "apply_policy", "scan"]
 
 
 def scan(paths: list[str], target: Minor, current: Minor | None = None, options: ScanOptions = ScanOptions(),
-         current_by: str = "--from", version_file: ClusterPin | None = None) -> Analysis:
-    return analyse(paths, target, current, options, current_by=current_by, version_file=version_file)
+         version_file: ClusterPin | None = None) -> Analysis:
+    return analyse(paths, target, current, options, version_file=version_file)

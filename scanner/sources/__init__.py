@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from yaml.nodes import MappingNode, ScalarNode
 
+from scanner.containment import within
 from scanner.guard import unexpected
 from scanner.model import STDIN_PATH, Diagnostic, Finding, Manifest
 from scanner.sources.files import KUSTOMIZATION_FILES, ChartFolder, KustomizeFolder, ManifestFile, read_file, walk
@@ -58,6 +59,8 @@ class ScanInput:
     rendered_with: dict[str, str] = field(default_factory=dict)
     # How each tool that ran was kept from the network (sandbox.py, no_network.py), e.g. {"helm": "network namespace ..."}.
     isolation: dict[str, str] = field(default_factory=dict)
+    # Files the exclusions (`exclude` in the configuration, --exclude) left out: reports count them.
+    excluded: int = 0
 
     def extend(self, other: "ScanInput") -> None:
         if other.checked_early and self.checked_early == len(self.manifests):
@@ -72,6 +75,7 @@ class ScanInput:
         self.unrendered.extend(other.unrendered)
         self.suppressions.extend(other.suppressions)
         self.files_read += other.files_read
+        self.excluded += other.excluded
         self.notices.extend(other.notices)
         self.rendered_with.update(other.rendered_with)
         self.isolation.update(other.isolation)
@@ -90,7 +94,7 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     from scanner.options import ScanOptions
 
     options = options or ScanOptions()
-    result = ScanInput()
+    result = ScanInput(diagnostics=list(options.config_problems))
     charts: list[str] = []
     kustomizations: list[str] = []
     files: list[ManifestFile] = []
@@ -98,6 +102,7 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     dumps, met = _dumps(options), set()
     for item in walk(paths):
         if any(e.matches(item.path) for e in options.exclude):
+            result.excluded += isinstance(item, ManifestFile)
             continue
         dump = _dump_of(item.path, dumps) if dumps else None
         if dump is not None:  # what a cluster holds (--cluster-state, --helm-releases), never desired state
@@ -154,8 +159,7 @@ def _dumps(options: "ScanOptions") -> dict[str, str]:
 
 def _dump_of(path: str, dumps: dict[str, str]) -> str | None:
     real = os.path.realpath(path)
-    return next((given for dump, given in dumps.items() if real == dump or real.startswith(os.path.join(dump, ""))),
-                None)
+    return next((given for dump, given in dumps.items() if within(real, dump)), None)
 
 
 def _guarded(path: str, read, *args) -> ScanInput:
@@ -185,7 +189,7 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
     if why_not:
         return _charts_as_text(charts, why_not, paths, _capabilities(manifests, target, options))
     result = ScanInput()
-    deployed = flux.flux_releases(manifests, charts, options.allow_network)
+    deployed = flux.flux_releases(manifests, charts, options.allow_network, tuple(paths))
     result.unrendered.extend(deployed.not_rendered)
     result.diagnostics.extend(deployed.notes)
     releases = deployed.releases + helm.releases_for(c for c in charts if c not in deployed.charts_used)
@@ -312,6 +316,7 @@ def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor
     charts = _kustomize_helm(manifests, target, options)
     flux_paths = kustomize_flux.flux_paths(manifests, scanned)
     result.isolation["kustomize"] = "none (--allow-network)" if options.allow_network else no_network.isolation()
+    flux_paths, result.diagnostics = kustomize_flux.flux_paths(manifests, scanned)
     for outcome in kustomize.build_all(folders, command, options.allow_network, os.cpu_count() or 1, charts,
                                        scanned, flux_paths, manifests, options.kustomize_unrestricted):
         if outcome.not_built:

@@ -21,10 +21,10 @@ from typing import Any
 
 import yaml
 
+from scanner.containment import inside
 from scanner.report.paths import repo_path
 from scanner.sources.files import read_file
 from scanner.sources.helm import release_problem
-from scanner.sources.kustomize_refs import inside
 from scanner.nodes import construct
 from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents
 
