@@ -54,6 +54,7 @@ class Analysis:
     # all of it: reports say so.
     silenced: dict[str, int] = field(default_factory=dict)
     rendered_with: dict[str, str] = field(default_factory=dict)  # tool -> version, e.g. the helm that rendered
+    isolation: dict[str, str] = field(default_factory=dict)  # tool -> how it was kept from the network
     # Where the minors came from (ScanOptions.target_source; CurrentMinor.source): the configuration may
     # be the pull request's, so every report says.
     target_source: str = "flag"
@@ -149,6 +150,7 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
         fail_on=options.fail_on,
         silenced=silenced,
         rendered_with=scan_input.rendered_with,
+        isolation=scan_input.isolation,
         target_source=options.target_source,
         configuration=options.configuration,
         current_from=found,

@@ -20,8 +20,12 @@ from scanner.versions import Minor, parse_minor
 
 def _version_message() -> str:
     from scanner.freshness import data_checked
+    from scanner.sources import no_network, sandbox
 
-    return f"kubehop {__version__} (data checked {data_checked()})"
+    # How renders are kept from the network here without --allow-network (README, Security).
+    return (f"kubehop {__version__} (data checked {data_checked()})\n"
+            f"without --allow-network, helm runs with: {sandbox.isolation()}\n"
+            f"without --allow-network, kustomize runs with: {no_network.isolation()}")
 
 
 class MinorType(click.ParamType):

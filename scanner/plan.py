@@ -78,6 +78,7 @@ class Plan:
     timeline: Timeline | None = None
     input_errors: int = 0  # inputs that could not be read (the scan counts them in its verdict too)
     current_said_by: str = ""  # where `current` was read (scanner.current_minor), for a person
+    analysis: "Analysis | None" = None  # what the plan is a view of (where the minors came from, inputs)
 
     @property
     def findings(self) -> list[Finding]:
@@ -211,6 +212,7 @@ def plan_paths(request: PlanRequest) -> tuple[Plan, "Analysis"]:
     plan = build_plan(analysis.timeline.states, current, request.target, catalog, analysis.manifests, others,
                       distro, found.pin, distro_from, analysis.timeline, layer)
     plan.current_said_by = found.said_by
+    plan.analysis = analysis
     plan.input_errors = len(analysis.input_errors)
     return plan, analysis
 

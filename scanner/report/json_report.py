@@ -56,7 +56,8 @@ def render(result: ScanResult, color: bool = False) -> str:
     document = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "kubehop", "version": __version__, "data_checked": result.data_checked,
-                 **({"rendered_with": result.rendered_with} if result.rendered_with else {})},
+                 **({"rendered_with": result.rendered_with} if result.rendered_with else {}),
+                 **({"isolation": result.isolation} if result.isolation else {})},
         "target": str(result.target),
         "from": _minor(result.current),
         # Where they came from: the configuration may be a pull request's (README, JSON output).

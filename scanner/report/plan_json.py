@@ -65,6 +65,10 @@ def render(plan: Plan) -> str:
         "from": str(plan.current),
         "from_source": None if pin is None else {**location(pin.origin), "version": pin.version, "what": pin.what},
         "target": str(plan.target),
+        # where the minors came from, as `kubehop scan --format json` says it
+        "target_source": plan.analysis.target_source if plan.analysis else None,
+        "current_source": plan.analysis.current_source if plan.analysis else None,
+        "configuration": plan.analysis.configuration if plan.analysis else None,
         "distro": plan.distro,
         "distro_source": plan.distro_from,
         "blockers": plan.blocker_count,  # counted as `kubehop scan` counts them: the same findings

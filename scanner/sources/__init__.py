@@ -57,6 +57,8 @@ class ScanInput:
     live: list[Manifest] = field(default_factory=list)
     # The tools that rendered part of the input, and their versions, e.g. {"helm": "v4.1.4+g05fa379"}.
     rendered_with: dict[str, str] = field(default_factory=dict)
+    # How each tool that ran was kept from the network (sandbox.py, no_network.py), e.g. {"helm": "network namespace ..."}.
+    isolation: dict[str, str] = field(default_factory=dict)
     # Files the exclusions (`exclude` in the configuration, --exclude) left out: reports count them.
     excluded: int = 0
 
@@ -76,6 +78,7 @@ class ScanInput:
         self.excluded += other.excluded
         self.notices.extend(other.notices)
         self.rendered_with.update(other.rendered_with)
+        self.isolation.update(other.isolation)
 
 
 def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions | None" = None,
@@ -193,6 +196,7 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
     settings = _helm_settings(helm_path, manifests, target, options)
     if releases:
         result.rendered_with["helm"] = helm_version(helm_path).text
+        result.isolation["helm"] = helm.isolation(settings)
     latent = 0
     with ChartCopies(paths, helm_path, options.allow_network) as copies:  # what helm reads: chart_copies.py
         prepared = Preparation()
@@ -216,15 +220,16 @@ def _rendered(outcome: Any, options: "ScanOptions", capabilities: Any) -> tuple[
     from scanner.sources.helm_output import manifests_of
     from scanner.sources.rendered_duplicates import split_duplicate_keys
 
+    notices = [Diagnostic(outcome.release.where, notice, level="notice") for notice in outcome.notices]
     if outcome.error is not None:
         found, problems, not_rendered, templates = chart_fallback.unrenderable(outcome, capabilities)
-        return ScanInput(found, problems, not_rendered, files_read=templates), 0
+        return ScanInput(found, problems + notices, not_rendered, files_read=templates), 0
     try:
         found, problems, templates = manifests_of(outcome)
     except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
         found, problems, templates = [], [unexpected(outcome.release.where, err)], 0
     findings, problems = split_duplicate_keys(found, problems)
-    read = ScanInput(found, problems, findings=findings, files_read=templates)
+    read = ScanInput(found, problems + notices, findings=findings, files_read=templates)
     if not options.all_templates:
         return read, 0
     switched_off, via, latent = chart_fallback.latent_templates(outcome, found, problems, capabilities)
@@ -237,7 +242,7 @@ def _helm_settings(helm_path: str, manifests: list[Manifest], target: Minor | No
 
     capabilities = _capabilities(manifests, target, options)
     return helm.HelmSettings(helm_path, capabilities.minor, capabilities.served, tuple(options.values_files),
-                             builtin=capabilities.builtin)
+                             builtin=capabilities.builtin, allow_network=options.allow_network)
 
 
 def _capabilities(manifests: list[Manifest], target: Minor | None, options: "ScanOptions"):
@@ -290,7 +295,8 @@ def _charts_as_text(charts: list[str], why: str, paths: list[str], capabilities:
 
 def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor | None, options: "ScanOptions",
                     scanned: list[str]) -> ScanInput:
-    from scanner.sources import kustomize, kustomize_flux
+    from scanner.sources import helm, kustomize, kustomize_flux, no_network
+    from scanner.sources.helm_capture import helm_version
     from scanner.sources.kustomize_origins import identity
     from scanner.sources.tools import kustomize_command
 
@@ -308,6 +314,8 @@ def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor
     # An object already read from its own file (or from another build) is not reported again.
     seen = {identity(m) for m in manifests}
     charts = _kustomize_helm(manifests, target, options)
+    flux_paths = kustomize_flux.flux_paths(manifests, scanned)
+    result.isolation["kustomize"] = "none (--allow-network)" if options.allow_network else no_network.isolation()
     flux_paths, result.diagnostics = kustomize_flux.flux_paths(manifests, scanned)
     for outcome in kustomize.build_all(folders, command, options.allow_network, os.cpu_count() or 1, charts,
                                        scanned, flux_paths, manifests, options.kustomize_unrestricted):
@@ -320,6 +328,9 @@ def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor
             if identity(manifest) not in seen:
                 seen.add(identity(manifest))
                 result.manifests.append(manifest)
+    if charts.used:
+        result.rendered_with["helm"] = helm_version(charts.settings.helm).text
+        result.isolation["helm"] = helm.isolation(charts.settings)
     return result
 
 
