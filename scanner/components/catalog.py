@@ -59,6 +59,17 @@ class Range:
 
 
 @dataclass(frozen=True)
+class Requirement:
+    """Another component a release needs, at a minor of its own; `when_values`: only when the
+    release's Helm values set that path (Cilium needs the Gateway API CRDs when gatewayAPI.enabled)."""
+
+    component: str
+    version: str
+    when_values: str | None = None
+    source: str | None = None
+
+
+@dataclass(frozen=True)
 class PatchRange:
     """A later patch of a minor that states another range (Longhorn 1.7.3 lists newer Kubernetes than 1.7.0)."""
 
@@ -77,7 +88,7 @@ class Release:
     source: str
     open_ended: bool = False  # the project states every minor from `min` on ("1.34+")
     source_kind: str = "primary"
-    requires: tuple[tuple[str, str], ...] = ()
+    requires: tuple[Requirement, ...] = ()
     note: str | None = None
     patches: tuple[PatchRange, ...] = ()  # later patches that restate the range, oldest first
     listed: bool = True  # False: a release the tree pins that the data does not list (range unknown)
@@ -330,7 +341,8 @@ def _release(entry: dict) -> Release:
         source=entry["source"],
         open_ended=support.get("open_ended", False),
         source_kind=entry.get("source_kind", "primary"),
-        requires=tuple((r["component"], str(r["version"])) for r in entry.get("requires", ())),
+        requires=tuple(Requirement(r["component"], str(r["version"]), (r.get("when") or {}).get("values"),
+                                   r.get("source")) for r in entry.get("requires", ())),
         note=entry.get("note"),
         patches=tuple(PatchRange(p["from"], _range(p["kubernetes"]), p["source"], p.get("note"))
                       for p in entry.get("patches", ())),

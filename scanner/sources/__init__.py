@@ -56,6 +56,8 @@ class ScanInput:
     live: list[Manifest] = field(default_factory=list)
     # The tools that rendered part of the input, and their versions, e.g. {"helm": "v4.1.4+g05fa379"}.
     rendered_with: dict[str, str] = field(default_factory=dict)
+    # The paths scanned: what a file the tree names may be read from (kustomize_refs.repository_root).
+    scanned: list[str] = field(default_factory=list)
 
     def extend(self, other: "ScanInput") -> None:
         if other.checked_early and self.checked_early == len(self.manifests):
@@ -84,7 +86,7 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     from scanner.options import ScanOptions
 
     options = options or ScanOptions()
-    result = ScanInput()
+    result = ScanInput(scanned=list(paths))
     charts: list[str] = []
     kustomizations: list[str] = []
     files: list[ManifestFile] = []
