@@ -92,3 +92,17 @@ def test_an_open_ended_patch_and_chart_line_are_limited_alike() -> None:
     release = component_from_data(document).releases[0].at_patch("1.7.4")
     assert (release.support(Minor(1, 36)), release.support(Minor(1, 37))) == (SUPPORTED, UNKNOWN)
 
+
+def test_argo_cd_patch_pins_get_the_range_their_patch_states() -> None:
+    """Argo CD tested 1.30–1.33 up to 3.2.3 and 1.31–1.34 from 3.2.4 (tested-kubernetes-versions.md at
+    each tag); a pin of 3.2.1 runs with the .0 range, a pin of 3.2.5 with 3.2.4's."""
+    from scanner.components.catalog import load_catalog
+
+    argo = load_catalog().components["argo-cd"]
+    release = argo.release("3.2")
+    assert release.at_patch("3.2.1").range == Range(Minor(1, 30), Minor(1, 33))
+    assert release.at_patch("3.2.5").range == Range(Minor(1, 31), Minor(1, 34))
+    assert argo.release("3.1").at_patch("3.1.10").range == Range(Minor(1, 30), Minor(1, 33))
+    assert argo.release("3.1").at_patch("3.1.11").range == Range(Minor(1, 31), Minor(1, 34))
+    assert argo.release("3.3").at_patch("3.3.4").range == Range(Minor(1, 31), Minor(1, 34))
+    assert argo.release("3.3").at_patch("3.3.5").range == Range(Minor(1, 32), Minor(1, 35))
