@@ -106,3 +106,13 @@ def test_argo_cd_patch_pins_get_the_range_their_patch_states() -> None:
     assert argo.release("3.1").at_patch("3.1.11").range == Range(Minor(1, 31), Minor(1, 34))
     assert argo.release("3.3").at_patch("3.3.4").range == Range(Minor(1, 31), Minor(1, 34))
     assert argo.release("3.3").at_patch("3.3.5").range == Range(Minor(1, 32), Minor(1, 35))
+
+
+def test_an_open_ended_statement_read_at_an_old_commit_speaks_for_the_minors_out_then() -> None:
+    """Flux's installation page said "v1.27 and later" for Flux 2.0 on 2023-07-20, and was rewritten
+    for the next release: that statement says nothing of 1.28 (out 2023-08-15) or later."""
+    document = open_ended("2026-08-07")
+    document["releases"][0]["kubernetes"]["as_of"] = "2023-07-20"
+    release = component_from_data(document).releases[0]
+    assert release.through == Minor(1, 27)
+    assert (release.support(Minor(1, 27)), release.support(Minor(1, 28))) == (SUPPORTED, UNKNOWN)

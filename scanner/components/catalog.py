@@ -280,7 +280,15 @@ def component_from_data(document: dict) -> Component:
 def _range(support: dict, through: Minor | None = None) -> Range:
     open_ended = support.get("open_ended", False)
     return Range(_minor_or_none(support.get("min")), _minor_or_none(support.get("max")), open_ended,
-                 through if open_ended else None)
+                 _through(support, through))
+
+
+def _through(support: dict, checked: Minor | None) -> Minor | None:
+    """How far an open-ended range speaks: the minors out on the day its source was read (`as_of`, else
+    the file's data_checked)."""
+    if not support.get("open_ended", False):
+        return None
+    return newest_out_on(support["as_of"]) if support.get("as_of") else checked
 
 
 def _release(entry: dict, through: Minor | None = None) -> Release:
@@ -292,7 +300,7 @@ def _release(entry: dict, through: Minor | None = None) -> Release:
         max=_minor_or_none(support.get("max")),
         source=entry["source"],
         open_ended=support.get("open_ended", False),
-        through=through if support.get("open_ended", False) else None,
+        through=_through(support, through),
         source_kind=entry.get("source_kind", "primary"),
         requires=tuple(Requirement(r["component"], str(r["version"]), (r.get("when") or {}).get("values"),
                                    r.get("source")) for r in entry.get("requires", ())),
