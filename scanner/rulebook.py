@@ -25,6 +25,7 @@ class ApiRule:
     note: str
     source: str
     instead: str | None = None  # with no replacement: what to do instead
+    projected: bool = False  # removed_in rests on pre-release sources only (status: projected)
 
     @classmethod
     def from_data(cls, entry: dict) -> "ApiRule":
@@ -39,6 +40,7 @@ class ApiRule:
             note=entry["note"],
             source=entry["source"],
             instead=entry.get("instead"),
+            projected=entry.get("status") == "projected",
         )
 
 

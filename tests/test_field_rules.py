@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from bench.make_corpus import render
 from conftest import FIXTURES, REPO, run_kubehop, shared_or_skip, tool_or_skip
 from scanner.checks import ScanContext, field_rules
+from scanner.freshness import data_checked
 from scanner.pathexpr import PathSyntaxError, PathTree, compile_path, is_empty
 from scanner.rulebook import load_rulebook
 from scanner.scan import scan
@@ -355,11 +356,11 @@ def test_kubernetes_shaped_documents_never_raise(place, leaf, noise):
 
 def test_rules_command_lists_the_field_rules():
     listing = run_kubehop("rules", "--fields").stdout.decode().splitlines()
-    assert listing[-1] == f"{len(RULES)} field rules"
+    assert listing[-1] == f"{len(RULES)} field rules (data checked {data_checked()})"
     assert {line.split()[0] for line in listing[:-1]} == set(RULES)
     assert run_kubehop("rules", "--fields", "--removed-in", "1.33").stdout.decode().splitlines() == [
         "field/volume/gitRepo                             stops working in 1.33; "
-        "use an emptyDir volume that an init container fills with git clone", "1 field rule"]
+        "use an emptyDir volume that an init container fills with git clone", f"1 field rule (data checked {data_checked()})"]
     entries = json.loads(run_kubehop("rules", "--fields", "--format", "json", "--removed-in", "1.31").stdout)
     assert sorted(e["id"] for e in entries) == ["field/volume/cephfs", "field/volume/rbd"]
     assert {e["source"][:8] for e in entries} == {"https://"}

@@ -11,6 +11,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from scanner.freshness import data_checked
+
 from conftest import FIXTURES, kustomize_or_skip, run_kubehop, tool_or_skip
 
 TREE = FIXTURES / "reports"  # scanned as a checkout of its own (see `checkout`): reports name files from its root
@@ -195,7 +197,7 @@ def test_annotations_point_at_each_finding():
         assert (int(props["line"]), int(props["col"])) == (finding["line"], finding["column"])
         assert props["title"] == f"kubehop {finding['rule']}"
         assert finding["message"] in message and finding["object"]["name"] in message
-    assert lines[-1] == "kubehop: blocked: 1.36 cannot be reached as is (3 blockers, 1 warning)"
+    assert lines[-1] == f"kubehop: blocked: 1.36 cannot be reached as is (3 blockers, 1 warning; data checked {data_checked()})"
 
 
 def test_annotation_text_cannot_start_a_command():

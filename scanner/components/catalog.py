@@ -226,6 +226,7 @@ class HopNote:
     title: str
     detail: str
     source: str
+    projected: bool = False  # from a source before the minor's release, not yet confirmed (status: projected)
 
 
 @dataclass(frozen=True)
@@ -325,8 +326,8 @@ def crd_rules_from_data(document: dict) -> list[CrdRule]:
 
 
 def hop_notes_from_data(document: dict) -> tuple[HopNote, ...]:
-    return tuple(HopNote(document["distro"], parse_minor(n["minor"]), n["title"], n.get("detail", ""), n["source"])
-                 for n in document["notes"])
+    return tuple(HopNote(document["distro"], parse_minor(n["minor"]), n["title"], n.get("detail", ""), n["source"],
+                         n.get("status") == "projected") for n in document["notes"])
 
 
 def _text_or_none(value) -> str | None:

@@ -29,7 +29,7 @@ def command(level: str, message: str, **properties: object) -> str:
 def render(result: ScanResult, color: bool = False) -> str:
     lines = [_finding(f) for f in result.findings]
     lines += [_diagnostic(d) for d in result.diagnostics]
-    lines.append(f"kubehop: {verdict(result)} ({counts(result)})")
+    lines.append(f"kubehop: {verdict(result)} ({counts(result)}; data checked {result.data_checked})")
     return "\n".join(lines) + "\n"
 
 
