@@ -26,7 +26,7 @@ from yaml.nodes import MappingNode
 from scanner.model import Manifest
 from scanner.nodes import construct, mapping_get, scalar, sequence_items, value_at
 from scanner.sources.files import read_file
-from scanner.sources.kustomize_refs import inside, repository_root
+from scanner.containment import leaves, repository_root
 
 SET, NOT_SET, UNREAD = True, False, None
 _DEFAULT_VALUES_KEY = "values.yaml"
@@ -42,7 +42,9 @@ class Layer:
     data: Any = None
     unread: str | None = None
     typed: bool = True  # False: --set style strings, which helm reads as bools and numbers
-    file: tuple[str, str] | None = None  # (values file, the repository's real path): read when a condition asks
+    # (the kustomization's folder, the values file as written there, the repository's real path): the
+    # file is read only when a condition asks
+    file: tuple[str, str, str] | None = None
 
     def loaded(self) -> Layer:
         return _read_file_layer(*self.file) if self.file is not None else self
@@ -281,12 +283,14 @@ def _file_layer(folder: str, name: str, root: str) -> Layer:
     path = os.path.normpath(os.path.join(folder, name))
     if "://" in name:
         return Layer(path, unread=f"values file {name} is remote; not read")
-    return Layer(f"values file {path}", file=(path, root))
+    return Layer(f"values file {path}", file=(folder, name, root))
 
 
-def _read_file_layer(path: str, root: str) -> Layer:
-    if not inside(path, root):
-        return Layer(path, unread=f"values file {path} is outside the repository; not read")
+def _read_file_layer(folder: str, name: str, root: str) -> Layer:
+    path = os.path.normpath(os.path.join(folder, name))
+    why = leaves(name, folder or ".", root)  # as every path the tree names (scanner.containment)
+    if why:
+        return Layer(path, unread=f"values file {path} {why}; not read")
     text, problem = read_file(path)
     if text is None:
         return Layer(path, unread=f"values file {path}: {problem.message if problem else 'not read'}")

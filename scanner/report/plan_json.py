@@ -48,6 +48,10 @@ def _window(plan: Plan, window: Window) -> dict:
                    "projected": n.projected} for n in window.notes],
         "problems": [{"severity": p.severity, "component": p.component, "message": p.message, "kind": p.kind,
                       "support": p.support, "fix": list(p.fix)} for p in window.problems],
+        # Every finding `kubehop scan` reports that breaks at this hop (the window's counts are of these).
+        "findings": [{**location(f.origin), "rule": f.rule_id, "severity": f.severity, "object": f.object_ref,
+                      "message": f.message, "breaks_in": str(f.breaks_in) if f.breaks_in else None}
+                     for f in window.findings],
         "blockers": window.blocker_count,
         "warnings": window.warning_count,
         "orders": plan_orders.json_entries(plan, window),

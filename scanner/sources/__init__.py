@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from yaml.nodes import MappingNode, ScalarNode
 
+from scanner.containment import within
 from scanner.guard import unexpected
 from scanner.model import STDIN_PATH, Diagnostic, Finding, Manifest
 from scanner.sources.files import KUSTOMIZATION_FILES, ChartFolder, KustomizeFolder, ManifestFile, read_file, walk
@@ -56,6 +57,8 @@ class ScanInput:
     live: list[Manifest] = field(default_factory=list)
     # The tools that rendered part of the input, and their versions, e.g. {"helm": "v4.1.4+g05fa379"}.
     rendered_with: dict[str, str] = field(default_factory=dict)
+    # Files the exclusions (`exclude` in the configuration, --exclude) left out: reports count them.
+    excluded: int = 0
     # The paths scanned: what a file the tree names may be read from (kustomize_refs.repository_root).
     scanned: list[str] = field(default_factory=list)
 
@@ -72,21 +75,25 @@ class ScanInput:
         self.unrendered.extend(other.unrendered)
         self.suppressions.extend(other.suppressions)
         self.files_read += other.files_read
+        self.excluded += other.excluded
         self.notices.extend(other.notices)
         self.rendered_with.update(other.rendered_with)
 
 
 def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions | None" = None,
-            on_file: Callable[[ScanInput], None] | None = None) -> ScanInput:
+            on_file: Callable[[ScanInput], None] | None = None,
+            before_render: Callable[[ScanInput], None] | None = None) -> ScanInput:
     """Everything under `paths`, charts rendered for `target` (default: the newest minor known).
 
     `on_file` sees what each plain file gave as soon as it is read (the scan checks its objects
     there, then lets their nodes go); those objects come first in the result, in that order. Only
-    then may files be read by worker processes (sources/parallel.py): nothing else needs every node."""
+    then may files be read by worker processes (sources/parallel.py): nothing else needs every node.
+    `before_render` sees what the plain files gave before any chart is rendered or kustomization built
+    (it may raise to stop there)."""
     from scanner.options import ScanOptions
 
     options = options or ScanOptions()
-    result = ScanInput(scanned=list(paths))
+    result = ScanInput(diagnostics=list(options.config_problems), scanned=list(paths))
     charts: list[str] = []
     kustomizations: list[str] = []
     files: list[ManifestFile] = []
@@ -94,6 +101,7 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     dumps, met = _dumps(options), set()
     for item in walk(paths):
         if any(e.matches(item.path) for e in options.exclude):
+            result.excluded += isinstance(item, ManifestFile)
             continue
         dump = _dump_of(item.path, dumps) if dumps else None
         if dump is not None:  # what a cluster holds (--cluster-state, --helm-releases), never desired state
@@ -119,6 +127,8 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
         result.extend(found)
     if kustomizations:
         result.extend(_guarded(kustomizations[0], _mark_patches, result.manifests, kustomizations))
+    if before_render is not None:
+        before_render(result)
     hazards = hazardous_files(result.diagnostics)
     if hazards and (charts or kustomizations):
         charts, kustomizations, held = held_back(charts, kustomizations, hazards, paths)
@@ -148,8 +158,7 @@ def _dumps(options: "ScanOptions") -> dict[str, str]:
 
 def _dump_of(path: str, dumps: dict[str, str]) -> str | None:
     real = os.path.realpath(path)
-    return next((given for dump, given in dumps.items() if real == dump or real.startswith(os.path.join(dump, ""))),
-                None)
+    return next((given for dump, given in dumps.items() if within(real, dump)), None)
 
 
 def _guarded(path: str, read, *args) -> ScanInput:
@@ -179,7 +188,7 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
     if why_not:
         return _charts_as_text(charts, why_not, paths, _capabilities(manifests, target, options))
     result = ScanInput()
-    deployed = flux.flux_releases(manifests, charts, options.allow_network)
+    deployed = flux.flux_releases(manifests, charts, options.allow_network, tuple(paths))
     result.unrendered.extend(deployed.not_rendered)
     result.diagnostics.extend(deployed.notes)
     releases = deployed.releases + helm.releases_for(c for c in charts if c not in deployed.charts_used)
@@ -301,7 +310,7 @@ def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor
     # An object already read from its own file (or from another build) is not reported again.
     seen = {identity(m) for m in manifests}
     charts = _kustomize_helm(manifests, target, options)
-    flux_paths = kustomize_flux.flux_paths(manifests, scanned)
+    flux_paths, result.diagnostics = kustomize_flux.flux_paths(manifests, scanned)
     for outcome in kustomize.build_all(folders, command, options.allow_network, os.cpu_count() or 1, charts,
                                        scanned, flux_paths, manifests, options.kustomize_unrestricted):
         if outcome.not_built:

@@ -33,6 +33,12 @@ FILENAME_ANNOTATION = "postrenderer.helm.sh/postrender-filename"
 # helm keeps discovery on disk between runs and rewrites it each time it asks again; kubehop's
 # discovery lives for one scan, so a path that cannot be created keeps it in memory (half the CPU).
 _NO_DISK_CACHE = os.path.join(os.devnull, "kube-cache")
+# What helm itself accepts as a release name (and what a Kubernetes namespace may be): checked before
+# helm is run, so that a name from the tree is never anything but a name to it.
+_RELEASE_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_RELEASE_NAME_MAX = 53
+_NAMESPACE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_NAMESPACE_MAX = 63
 # Failures that say nothing about the chart (kubehop's discovery could not be reached in time): not kept.
 _TRANSIENT = re.compile(r"127\.0\.0\.1|connection|timeout|deadline|i/o", re.IGNORECASE)
 
@@ -46,9 +52,9 @@ class RemoteChart:
     version: str | None
     requested_at: Origin  # the object asking for it (a Flux HelmRelease): findings point there
 
-    def helm_args(self) -> list[str]:
-        return [self.chart, *(["--repo", self.repo] if self.repo else []),
-                *(["--version", self.version] if self.version else [])]
+    def helm_options(self) -> list[str]:
+        """`--repo` and `--version`, each in one word: a value from the tree is never an option of its own."""
+        return [*([f"--repo={self.repo}"] if self.repo else []), *([f"--version={self.version}"] if self.version else [])]
 
     def __str__(self) -> str:
         where = f" from {self.repo}" if self.repo else ""
@@ -103,6 +109,17 @@ class HelmSettings:
         return Capabilities(self.target, self.served, self.builtin)
 
 
+def release_problem(release: str, namespace: str) -> str | None:
+    """Why helm would refuse this release name or namespace (and kubehop does not run it), or None."""
+    if len(release) > _RELEASE_NAME_MAX or not _RELEASE_NAME.fullmatch(release):
+        return (f"release name {release!r} is not one helm accepts (lower-case letters, digits, '-' and '.', "
+                f"at most {_RELEASE_NAME_MAX} characters); not rendered")
+    if len(namespace) > _NAMESPACE_MAX or not _NAMESPACE.fullmatch(namespace):
+        return (f"namespace {namespace!r} is not a Kubernetes namespace name (lower-case letters, digits and '-', "
+                f"at most {_NAMESPACE_MAX} characters); not rendered")
+    return None
+
+
 def chart_metadata(chart_dir: str) -> tuple[str, str]:
     """(name, version) from Chart.yaml; the folder name when it cannot be read."""
     meta, _ = read_yaml_file(os.path.join(chart_dir, "Chart.yaml"))  # helm reports what is wrong with it
@@ -141,11 +158,14 @@ def _render(release: ChartRelease, settings: HelmSettings, kubeconfig: str, capt
     failed = render_cache.load_failure(key) if key else None
     if failed is not None:
         return RenderOutcome(release, error=failed, cached=True)
+    refused = release_problem(release.release, release.namespace)
+    if refused:  # the sources refuse these first; this is the last word before an argv is built
+        return RenderOutcome(release, error=refused)
     with tempfile.TemporaryDirectory(dir=work) as scratch:
         stream, stdout, stderr = (os.path.join(scratch, name) for name in ("rendered.yaml", "stdout", "stderr"))
         env = {**_clean_env(), "KUBECONFIG": kubeconfig, "KUBECACHEDIR": _NO_DISK_CACHE,
                **capture.environment(stream)}
-        command = _helm_command(release, settings, kubeconfig, scratch) + capture.arguments()
+        command = _helm_command(release, settings, kubeconfig, scratch, capture.arguments())
         done = run_bounded(command, env, settings.limits, stdout, stderr, written=(stream,))
         if done.problem:
             return RenderOutcome(release, error=f"helm {done.problem}", over_limit=True)
@@ -160,18 +180,23 @@ def _render(release: ChartRelease, settings: HelmSettings, kubeconfig: str, capt
     return RenderOutcome(release, text=text)
 
 
-def _helm_command(release: ChartRelease, settings: HelmSettings, kubeconfig: str, scratch: str) -> list[str]:
-    chart = release.remote.helm_args() if release.remote else [release.folder]
-    command = [settings.helm, "template", release.release, *chart, "--namespace", release.namespace,
-               "--kubeconfig", kubeconfig, "--disable-openapi-validation"]
+def _helm_command(release: ChartRelease, settings: HelmSettings, kubeconfig: str, scratch: str,
+                  options: list[str]) -> list[str]:
+    """Every option in `--name=value` form, then `--`, then the release and the chart: nothing from the
+    tree (a name, a path, a repository URL) can be read by helm as an option."""
+    command = [settings.helm, "template", f"--namespace={release.namespace}", f"--kubeconfig={kubeconfig}",
+               "--disable-openapi-validation", *options]
+    if release.remote:
+        command += release.remote.helm_options()
     for values_file in settings.values_files:
-        command += ["--values", values_file]
+        command.append(f"--values={values_file}")
     for number, values in enumerate(release.values):
         inline = os.path.join(scratch, f"values-{number}.yaml")
         with open(inline, "w", encoding="utf-8") as handle:
             handle.write(values)
-        command += ["--values", inline]
-    return command
+        command.append(f"--values={inline}")
+    chart = release.remote.chart if release.remote else release.folder
+    return [*command, "--", release.release, chart]
 
 
 def _cache_key(release: ChartRelease, settings: HelmSettings) -> str:
