@@ -26,10 +26,19 @@ from scanner.sources.retention import Retention
 from scanner.versions import Minor
 
 if TYPE_CHECKING:
+    from scanner.clusters import Cluster
     from scanner.components.catalog import Catalog
     from scanner.components.pins import ClusterPin
     from scanner.components.state import Timeline
     from scanner.components.tree import TreeComponents
+
+
+@dataclass
+class ClusterAnalysis:
+    """One cluster of a fleet repository (scanner.clusters) and its own analysis (scanner.fleet)."""
+
+    cluster: Cluster
+    analysis: Analysis
 
 
 class NoCurrentMinor(Exception):
@@ -65,6 +74,8 @@ class Analysis:
     manifests: list[Manifest] = field(default_factory=list)
     tree: TreeComponents | None = None
     timeline: Timeline | None = None
+    # A fleet repository's clusters, each analysed on its own (scanner.fleet); empty: one cluster.
+    clusters: list[ClusterAnalysis] = field(default_factory=list)
 
     @property
     def current_source(self) -> str | None:

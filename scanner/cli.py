@@ -87,6 +87,7 @@ def scan(paths, target, current, fmt, output, config_file, no_config, write_base
     """
     from scanner.baseline import BaselineError
     from scanner.data import DataError
+    from scanner.fleet import FleetChoiceError
     from scanner.report import documents
     from scanner.scan import scan as run_scan
 
@@ -98,8 +99,9 @@ def scan(paths, target, current, fmt, output, config_file, no_config, write_base
     options, version_file = options_of(config, inputs, write_baseline=write_baseline, fail_on=fail_on,
                                        unknown=unknown, **sources)
     try:
-        result = run_scan(paths, target=target, current=current, options=options, version_file=version_file)
-    except (BaselineError, DataError) as err:
+        result = run_scan(paths, target=target, current=current, options=options, version_file=version_file,
+                          cluster=inputs["cluster"])
+    except (BaselineError, DataError, FleetChoiceError) as err:
         raise click.UsageError(str(err)) from None
     for report_fmt, path in reports:
         emit_all(documents(result, report_fmt, path))
