@@ -322,3 +322,66 @@ def test_diff_of_a_file_without_a_final_newline_ends_with_one_and_applies(tmp_pa
     (tmp_path / "fix.patch").write_text(done.stdout)
     subprocess.run(["git", "apply", "fix.patch"], cwd=tmp_path, check=True)
     assert (tmp_path / "job.yaml").read_text() == text.replace("batch/v1beta1", "batch/v1")
+
+
+def fix_in_process(cwd: Path, monkeypatch, *args: str):
+    """`kubehop fix --no-config --target 1.36 ARGS .` run in this process (click's CliRunner)."""
+    from click.testing import CliRunner
+
+    from scanner.cli import cli
+
+    monkeypatch.chdir(cwd)
+    try:
+        runner = CliRunner(mix_stderr=False)  # click 8.1
+    except TypeError:  # click 8.2+ keeps them apart anyway
+        runner = CliRunner()
+    return runner.invoke(cli, ["fix", "--no-config", "--target", "1.36", *args, "."], catch_exceptions=False)
+
+
+CRONJOB_TAIL = "metadata: {name: nightly}\nspec: {schedule: '@daily'}\n"
+TAGGED = [  # (apiVersion and kind lines as written, as they must be written back)
+    ("apiVersion: !!str batch/v1beta1\nkind: CronJob\n", "apiVersion: !!str batch/v1\nkind: CronJob\n"),
+    ("apiVersion: batch/v1beta1\nkind: !!str CronJob\n", "apiVersion: batch/v1\nkind: !!str CronJob\n"),
+    ('apiVersion: !!str "batch/v1beta1"\nkind: !!str \'CronJob\'\n',
+     'apiVersion: !!str "batch/v1"\nkind: !!str \'CronJob\'\n'),
+    ("apiVersion: |-\n  batch/v1beta1\nkind: >-\n  CronJob\n", "apiVersion: |-\n  batch/v1\nkind: >-\n  CronJob\n"),
+    ("apiVersion: !!str |-\n  batch/v1beta1\nkind: CronJob\n", "apiVersion: !!str |-\n  batch/v1\nkind: CronJob\n"),
+    ("kind: !!str CronJob   # the kind first\napiVersion: !!str batch/v1beta1   # tagged\n",
+     "kind: !!str CronJob   # the kind first\napiVersion: !!str batch/v1        # tagged\n"),
+]
+
+
+@pytest.mark.parametrize("written, expected", TAGGED)
+def test_tagged_and_block_scalars_are_migrated_with_their_tag(written, expected, tmp_path, monkeypatch):
+    """The scan reads `!!str batch/v1beta1` as batch/v1beta1 and reports it; fix migrates it, tag kept."""
+    (tmp_path / "job.yaml").write_text(written + CRONJOB_TAIL)
+    scanned = run_kubehop("scan", "--no-config", "--target", "1.36", "--format", "json", ".", cwd=tmp_path)
+    assert "batch/v1beta1/CronJob" in scanned.stdout
+    done = fix_in_process(tmp_path, monkeypatch, "--write")
+    assert (tmp_path / "job.yaml").read_text() == expected + CRONJOB_TAIL
+    assert done.exit_code == 0, done.stderr
+
+
+def test_tagged_ingress_is_migrated_by_ruamel_too():
+    """The ruamel.yaml path (document.py) keeps the tag as well: it is what edits objects the text
+    edits decline."""
+    from scanner.fix.document import rewrite_document
+
+    lines = ["apiVersion: !!str extensions/v1beta1", "kind: !!str Ingress", "metadata: {name: a}",
+             "spec:", "  backend: {serviceName: x, servicePort: 80}"]
+    todo = {1: ("Ingress a", load_migrations()[("extensions/v1beta1", "Ingress")])}
+    new, migrated, left = rewrite_document(lines, 1, "x.yaml", todo)
+    assert (new, migrated, left) == (
+        ["apiVersion: !!str networking.k8s.io/v1", "kind: !!str Ingress", "metadata: {name: a}", "spec:",
+         "  defaultBackend: {service: {name: x, port: {number: 80}}}"], 1, [])
+
+
+def test_an_apiversion_with_another_tag_is_left_with_the_reason(tmp_path, monkeypatch):
+    text = "apiVersion: !custom batch/v1beta1\nkind: CronJob\n" + CRONJOB_TAIL
+    (tmp_path / "job.yaml").write_text(text)
+    done = fix_in_process(tmp_path, monkeypatch, "--write")
+    assert (tmp_path / "job.yaml").read_text() == text
+    assert left_lines(done.stderr) == [
+        "not migrated: ./job.yaml:1: CronJob nightly: its apiVersion or kind is tagged !custom, which fix does "
+        "not rewrite; edit it by hand"]
+    assert done.exit_code == 1

@@ -24,7 +24,9 @@ from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, read_text
 from scanner.suppress import MARKER, Suppression, read_suppressions, rule_matches
 
 _SEPARATOR = re.compile(r"^---(?:[ \t].*)?\r?$")
-_KIND = re.compile(r"""\bkind["']?[ \t]*:[ \t]*["']?([A-Za-z0-9]+)""")  # YAML or JSON
+# YAML or JSON; the value may be tagged or anchored (`!!str Ingress`), quoted, or a block scalar.
+_KIND = re.compile(r"""\bkind["']?[ \t]*:\s*(?:[!&]\S*\s+){0,2}"""  # tag, anchor
+                   r"""(?:[|>][-+0-9]*[ \t]*(?:#.*)?\n\s*)?["']?([A-Za-z0-9]+)""")  # block scalar, quotes
 
 
 def fix(paths: Sequence[str], planner: Planner, exclusions: Sequence[Exclusions] = ()) -> FixResult:
