@@ -162,7 +162,7 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
     from scanner.fix import fix
     from scanner.report.plain import log_line, printable
     from scanner.fix.plan import Planner
-    from scanner.fix.write import NotWritten, write_fixed
+    from scanner.fix.write import NotWritten, Stopped, die_of, write_fixed
     from scanner.model import Diagnostic
     from scanner.rulebook import load_rulebook
     from scanner.sources.exclude import Exclusions
@@ -188,6 +188,11 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
             except OSError as err:
                 unwritten.append(change)
                 result.diagnostics.append(Diagnostic(change.path, f"cannot write: {err.strerror or err}"))
+            except Stopped as stop:  # the file being written was left as it was, its temporary file removed
+                done = result.files.index(change) - len(unwritten)
+                click.echo(f"stopped by signal {stop.signum}: {count(done, 'file')} written, the rest left as "
+                           "they were", err=True)
+                die_of(stop.signum)
         else:
             click.echo(_unified_diff(change.path, change.original, change.fixed), nl=False)
     for line in [*(f"not migrated: {left}" for left in result.left), *map(str, result.diagnostics)]:

@@ -385,3 +385,66 @@ def test_an_apiversion_with_another_tag_is_left_with_the_reason(tmp_path, monkey
         "not migrated: ./job.yaml:1: CronJob nightly: its apiVersion or kind is tagged !custom, which fix does "
         "not rewrite; edit it by hand"]
     assert done.exit_code == 1
+
+
+def test_a_byte_order_mark_is_in_the_diff_and_git_applies_it(tmp_path):
+    """read_file drops the BOM to parse; the diff's first line must still be the file's, BOM included."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not on PATH (needed to apply the diff)")
+    target = tmp_path / "ingress.yaml"
+    target.write_bytes(b"\xef\xbb\xbf" + INGRESS.encode())
+    (tmp_path / "crlf.yaml").write_bytes(b"\xef\xbb\xbf" + INGRESS.replace("\n", "\r\n").encode())
+    done = fix(tmp_path)
+    assert done.returncode == 0
+    patch = tmp_path / "fix.patch"
+    patch.write_text(done.stdout)
+    subprocess.run(["git", "apply", "--check", str(patch)], cwd=tmp_path, check=True, capture_output=True)
+    subprocess.run(["git", "apply", str(patch)], cwd=tmp_path, check=True)
+    expected = (GOLDEN / "comments" / "expected" / "ingress.yaml").read_text()
+    assert target.read_bytes() == b"\xef\xbb\xbf" + expected.encode()
+    assert (tmp_path / "crlf.yaml").read_bytes() == b"\xef\xbb\xbf" + expected.replace("\n", "\r\n").encode()
+
+
+def test_sigterm_while_writing_leaves_no_temporary_file_and_no_half_written_file(tmp_path):
+    """A real `kubehop fix --write` on files of a few MiB, sent SIGTERM as soon as its first temporary
+    file appears: it dies of the signal, and every file is as it was or as fixed, nothing else."""
+    import signal
+    import sys
+    import time
+
+    from tests.conftest import REPO
+
+    cronjob = "apiVersion: batch/v1beta1\nkind: CronJob\nmetadata: {name: job-%d}\nspec: {schedule: '@daily'}\n"
+    bulk = "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: bulk}\ndata:\n  blob: " + "x" * (3 << 20) + "\n"
+    originals = {}
+    for i in range(30):
+        originals[f"job-{i:02}.yaml"] = (cronjob % i) + bulk
+        (tmp_path / f"job-{i:02}.yaml").write_text(originals[f"job-{i:02}.yaml"])
+    child = subprocess.Popen([sys.executable, "-m", "scanner", "fix", "--no-config", "--target", "1.36", "--write",
+                              "."], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)},
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 300
+    while not any(name.endswith(".kubehop") for name in os.listdir(tmp_path)):
+        assert child.poll() is None, "fix ended before writing its first file"
+        assert time.monotonic() < deadline
+        time.sleep(0.0005)
+    child.send_signal(signal.SIGTERM)
+    _, stderr = child.communicate(timeout=120)
+    assert child.returncode == -signal.SIGTERM, stderr.decode()
+    assert sorted(os.listdir(tmp_path)) == sorted(originals)  # no temporary file left
+    fixed = 0
+    for name, text in originals.items():
+        now = (tmp_path / name).read_text()
+        assert now in (text, text.replace("batch/v1beta1", "batch/v1", 1)), name
+        fixed += now != text
+    assert fixed < len(originals)
+
+
+def test_a_failed_write_removes_its_temporary_file(tmp_path):
+    from scanner.fix.write import write_fixed
+
+    target = tmp_path / "ingress.yaml"
+    target.write_text(INGRESS)
+    with pytest.raises(UnicodeEncodeError):
+        write_fixed(str(target), "apiVersion: \ud800\n")  # a lone surrogate cannot be written as UTF-8
+    assert os.listdir(tmp_path) == ["ingress.yaml"] and target.read_text() == INGRESS

@@ -23,6 +23,7 @@ from scanner.sources.files import SKIPPED_DIRS, ChartFolder, KustomizeFolder, Ma
 from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, read_text
 from scanner.suppress import MARKER, Suppression, read_suppressions, rule_matches
 
+_BOM = "\ufeff"
 _SEPARATOR = re.compile(r"^---(?:[ \t].*)?\r?$")
 # YAML or JSON; the value may be tagged or anchored (`!!str Ingress`), quoted, or a block scalar.
 _KIND = re.compile(r"""\bkind["']?[ \t]*:\s*(?:[!&]\S*\s+){0,2}"""  # tag, anchor
@@ -94,7 +95,21 @@ def _fix_file(item: ManifestFile, text: str, planner: Planner, result: FixResult
         wanted = [m for m in manifests if not _silenced(m, planner, silenced)]
         migrated = _fix_documents(lines, chunks, _plan(wanted, planner, result), item.path, result)
     if migrated:
-        result.files.append(FileFix(item.path, text, "\n".join(lines), migrated))
+        bom = _BOM if _has_bom(item.path) else ""  # read_file drops it; the diff and the file keep it
+        result.files.append(FileFix(item.path, bom + text, bom + "\n".join(lines), migrated))
+
+
+def _has_bom(path: str) -> bool:
+    try:  # non-blocking, as read_file opens it: a file swapped for a FIFO meanwhile must not hang fix
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        return os.read(descriptor, 3) == _BOM.encode()
+    except OSError:
+        return False
+    finally:
+        os.close(descriptor)
 
 
 def _silenced(manifest: Manifest, planner: Planner, suppressions: list[Suppression]) -> bool:

@@ -23,7 +23,7 @@ class Left:
 @dataclass(frozen=True)
 class FileFix:
     path: str
-    original: str
+    original: str  # byte-order mark included: what the file holds, decoded
     fixed: str
     migrated: int  # objects
 
