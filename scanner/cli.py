@@ -194,7 +194,7 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
                            "they were", err=True)
                 die_of(stop.signum)
         else:
-            click.echo(_unified_diff(change.path, change.original, change.fixed), nl=False)
+            click.echo(_unified_diff(change), nl=False)
     for line in [*(f"not migrated: {left}" for left in result.left), *map(str, result.diagnostics)]:
         click.echo(log_line(printable(line)), err=True)
     changed = [f for f in result.files if f not in unwritten]
@@ -205,18 +205,12 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
              else EXIT_BLOCKED if result.left or unwritten else EXIT_OK)
 
 
-def _unified_diff(path: str, original: str, fixed: str) -> str:
-    """A diff `git apply` takes; lines are split on newlines only (YAML may hold U+2028 in strings)."""
-    import difflib
+def _unified_diff(change) -> str:
+    """A diff `git apply` takes (scanner/fix/diff.py)."""
+    from scanner.fix.diff import unified_diff
 
-    def lines(text: str) -> list[str]:
-        *complete, last = text.split("\n")
-        return [line + "\n" for line in complete] + ([last] if last else [])
-
-    name = os.path.relpath(path)
-    diff = difflib.unified_diff(lines(original), lines(fixed), f"a/{name}", f"b/{name}")
-    # A last line without a newline is marked as diff(1) and git mark it, so the diff still ends with one.
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff)
+    name = os.path.relpath(change.path)
+    return unified_diff(change.original, change.fixed, f"a/{name}", f"b/{name}", change.pieces)
 
 
 @cli.command("rules")

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import gc
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -19,6 +17,7 @@ from scanner.report.paths import where as at_path
 from scanner.rulebook import load_rulebook
 from scanner.sources import ScanInput, collect
 from scanner.sources.retention import Retention
+from scanner.sources.yamldoc import cyclic_gc_paused
 from scanner.versions import Minor
 
 
@@ -64,7 +63,7 @@ class ScanResult:
 def scan(paths: list[str], target: Minor, current: Minor | None = None,
          options: ScanOptions = ScanOptions()) -> ScanResult:
     rulebook = load_rulebook(options.rule_folders)
-    with _cyclic_gc_paused():
+    with cyclic_gc_paused():
         per_object = per_object_checks()
         early = _EarlyChecks(ScanContext(target=target, rulebook=rulebook), per_object)
         scan_input: ScanInput = collect(paths, target, options, on_file=early)
@@ -218,17 +217,3 @@ def _current_from_orders(manifests, target: Minor) -> tuple[Minor | None, list[s
     if pin.minor > target:
         return None, [f"the tree's upgrade orders move the cluster to {pin.minor} ({where}), past --target {target}"]
     return pin.minor, [f"--from {pin.minor} taken from the tree's upgrade orders: {where}"]
-
-
-@contextmanager
-def _cyclic_gc_paused():
-    """Composed YAML nodes form no reference cycles, but a scan makes millions of them and the cyclic
-    collector would re-walk those alive on every collection: 3-4x the parse time. Nothing is frozen
-    afterwards: what the scan let go is freed, and repeated scans in one process do not pile up."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()

@@ -346,6 +346,8 @@ TAGGED = [  # (apiVersion and kind lines as written, as they must be written bac
      'apiVersion: !!str "batch/v1"\nkind: !!str \'CronJob\'\n'),
     ("apiVersion: |-\n  batch/v1beta1\nkind: >-\n  CronJob\n", "apiVersion: |-\n  batch/v1\nkind: >-\n  CronJob\n"),
     ("apiVersion: !!str |-\n  batch/v1beta1\nkind: CronJob\n", "apiVersion: !!str |-\n  batch/v1\nkind: CronJob\n"),
+    ("apiVersion: !<tag:yaml.org,2002:str> batch/v1beta1\nkind: CronJob\n",
+     "apiVersion: !<tag:yaml.org,2002:str> batch/v1\nkind: CronJob\n"),
     ("kind: !!str CronJob   # the kind first\napiVersion: !!str batch/v1beta1   # tagged\n",
      "kind: !!str CronJob   # the kind first\napiVersion: !!str batch/v1        # tagged\n"),
 ]

@@ -6,6 +6,7 @@ Keys keep their place and their comments: a moved key's value lands where the ke
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Iterator
 
 from ruamel.yaml.comments import CommentedMap, CommentedOrderedMap, CommentedSet, TaggedScalar, merge_attrib
@@ -23,7 +24,8 @@ STR_TAG = "tag:yaml.org,2002:str"
 
 def migrate(obj: dict, migration: Migration) -> None:
     """Rewrite `obj` in place; NotSafe may leave it half done (the caller starts again without it)."""
-    _refuse_unusual(obj)
+    if isinstance(obj, CommentedMap):  # plain data holds nothing unusual
+        _refuse_unusual(obj)
     for unsafe in migration.unsafe:
         if any(_plain(value) == unsafe.equals for value in _values_at(obj, unsafe.path)):
             raise NotSafe(f"{unsafe.path}: {unsafe.reason}")
@@ -69,8 +71,9 @@ def _refuse_unusual(obj: dict) -> None:
             stack.extend(node)
 
 
-def _segments(path: str) -> list[tuple[str, bool]]:
-    return [(part.removesuffix("[]"), part.endswith("[]")) for part in path.split(".")]
+@functools.cache  # a few paths, looked up for every object
+def _segments(path: str) -> tuple[tuple[str, bool], ...]:
+    return tuple((part.removesuffix("[]"), part.endswith("[]")) for part in path.split("."))
 
 
 def _values_at(node: Any, path: str) -> Iterator[Any]:

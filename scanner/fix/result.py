@@ -26,6 +26,9 @@ class FileFix:
     original: str  # byte-order mark included: what the file holds, decoded
     fixed: str
     migrated: int  # objects
+    # Where the lines changed, for the diff (fix/diff.py): (first, last + 1) line of the original,
+    # the same of the fixed text, and the blocks of them that differ, or None where not known.
+    pieces: tuple[tuple[int, int, int, int, list[tuple[int, int, int, int]] | None], ...] = ()
 
 
 @dataclass
