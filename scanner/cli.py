@@ -9,8 +9,8 @@ import sys
 import click
 
 import scanner.cli_plan  # noqa: F401 - registers components, plan and inventory on the group
-from scanner.cli_shared import (MINOR, check_outputs, cli, config_for, config_options, emit_all, scan_options, settings,
-                                unknown_option, use_color)
+from scanner.cli_shared import (MINOR, analysis_inputs, check_outputs, cli, config_for, config_options, emit_all,
+                                minor_sources, options_of, settings, unknown_option, use_color)
 from scanner.config import CONFIG_FILE
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, FAIL_ON_LEVELS
 from scanner.report import FORMATS
@@ -40,40 +40,16 @@ def _parse_reports(ctx, param, values) -> list[tuple[str, str]]:
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write the report to a file instead of standard output.")
 @config_options
-@click.option("--exclude", multiple=True, metavar="GLOB",
-              help="Leave out files matching GLOB (relative to the working folder); adds to the configuration's.")
-@click.option("--ignore", multiple=True, metavar="RULE",
-              help="Drop findings of RULE (globs allowed); adds to the configuration's.")
-@click.option("--rules", "rule_folders", multiple=True, type=click.Path(file_okay=False), metavar="DIR",
-              help="Extra rules folder laid out like kubehop's rules/; adds to the configuration's.")
-@click.option("--baseline", type=click.Path(dir_okay=False), default=None,
-              help="Fail only on findings not recorded in this baseline file.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False), default=None,
               help="Record today's findings in this baseline file (then they no longer fail the scan).")
 @click.option("--report", "reports", multiple=True, metavar="FORMAT=FILE", callback=_parse_reports,
               help="Also write a report in FORMAT to FILE; repeatable (e.g. --report sarif=kubehop.sarif).")
 @click.option("--fail-on", type=click.Choice(FAIL_ON_LEVELS), default="error", show_default=True,
               help="Findings that make the exit code 1: blockers only, any finding, or none.")
-@click.option("--values", "-f", "values_files", multiple=True, type=click.Path(exists=True, dir_okay=False),
-              help="Helm values file for every chart found (repeatable; later files win).")
-@click.option("--helm-releases", multiple=True, type=click.Path(exists=True, dir_okay=False),
-              help="Output of `kubectl get secrets -A -l owner=helm -o yaml`: scan what Helm has deployed.")
-@click.option("--allow-network", is_flag=True,
-              help="Let helm download the remote charts of Flux HelmReleases, kustomize fetch remote bases, and "
-                   "kubehop read the index.yaml of the chart repositories the tree names (for their kubeVersion); "
-                   "nothing is downloaded without it.")
-@click.option("--no-render", is_flag=True,
-              help="Read Helm templates as text and do not build kustomizations.")
-@click.option("--all-templates", is_flag=True,
-              help="Also read as text the chart templates their values switch off (findings from them are "
-                   "warnings marked latent): what a chart ships to whoever turns them on.")
-@click.option("--cluster-state", "cluster_state", multiple=True, type=click.Path(exists=True),
-              help="File or folder of kubectl dumps (get crd / get <resource> -A / get nodes -o yaml, "
-                   "version -o json): checks stored versions, objects and node skew. Repeatable.")
+@analysis_inputs
 @unknown_option
-def scan(paths, target, current, fmt, output, config_file, no_config, exclude, ignore, rule_folders, baseline,
-         write_baseline, reports, fail_on, values_files, helm_releases, allow_network, no_render,
-         all_templates, cluster_state, unknown) -> None:
+def scan(paths, target, current, fmt, output, config_file, no_config, write_baseline, reports, fail_on,
+         unknown, **inputs) -> None:
     """Report what blocks each hop up to --target, with file and line.
 
     PATHS are files or folders of YAML/JSON manifests; '-' reads standard input
@@ -114,15 +90,14 @@ def scan(paths, target, current, fmt, output, config_file, no_config, exclude, i
     from scanner.scan import scan as run_scan
 
     config = config_for(config_file, no_config, paths)
-    missing = None if helm_releases else f"give PATHS to scan, or --helm-releases, or `paths` in {CONFIG_FILE}"
+    missing = None if inputs["helm_releases"] else f"give PATHS to scan, or --helm-releases, or `paths` in {CONFIG_FILE}"
+    sources = minor_sources(config, target, current)
     paths, target, current = settings(config, paths, target, current, missing)
     check_outputs([output] + [path for _, path in reports])
-    options = scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline,
-                            allow_network=allow_network, values_files=values_files, helm_releases=helm_releases,
-                            render=not no_render, all_templates=all_templates, cluster_state=tuple(cluster_state),
-                            fail_on=fail_on, unknown=unknown or config.unknown or "warn")
+    options, version_file = options_of(config, inputs, write_baseline=write_baseline, fail_on=fail_on,
+                                       unknown=unknown, **sources)
     try:
-        result = run_scan(paths, target=target, current=current, options=options)
+        result = run_scan(paths, target=target, current=current, options=options, version_file=version_file)
     except (BaselineError, DataError) as err:
         raise click.UsageError(str(err)) from None
     for report_fmt, path in reports:
@@ -177,6 +152,7 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
                      [Exclusions(str(config.folder), config.exclude)])
     except DataError as err:
         raise click.UsageError(str(err)) from None
+    result.diagnostics[:0] = config.problems
     unwritten = []  # files left as they were: their objects are left to a person
     for change in result.files:
         if write:

@@ -9,8 +9,8 @@ import sys
 
 import click
 
-from scanner.cli_shared import (MINOR, check_outputs, cli, config_for, config_options, emit, emit_all, scan_options,
-                                settings, unknown_option)
+from scanner.cli_shared import (MINOR, analysis_inputs, check_outputs, cli, config_for, config_options,
+                                emit, emit_all, minor_sources, options_of, scan_options, settings, unknown_option)
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK
 
 
@@ -30,10 +30,14 @@ def _report_input_problems(source) -> bool:
     return bool(errors)
 
 
-def _tree_options(config_file: str | None, no_config: bool, paths: tuple[str, ...]):
-    """What the configuration says about reading the tree (exclusions, the kustomize load restrictor),
-    so that `components` and `inventory` read the tree that `scan` reads."""
-    return scan_options(config_for(config_file, no_config, paths), (), (), (), None, None)
+def _analysis(paths: tuple[str, ...], config_file: str | None, no_config: bool):
+    """The analysis `scan` makes of the tree at the newest minor, read as the configuration says
+    (exclusions, the kustomize load restrictor): what `components` and `inventory` show."""
+    from scanner.analysis import analyse
+    from scanner.rulebook import load_rulebook
+
+    config = config_for(config_file, no_config, paths)
+    return analyse(list(paths), load_rulebook().newest, options=scan_options(config, (), (), (), None, None))
 
 
 @cli.command()
@@ -49,14 +53,12 @@ def components(paths, fmt, config_file, no_config) -> None:
       kubehop components --format json platform/ infra/
     """
     from scanner.components.catalog import load_catalog
-    from scanner.components.reading import detect
     from scanner.report import components as report
 
-    options = _tree_options(config_file, no_config, paths)
-    catalog = load_catalog()
-    tree = detect(list(paths), catalog, options=options)
-    click.echo(report.render_json(tree) if fmt == "json" else report.render_text(tree, catalog), nl=False)
-    sys.exit(EXIT_INPUT if _report_input_problems(tree) else EXIT_OK)
+    analysis = _analysis(paths, config_file, no_config)
+    tree = analysis.tree
+    click.echo(report.render_json(tree) if fmt == "json" else report.render_text(tree, load_catalog()), nl=False)
+    sys.exit(EXIT_INPUT if _report_input_problems(analysis) else EXIT_OK)
 
 
 @cli.command("plan")
@@ -67,8 +69,6 @@ def components(paths, fmt, config_file, no_config) -> None:
               help="Minor the cluster runs today (default: the configuration's, else read from the tree "
                    "or --cluster-version-file).")
 @click.option("--distro", default=None, help="kubernetes, k3s or rke2 (default: read from the cluster's version).")
-@click.option("--cluster-version-file", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="Output of `kubectl version -o json`: the cluster's current version.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write the plan to a file instead of standard output.")
@@ -76,12 +76,10 @@ def components(paths, fmt, config_file, no_config) -> None:
               help="Write each window's upgrade orders (system-upgrade Plans, KubernetesNodeUpgrade) to "
                    "DIR/NN-<minor>/, at the paths of the tree's own orders. DIR must be outside the tree.")
 @config_options
+@analysis_inputs
 @unknown_option
-@click.option("--allow-network", is_flag=True,
-              help="Let helm download remote charts, kustomize fetch remote bases, and kubehop read the index.yaml "
-                   "of the chart repositories the tree names (nothing is downloaded without it).")
-def plan_command(paths, target, current, distro, cluster_version_file, fmt, output, orders_folder, config_file,
-                 no_config, unknown, allow_network) -> None:
+def plan_command(paths, target, current, distro, fmt, output, orders_folder, config_file, no_config, unknown,
+                 **inputs) -> None:
     """One window per hop: what moves before it, what it breaks, what may move after.
 
     \b
@@ -104,26 +102,25 @@ def plan_command(paths, target, current, distro, cluster_version_file, fmt, outp
 
     check_outputs([output])
     config = config_for(config_file, no_config, paths)
+    sources = minor_sources(config, target, current)
     _, target, current = settings(config, paths, target, current, None)
     distros = sorted({"kubernetes", *cluster_distros(), *load_catalog().distros})
     if distro is not None and distro not in distros:
         raise click.BadParameter(f"{distro!r}: known distributions are {', '.join(distros)}", param_hint="--distro")
+    options, version_file = options_of(config, inputs, unknown=unknown, **sources)  # as `scan` reads the tree
     try:
-        unknown = unknown or config.unknown or "warn"
-        options = scan_options(config, (), (), (), None, None, unknown=unknown,  # as `scan` reads the tree
-                                allow_network=allow_network)
-        plan, tree = plan_paths(PlanRequest(list(paths), target, current, distro, cluster_version_file, unknown,
-                                            options))
+        plan, analysis = plan_paths(PlanRequest(list(paths), target, current, distro, version_file, options.unknown,
+                                                options))
     except (PlanInputError, BaselineError, DataError) as problem:  # as `scan` says them
         raise click.UsageError(str(problem)) from None
-    _attach_orders(plan, tree.manifests, paths, orders_folder)
+    _attach_orders(plan, analysis.manifests, paths, orders_folder)
     if fmt == "markdown":
         from scanner.report import comment
 
         emit_all(comment.outputs(lambda limit, full: plan_markdown.render(plan, limit, full), output))
     else:
         emit({"text": plan_text.render, "json": plan_json.render}[fmt](plan), output)
-    if _report_input_problems(tree):
+    if _report_input_problems(analysis):
         sys.exit(EXIT_INPUT)
     sys.exit(EXIT_BLOCKED if plan.blocked else EXIT_OK)
 
@@ -171,11 +168,10 @@ def inventory(paths, fmt, config_file, no_config) -> None:
     from scanner import inventory as api_inventory
     from scanner.components.catalog import load_catalog
     from scanner.rulebook import load_rulebook
-    from scanner.sources import collect
 
-    scan_input = collect(list(paths), options=_tree_options(config_file, no_config, paths))
+    analysis = _analysis(paths, config_file, no_config)
     served = load_rulebook().served
-    uses = api_inventory.inventory(scan_input.manifests, served, load_catalog())
+    uses = api_inventory.inventory(analysis.manifests, served, load_catalog())
     click.echo(api_inventory.render_json(uses) if fmt == "json"
                else api_inventory.render_text(uses, served.minors), nl=False)
-    sys.exit(EXIT_INPUT if _report_input_problems(scan_input) else EXIT_OK)
+    sys.exit(EXIT_INPUT if _report_input_problems(analysis) else EXIT_OK)

@@ -20,8 +20,12 @@ from scanner.versions import Minor, parse_minor
 
 def _version_message() -> str:
     from scanner.freshness import data_checked
+    from scanner.sources import no_network, sandbox
 
-    return f"kubehop {__version__} (data checked {data_checked()})"
+    # How renders are kept from the network here without --allow-network (README, Security).
+    return (f"kubehop {__version__} (data checked {data_checked()})\n"
+            f"without --allow-network, helm runs with: {sandbox.isolation()}\n"
+            f"without --allow-network, kustomize runs with: {no_network.isolation()}")
 
 
 class MinorType(click.ParamType):
@@ -117,6 +121,17 @@ def settings(config, paths: tuple[str, ...], target: Minor | None, current: Mino
     return paths, target, current
 
 
+def minor_sources(config, target: Minor | None, current: Minor | None) -> dict[str, str | None]:
+    """Where `settings` takes each minor from, given the flags (None: not given): the ScanOptions fields
+    the reports read to say so."""
+    def source(flag: Minor | None, written: str | None, otherwise: str | None) -> str | None:
+        return "flag" if flag is not None else "configuration" if written is not None else otherwise
+
+    return {"target_source": source(target, config.target, "default"),
+            "from_source": source(current, config.current, None),
+            "configuration": str(config.path) if config.path else None}
+
+
 def _config_minor(config, key: str, value: str | None) -> Minor | None:
     """A minor written in the configuration, checked like the flag it stands for."""
     if value is None:
@@ -125,6 +140,61 @@ def _config_minor(config, key: str, value: str | None) -> Minor | None:
         return MINOR.convert(value, None, None)
     except click.BadParameter as err:
         raise click.UsageError(f"{config.path}: {key}: {err.message}") from None
+
+
+def analysis_inputs(command):
+    """What the tree is read with and the findings judged by: the same options for every command that is
+    a view of the analysis (`scan`, `plan`), so that both read the same inputs and count the same."""
+    options = [
+        click.option("--exclude", multiple=True, metavar="GLOB",
+                     help="Leave out files matching GLOB (relative to the working folder); adds to the configuration's."),
+        click.option("--ignore", multiple=True, metavar="RULE",
+                     help="Drop findings of RULE (globs allowed); adds to the configuration's."),
+        click.option("--rules", "rule_folders", multiple=True, type=click.Path(file_okay=False), metavar="DIR",
+                     help="Extra rules folder laid out like kubehop's rules/; adds to the configuration's."),
+        click.option("--baseline", type=click.Path(dir_okay=False), default=None,
+                     help="Fail only on findings not recorded in this baseline file."),
+        click.option("--values", "-f", "values_files", multiple=True, type=click.Path(exists=True, dir_okay=False),
+                     help="Helm values file for every chart found (repeatable; later files win)."),
+        click.option("--helm-releases", multiple=True, type=click.Path(exists=True, dir_okay=False),
+                     help="Output of `kubectl get secrets -A -l owner=helm -o yaml`: scan what Helm has deployed."),
+        click.option("--allow-network", is_flag=True,
+                     help="Let helm download the remote charts of Flux HelmReleases, kustomize fetch remote bases, "
+                          "and kubehop read the index.yaml of the chart repositories the tree names (for their "
+                          "kubeVersion); nothing is downloaded without it."),
+        click.option("--no-render", is_flag=True, help="Read Helm templates as text and do not build kustomizations."),
+        click.option("--all-templates", is_flag=True,
+                     help="Also read as text the chart templates their values switch off (findings from them are "
+                          "warnings marked latent): what a chart ships to whoever turns them on."),
+        click.option("--cluster-state", "cluster_state", multiple=True, type=click.Path(exists=True),
+                     help="File or folder of kubectl dumps (get crd / get <resource> -A / get nodes -o yaml, "
+                          "version -o json): checks stored versions, objects and node skew. Repeatable."),
+        click.option("--cluster-version-file", type=click.Path(exists=True, dir_okay=False), default=None,
+                     help="Output of `kubectl version -o json`: the cluster's current version."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def options_of(config, inputs: dict, write_baseline: str | None = None, **flags):
+    """The ScanOptions of `analysis_inputs` on top of the configuration, and the cluster pin of a
+    --cluster-version-file (None without one); `flags`: the command's own options."""
+    from scanner.components.cluster_pin import cluster_pin_from_version_json
+
+    version_file = None
+    if inputs["cluster_version_file"]:
+        version_file = cluster_pin_from_version_json(inputs["cluster_version_file"])
+        if version_file is None:
+            raise click.UsageError(f"{inputs['cluster_version_file']}: no serverVersion.gitVersion (expected the "
+                                   "output of `kubectl version -o json`)")
+    flags["unknown"] = flags.get("unknown") or config.unknown or "warn"
+    options = scan_options(config, inputs["exclude"], inputs["ignore"], inputs["rule_folders"], inputs["baseline"],
+                           write_baseline, allow_network=inputs["allow_network"],
+                           values_files=tuple(inputs["values_files"]), helm_releases=tuple(inputs["helm_releases"]),
+                           render=not inputs["no_render"], all_templates=inputs["all_templates"],
+                           cluster_state=tuple(inputs["cluster_state"]), **flags)
+    return options, version_file
 
 
 def scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline, **flags):
@@ -141,6 +211,7 @@ def scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline
         baseline=write_baseline or baseline or config.baseline,
         write_baseline=write_baseline is not None,
         kustomize_unrestricted=config.kustomize_load_restrictor == "LoadRestrictionsNone",
+        config_problems=config.problems,
         **flags,
     )
 

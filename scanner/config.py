@@ -2,6 +2,12 @@
 
 Found from the scanned path upward, stopping at a repository's top (a `.git`) or the
 filesystem root. Validated by rules/schema/config.schema.json; command-line flags override it.
+
+A configuration found in the tree is part of the tree, which a pull request may have written: it is
+not read when it is a symbolic link out of the repository, and its `rules`, `baseline` and `paths`
+may not leave the repository (scanner.containment); each one that does is an input problem naming
+the key, and is not read. A configuration given with --config is the user's own: it may name
+anything.
 """
 
 from __future__ import annotations
@@ -9,7 +15,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
+
+from scanner.containment import leaves, repository_root, within
+from scanner.model import Diagnostic
 
 CONFIG_FILE = ".kubehop.yaml"
 PYPROJECT = "pyproject.toml"
@@ -33,6 +42,8 @@ class Config:
     baseline: str | None = None
     unknown: str | None = None  # warn, block or ignore (None: not set, --unknown's default applies)
     kustomize_load_restrictor: str | None = None  # as kustomize's --load-restrictor (None: its default)
+    # Why parts of a configuration found in the tree were not read (input problems of the scan).
+    problems: tuple[Diagnostic, ...] = ()
 
     @property
     def folder(self) -> Path:
@@ -44,7 +55,7 @@ def discover(paths: list[str]) -> Config:
     """The configuration that governs `paths` (the first one decides), or an empty one."""
     start = Path(paths[0]) if paths and paths[0] != "-" else Path.cwd()
     found = find_config(start)
-    return load_config(found) if found else Config()
+    return load_config(found, in_tree=True) if found else Config()
 
 
 def find_config(start: Path) -> Path | None:
@@ -63,9 +74,15 @@ def find_config(start: Path) -> Path | None:
         folder = folder.parent
 
 
-def load_config(path: Path) -> Config:
+def load_config(path: Path, in_tree: bool = False) -> Config:
+    """The configuration in `path`; `in_tree`: found in the scanned tree, so held to the repository."""
     from scanner.data import DataError, load_validated
 
+    root = repository_root(str(path.parent)) if in_tree else None
+    if root is not None and leaves(path.name, str(path.parent), root):
+        why = leaves(path.name, str(path.parent), root)
+        return Config(problems=(Diagnostic(str(path), f"the configuration file {why}; not read, no configuration "
+                                                      "applied (kubehop reads nothing outside the repository)"),))
     try:
         raw = path.read_bytes()
     except OSError as err:
@@ -75,6 +92,9 @@ def load_config(path: Path) -> Config:
         document = load_validated(raw, SCHEMA, str(path), lambda data: _numbers_refused(parse(data, path), path))
     except DataError as err:
         raise ConfigError(str(err)) from None
+    problems: list[Diagnostic] = []
+    if root is not None:
+        document = _contained(document, path, root, _key_lines(raw, path), problems)
     folder = path.parent
     return Config(
         path=path,
@@ -88,30 +108,103 @@ def load_config(path: Path) -> Config:
         baseline=os.path.relpath(folder / document["baseline"]) if "baseline" in document else None,
         unknown=document.get("unknown"),
         kustomize_load_restrictor=document.get("kustomize_load_restrictor"),
+        problems=tuple(problems),
     )
 
 
+def _contained(document: dict, path: Path, root: str, line_of: Callable[..., int | None],
+               problems: list[Diagnostic]) -> dict:
+    """`document` without the `rules`, `baseline` and `paths` that leave the repository at `root`;
+    an input problem for each, at its line."""
+    document = dict(document)
+    folder = str(path.parent)
+
+    def refused(key: str, index: int | None, value: str) -> str | None:
+        why = leaves(value, folder, root)
+        if why is None and key == "rules":
+            why = _escape_within(os.path.join(folder, value), root)
+        if why:
+            at = key if index is None else f"{key}[{index}]"
+            problems.append(Diagnostic(str(path), f"{at}: {value} {why}; not read (a configuration in the "
+                                                  "repository names nothing outside it; --config FILE may)",
+                                       line_of(key, *([] if index is None else [index]))))
+        return why
+
+    for key in ("rules", "paths"):
+        if key in document:
+            document[key] = [v for i, v in enumerate(document[key]) if not refused(key, i, v)]
+    if "baseline" in document and refused("baseline", None, document["baseline"]):
+        del document["baseline"]
+    return document
+
+
+def _escape_within(folder: str, root: str) -> str | None:
+    """Why a rules folder inside the repository still reads outside it: a file or folder in it that is
+    a symbolic link out of the repository, or not a regular file (a FIFO would hang the read)."""
+    for current, folders, files in os.walk(folder):
+        for name in folders + [f for f in files if f.endswith((".yaml", ".yml"))]:
+            entry = os.path.join(current, name)
+            real = os.path.realpath(entry)
+            if not within(real, root):
+                return f"holds {os.path.relpath(entry, folder)}, a symbolic link out of the repository ({root})"
+            if name not in folders and not os.path.isfile(real):
+                return f"holds {os.path.relpath(entry, folder)}, which is not a regular file"
+    return None
+
+
+def _key_lines(raw: bytes, path: Path) -> Callable[..., int | None]:
+    """The 1-based line of a key (or an item of it) in a YAML configuration; None where unknown."""
+    if path.name == PYPROJECT:
+        return lambda *_: None
+
+    def line_of(*keys: str | int) -> int | None:
+        from scanner.nodes import locate
+        from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents
+
+        try:  # composed only when a problem needs a line: the text was read as YAML already
+            nodes, _ = compose_documents(raw.decode("utf-8-sig"), str(path))
+        except (DocumentProblem, TemplateSyntax, UnicodeDecodeError):
+            return None
+        return locate(nodes[0], keys).start_mark.line + 1 if nodes else None
+    return line_of
+
+
 def _has_kubehop_table(pyproject: Path) -> bool:
-    # A cheap look first: most pyproject.toml files have no [tool.kubehop].
+    """Does the file hold a [tool.kubehop] table (not merely name one, in a comment)? One it cannot parse
+    is taken as a yes, so that loading it says what is wrong."""
     try:
-        return "tool.kubehop" in pyproject.read_text(encoding="utf-8")
+        text = pyproject.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return False
+    if "kubehop" not in text:  # a cheap look first: most pyproject.toml files have no [tool.kubehop]
+        return False
+    try:
+        return "kubehop" in _parse_pyproject_tool(text)
+    except (ConfigError, ValueError):
+        return True
 
 
 def _parse_pyproject(raw: bytes, path: Path) -> Any:
+    try:
+        return _parse_pyproject_tool(raw.decode("utf-8")).get("kubehop", {})
+    except ConfigError as err:
+        raise ConfigError(f"{path}: {err}") from None
+    except (UnicodeDecodeError, ValueError) as err:  # tomllib's TOMLDecodeError is a ValueError
+        raise ConfigError(f"{path}: cannot read: {err}") from None
+
+
+def _parse_pyproject_tool(text: str) -> dict:
+    """The [tool] table of a pyproject.toml; ValueError when it is not TOML."""
     try:
         import tomllib
     except ImportError:  # Python 3.10: the same parser, packaged as tomli
         try:
             import tomli as tomllib
         except ImportError:
-            raise ConfigError(f"{path}: reading [tool.kubehop] needs Python 3.11+ or the tomli package; "
+            raise ConfigError(f"reading [tool.kubehop] needs Python 3.11+ or the tomli package; "
                               f"or use {CONFIG_FILE}") from None
-    try:
-        return tomllib.loads(raw.decode("utf-8")).get("tool", {}).get("kubehop", {})
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
-        raise ConfigError(f"{path}: cannot read: {err}") from None
+    tool = tomllib.loads(text).get("tool", {})
+    return tool if isinstance(tool, dict) else {}
 
 
 def _parse_yaml(raw: bytes, path: Path) -> Any:

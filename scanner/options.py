@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from scanner.model import Diagnostic
 from scanner.sources.exclude import Exclusions
 
 
@@ -33,3 +34,11 @@ class ScanOptions:
     unknown: str = "warn"  # --unknown: what a fact nobody states counts as (warn, block, ignore)
     # Every kustomization is built with no load restrictor (the configuration's kustomize_load_restrictor).
     kustomize_unrestricted: bool = False
+    # What the configuration found in the tree names outside the repository, not read (scanner.config).
+    config_problems: tuple[Diagnostic, ...] = ()
+    # Where the minors came from, which every report says (a pull request may change the configuration):
+    # "flag", "configuration" or "default" (the target's); "flag" or "configuration" (from's, when given).
+    # `configuration`: the file the configuration was read from, if any.
+    target_source: str = "flag"
+    from_source: str | None = None
+    configuration: str | None = None

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Sequence
 from scanner.components import verdicts
 from scanner.components.catalog import Catalog, HopNote
 from scanner.components.pins import ClusterPin
-from scanner.components.tree import TreeComponents
 from scanner.components.state import (BLOCKER, UNKNOWN, WARNING, ComponentState, Migration, Problem, Step,
                                       Timeline, component_states, resolve)
 from scanner.model import Finding, Manifest
@@ -27,6 +26,7 @@ from scanner.report.paths import where  # files named as every report names them
 from scanner.versions import Minor, minor_range
 
 if TYPE_CHECKING:
+    from scanner.analysis import Analysis
     from scanner.options import ScanOptions
 
 __all__ = ["BLOCKER", "UNKNOWN", "WARNING", "ComponentState", "Migration", "Plan", "PlanInputError", "PlanRequest",
@@ -77,6 +77,8 @@ class Plan:
     order_notes: list[str] = field(default_factory=list)  # orders not written, and why
     timeline: Timeline | None = None
     input_errors: int = 0  # inputs that could not be read (the scan counts them in its verdict too)
+    current_said_by: str = ""  # where `current` was read (scanner.current_minor), for a person
+    analysis: "Analysis | None" = None  # what the plan is a view of (where the minors came from, inputs)
 
     @property
     def findings(self) -> list[Finding]:
@@ -169,68 +171,50 @@ class PlanInputError(Exception):
 class PlanRequest:
     paths: list[str]
     target: Minor
-    current: Minor | None = None  # None: read it from the tree or `version_file`
+    current: Minor | None = None  # None: read it as scanner.current_minor says
     distro: str | None = None  # None: read it from the cluster's version string
-    version_file: str | None = None  # `kubectl version -o json` output
+    version_file: ClusterPin | None = None  # what a saved `kubectl version -o json` says (cli_shared.options_of)
     unknown: str = "warn"  # --unknown: what a fact nobody states counts as (warn, block, ignore)
-    # What the scan of the same tree is given: exclusions, ignored rules, severities, the user's
-    # rules, the baseline, --allow-network (remote charts, kustomize bases, chart repositories'
-    # index.yaml), so that the plan counts what the scan reports (None: the defaults).
+    # Everything the scan of the same tree is given (exclusions, ignored rules, severities, the user's
+    # rules, the baseline, --allow-network, --cluster-state, --helm-releases, --values...): the plan is
+    # a view of the same analysis (None: the defaults).
     options: ScanOptions | None = None
     allow_network: bool = False  # without `options`
 
 
-def plan_paths(request: PlanRequest) -> tuple[Plan, TreeComponents]:
-    """Detect, scan and plan a tree: the service behind `kubehop plan`."""
-    from scanner.checks import ScanContext, run_checks
+def plan_paths(request: PlanRequest) -> tuple[Plan, "Analysis"]:
+    """Analyse a tree and plan its hops: the service behind `kubehop plan`."""
+    from scanner.analysis import NoCurrentMinor, analyse
     from scanner.components.catalog import load_catalog
-    from scanner.components.cluster_pin import cluster_pin_from_version_json
-    from scanner.components.reading import detect
-    from scanner.components.tree import component_timeline
-    from scanner.rulebook import load_rulebook
+    from scanner.current_minor import given_by, resolve_current
     from scanner.options import ScanOptions
-    from scanner.scan import apply_policy
-    from scanner.sources.chart_index import chart_versions
 
     options = request.options or ScanOptions(unknown=request.unknown, allow_network=request.allow_network)
-    catalog = load_catalog()
-    tree = detect(request.paths, catalog, request.target, options)
-    pins = sorted(tree.cluster, key=lambda p: p.minor)
-    if request.version_file:
-        given = cluster_pin_from_version_json(request.version_file)
-        if given is None:
-            raise PlanInputError(f"{request.version_file}: no serverVersion.gitVersion "
-                                 "(expected the output of `kubectl version -o json`)")
-        pins = [given] + pins
-    pin = pins[0] if pins else None
-    if request.current is None and pin is None:
-        raise PlanInputError("the tree pins no cluster version: give --from or --cluster-version-file")
-    current = request.current or pin.minor
+    if request.current is not None and request.current >= request.target:
+        raise PlanInputError(f"the cluster is at {request.current} ({given_by(options)}): --target "
+                             f"{request.target} is not newer")
+    try:
+        analysis = analyse(request.paths, request.target, request.current, options, request.version_file,
+                           need_current=True)
+    except NoCurrentMinor as why:
+        raise PlanInputError(str(why)) from None
+    found, current = analysis.current_from, analysis.current
     if current >= request.target:
-        at_pin = "--from" if request.current else f"{pin.version} at {where(pin.origin.path, pin.origin.line)}"
-        raise PlanInputError(f"the cluster is at {current} ({at_pin}): --target {request.target} is not newer")
-    distro, distro_from = _distro(request.distro, pin)
-    charts = chart_versions(tree.charts, options.allow_network)
-    tree.notices.extend(charts.notices)
-    rulebook = load_rulebook(options.rule_folders)
-    projection = rulebook.projection_notice(request.target)
-    if projection:
-        tree.notices.insert(0, projection)
-    timeline = component_timeline(tree, catalog, request.target, current, request.unknown, charts)
-    context = ScanContext(target=request.target, current=current, rulebook=rulebook, components=timeline,
-                          unknown=request.unknown)
-    # What `kubehop scan` reports for the same tree and minors, after the same suppressions,
-    # ignored rules, severities and baseline: the plan's verdict counts exactly these.
-    reported, _, notices, _ = apply_policy(run_checks(tree.manifests, context, tree.diagnostics) + tree.findings,
-                                           tree.suppressions, options)
-    tree.notices.extend(notices)
+        raise PlanInputError(f"the cluster is at {current} ({found.said_by}): --target {request.target} is not newer")
+    catalog = load_catalog()
     crd_rules = frozenset(rule.id for rule in catalog.crd_rules)
-    layer = [f for f in reported if verdicts.from_component_layer(f, crd_rules)]
-    plan = build_plan(timeline.states, current, request.target, catalog, tree.manifests,
-                      [f for f in reported if not verdicts.from_component_layer(f, crd_rules)], distro,
-                      pin if request.current is None else None, distro_from, timeline, layer)
-    plan.input_errors = sum(d.level == "error" for d in tree.diagnostics)
-    return plan, tree
+    layer = [f for f in analysis.findings if verdicts.from_component_layer(f, crd_rules)]
+    others = [f for f in analysis.findings if not verdicts.from_component_layer(f, crd_rules)]
+    # The distribution is the tree's word even where --from gave the minor.
+    tree_pin = found.pin or resolve_current(request.target, version_file=request.version_file,
+                                            pins=analysis.tree.cluster).pin
+    distro, distro_from = _distro(request.distro, tree_pin)
+    plan = build_plan(analysis.timeline.states, current, request.target, catalog, analysis.manifests, others,
+                      distro, found.pin, distro_from, analysis.timeline, layer)
+    plan.current_said_by = found.said_by
+    plan.analysis = analysis
+    plan.input_errors = len(analysis.input_errors)
+    return plan, analysis
 
 
 def _distro(given: str | None, pin: ClusterPin | None) -> tuple[str, str]:

@@ -105,3 +105,25 @@ def run_kubehop_text(*args: str, **kwargs) -> subprocess.CompletedProcess:
     done = run_kubehop(*args, **kwargs)
     decode = lambda out: out.decode() if isinstance(out, bytes) else out  # noqa: E731
     return subprocess.CompletedProcess(done.args, done.returncode, decode(done.stdout), decode(done.stderr))
+
+
+def invoke(*args: str, cwd: Path | None = None, env: dict | None = None,
+           stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    """The CLI in this process (click's runner): what `run_kubehop_text` gives, without a new interpreter
+    per call. For everything but end-to-end tests of the installed command."""
+    from click.testing import CliRunner
+
+    from scanner.cli import cli
+
+    try:
+        runner = CliRunner(mix_stderr=False)  # click 8.1
+    except TypeError:  # click 8.2+ keeps them apart anyway
+        runner = CliRunner()
+    before = os.getcwd()
+    os.chdir(cwd or REPO)
+    try:
+        result = runner.invoke(cli, list(args), input=stdin, env={"NO_COLOR": "1", **(env or {})},
+                               catch_exceptions=False)
+    finally:
+        os.chdir(before)
+    return subprocess.CompletedProcess(["kubehop", *args], result.exit_code, result.stdout, result.stderr)

@@ -327,3 +327,54 @@ def test_pinned_helm_installed_then_cached_and_named_in_the_summary(action, tmp_
     assert any(second.caches[1]["path"].rglob("*.yaml"))  # the render cache came back with its render
     assert "Helm charts rendered by helm v4." in second.summary
     assert second.outputs["errors"] == "1"
+
+
+SECRET = "s3cr3t-outside-the-checkout"
+RELEASE = ("apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: web, namespace: shop}\n"
+           "spec:\n  chart:\n    spec:\n      chart: ../outside/chart\n"
+           "      sourceRef: {kind: GitRepository, name: flux-system}\n")
+
+
+def test_the_summary_says_where_the_target_came_from(action):
+    """A .kubehop.yaml may lower the target below the minor that breaks a blocker: with the action's
+    `target` unset it decides, and the step summary says so; pinned in the workflow, it does not."""
+    files = {".kubehop.yaml": 'target: "1.21"\n', "deploy/ing.yaml": BLOCKER}
+    job = action(files)
+    assert job.outputs["exit-code"] == "0" and job.outputs["warnings"] == "1"  # deprecated at 1.21, not removed
+    assert job.summary.startswith("> [!WARNING]\n> kubehop: the target minor 1.21 was set by the repository's "
+                                  "configuration (.kubehop.yaml), not by the workflow; pin it with the action's "
+                                  "`target` input.\n")
+    assert "Target 1.21 set by the configuration `.kubehop.yaml`." in job.summary
+    pinned = action(files, target="1.36")
+    assert pinned.outputs["exit-code"] == "1" and "[!WARNING]" not in pinned.summary
+    assert "Target 1.36 set by --target." in pinned.summary
+
+
+def test_a_hostile_pull_request_tree(action):
+    """What a pull request may bring against the run that scans it: a .kubehop.yaml that lowers the
+    target, leaves files out, and names a baseline and rules outside the checkout; a HelmRelease whose
+    chart lies outside it. Nothing outside is read, the run fails on what it could not read, and the
+    step summary says what the tree did."""
+    outside = action.workspace.parent / "outside"
+    (outside / "chart" / "templates").mkdir(parents=True)
+    (outside / "chart" / "Chart.yaml").write_text("apiVersion: v2\nname: leak\nversion: 1.0.0\n")
+    (outside / "chart" / "templates" / "cm.yaml").write_text(BLOCKER.replace("web", SECRET))
+    (outside / "rules" / "core").mkdir(parents=True)
+    (outside / "rules" / "core" / "x.yaml").write_text(f"rules: [{{id: {SECRET}}}]\n")
+    (outside / "baseline.json").write_text(SECRET)
+    files = {".kubehop.yaml": ('target: "1.21"\nexclude: ["deploy/hidden/**"]\nbaseline: ../outside/baseline.json\n'
+                               "rules: [../outside/rules]\n"),
+             "deploy/ing.yaml": BLOCKER, "deploy/hidden/quiet.yaml": BLOCKER.replace("web", "quiet"),
+             "deploy/release.yaml": RELEASE}
+    job = action(files)
+    written = "".join(Path(job.outputs[key]).read_text() for key in ("json-file", "markdown-file", "sarif-file"))
+    assert SECRET not in job.log + job.summary + written
+    assert job.failed_step == "Verdict" and job.outputs["exit-code"] == "3"
+    assert job.outputs["silenced"] == "1"  # the excluded file
+    assert ("> kubehop: files not scanned: 1 left out by `exclude` (in .kubehop.yaml, or --exclude).\n>\n"
+            "> kubehop: the target minor 1.21 was set by the repository's configuration") in job.summary
+    problems = [d["message"] for d in json.loads(Path(job.outputs["json-file"]).read_text())["diagnostics"]]
+    assert any(m.startswith("baseline: ../outside/baseline.json leaves the repository") for m in problems)
+    assert any(m.startswith("rules[0]: ../outside/rules leaves the repository") for m in problems)
+    if job.step_outputs["tools"]["outputs"].get("helm"):  # the HelmRelease is read by the Helm source
+        assert any("spec.chart.spec.chart ../outside/chart leaves the repository" in m for m in problems)

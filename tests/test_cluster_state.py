@@ -193,7 +193,7 @@ def test_malformed_crds_never_raise(tmp_path, body):
     (None, "1.36", "1.33", "--from 1.33 taken from the cluster dump (API server v1.33.4+k3s1)"),
     ("1.32", "1.36", "1.32", "--from 1.32 differs from the API server in the cluster dump (1.33)"),
     ("1.33", "1.36", "1.33", None),
-    (None, "1.32", None, "the cluster dump's API server (1.33) is newer than --target 1.32"),
+    (None, "1.32", None, "the API server in the cluster dump (1.33) is newer than --target 1.32"),
 ])
 def test_the_dumped_api_server_version_and_from(given, target, current, notice):
     result = scan([], parse_minor(target), given and parse_minor(given),

@@ -301,7 +301,7 @@ def test_counts_of_one_are_singular(fmt, needle, tmp_path):
 
 @pytest.mark.parametrize("fixture, needles", [
     # the cluster's minor read from the tree's upgrade orders, and a component pinned in two files
-    ("flux-homelab", ["taken from the tree's upgrade orders: Plan system-upgrade/k3s-server v1.28.3+k3s1 at "
+    ("flux-homelab", ["taken from the tree's upgrade orders: Plan system-upgrade/k3s-server spec.version v1.28.3+k3s1 at "
                       "repo/platform/infrastructure/system-upgrade/plans.yaml:15"]),
     # objects a kustomization's helmCharts entry renders: `via` names the build and the entry's file
     ("kustomize-helm", ["via kustomize build repo/platform/app, helmCharts entry 2 of "

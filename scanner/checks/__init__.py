@@ -25,9 +25,10 @@ class ScanContext:
     target: Minor
     rulebook: Rulebook
     current: Minor | None = None  # --from: the minor the cluster runs today
-    # `current` was read from the tree's own upgrade orders (no --from, no cluster dump): checks of
-    # those orders must not compare them with themselves.
-    current_from_orders: bool = False
+    # `current` was read from the tree itself (its upgrade orders or version variables, no --from, no
+    # cluster dump): checks of those orders must not compare them with their own reading.
+    current_from_tree: bool = False
+    current_said_by: str = "--from"  # where `current` was read, for a person (scanner.current_minor)
     crds: CrdIndex = field(default_factory=CrdIndex)  # the CRDs among the scanned manifests
     cluster: ClusterState | None = None  # --cluster-state: what the cluster holds today
     # The component state of the whole tree (pins in files too), resolved by the scan; None: the

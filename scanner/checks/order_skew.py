@@ -33,7 +33,7 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
 
 def _cluster(cluster: Cluster, context: ScanContext) -> Iterator[Finding]:
     control_plane = cluster.newest_control_plane
-    current = None if context.current_from_orders else context.current
+    current = None if context.current_from_tree else context.current
     for worker in cluster.live_workers:
         yield from _prepare(worker, cluster)
         if worker.minor is None:

@@ -37,12 +37,12 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
 
 def _baseline(context: ScanContext) -> tuple[Minor, str] | None:
     """The minor the cluster runs today and where that was read; None when only its orders say."""
-    if context.current is None or context.current_from_orders:
+    if context.current is None or context.current_from_tree:
         return None
     cluster = context.cluster
     if cluster is not None and cluster.server == context.current:
         return context.current, f"the API server of the cluster dump is at {context.current}"
-    return context.current, f"the cluster is at {context.current} (--from)"
+    return context.current, f"the cluster is at {context.current} ({context.current_said_by})"
 
 
 def _worker_baseline(context: ScanContext) -> tuple[Minor, str] | None:

@@ -74,8 +74,42 @@ def count_words(findings: Sequence[Finding], unreadable: int = 0) -> str:
     return ", ".join(parts)
 
 
+def nothing_checked(result: ScanResult) -> bool:
+    """No Kubernetes object was read and nothing was found: "nothing blocks" would claim too much."""
+    return result.objects == 0 and not result.findings
+
+
 def verdict(result: ScanResult) -> str:
+    """The verdict; a scan that read no Kubernetes object and found nothing checked nothing, and says so
+    (with how many files the exclusions left out) rather than that nothing blocks."""
+    if nothing_checked(result):
+        excluded = result.silenced.get("excluded", 0)
+        return f"nothing checked for {result.target}: no Kubernetes object was read" + (
+            f", {count(excluded, 'file')} left out by `exclude`" if excluded else "")
     return verdict_words(result.target, len(result.errors))
+
+
+# Where a minor came from (ScanResult.target_source, current_source), in words; the configuration's own
+# file is named by the caller, in its format.
+_SET_BY = {"default": "by default (the newest minor kubehop knows)", "cluster-state": "read from the cluster dump",
+           "version-file": "read from --cluster-version-file", "upgrade-orders": "read from the tree's upgrade orders",
+           "version-variables": "read from the tree's version variables"}
+
+
+def minor_sources(result: ScanResult, file_name: Callable[[str], str]) -> str:
+    """e.g. "target 1.36 set by the configuration .kubehop.yaml; from 1.31 set by --from"; `file_name`
+    writes the configuration's path for the format (it comes from the tree)."""
+    def said(source: str | None, flag: str) -> str:
+        if source == "flag":
+            return f"set by {flag}"
+        if source == "configuration":
+            return f"set by the configuration {file_name(result.configuration or '?')}"
+        return _SET_BY.get(source or "", "given")
+
+    text = f"target {result.target} {said(result.target_source, '--target')}"
+    if result.current is not None:
+        text += f"; from {result.current} {said(result.current_source, '--from')}"
+    return text
 
 
 def counts(result: ScanResult) -> str:

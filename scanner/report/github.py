@@ -7,8 +7,9 @@ message, and in property values also %3A and %2C, so those characters are encode
 from __future__ import annotations
 
 from scanner.model import STDIN_PATH, Diagnostic, Finding
-from scanner.report import counts, verdict
+from scanner.report import counts, minor_sources, verdict
 from scanner.report.paths import repo_path
+from scanner.report.plain import log_line, printable
 from scanner.scan import ScanResult
 
 
@@ -29,6 +30,7 @@ def command(level: str, message: str, **properties: object) -> str:
 def render(result: ScanResult, color: bool = False) -> str:
     lines = [_finding(f) for f in result.findings]
     lines += [_diagnostic(d) for d in result.diagnostics]
+    lines.append(log_line(printable(f"kubehop: {minor_sources(result, repo_path)}")))  # it names a file of the tree
     lines.append(f"kubehop: {verdict(result)} ({counts(result)})")
     return "\n".join(lines) + "\n"
 

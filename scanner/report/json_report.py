@@ -55,9 +55,14 @@ def render(result: ScanResult, color: bool = False) -> str:
     document = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "kubehop", "version": __version__, "data_checked": result.data_checked,
-                 **({"rendered_with": result.rendered_with} if result.rendered_with else {})},
+                 **({"rendered_with": result.rendered_with} if result.rendered_with else {}),
+                 **({"isolation": result.isolation} if result.isolation else {})},
         "target": str(result.target),
         "from": _minor(result.current),
+        # Where they came from: the configuration may be a pull request's (README, JSON output).
+        "target_source": result.target_source,
+        "from_source": result.current_source,
+        "configuration": repo_path(result.configuration) if result.configuration else None,
         "exit_code": result.exit_code,
         "summary": {
             "files": result.files_read,
@@ -68,9 +73,9 @@ def render(result: ScanResult, color: bool = False) -> str:
             "input_errors": len(result.input_errors),
             "unrendered": len(result.unrendered),
             # Findings left out by the project's own policy: comments, configuration, baseline;
-            # "demoted": blockers the configuration's `severity` made warnings.
+            # "demoted": blockers the configuration's `severity` made warnings; "excluded": files `exclude` left out.
             "silenced": {key: result.silenced.get(key, 0)
-                         for key in ("comments", "configuration", "baseline", "demoted")},
+                         for key in ("comments", "configuration", "baseline", "demoted", "excluded")},
         },
         "hops": list(hops.values()),
         "findings": [finding_dict(f, result) for f in result.findings],

@@ -16,7 +16,7 @@ from itertools import groupby
 
 from scanner import __version__
 from scanner.model import Finding
-from scanner.report import comment, count, counts, hop_label, md, scan_span, verdict
+from scanner.report import comment, count, counts, hop_label, md, minor_sources, nothing_checked, scan_span, verdict
 from scanner.report.paths import where
 from scanner.scan import ScanResult
 
@@ -40,10 +40,12 @@ def render(result: ScanResult, color: bool = False, limit: int | None = comment.
 
 
 def _head(result: ScanResult) -> str:
-    icon = "❌" if result.errors else "✅"
+    icon = "❌" if result.errors else "⚠️" if nothing_checked(result) else "✅"
     lines = [f"## kubehop: {scan_span(result)}", "",
              f"{icon} **{verdict(result)}** ({counts(result)}) · "
-             f"{count(result.objects, 'object')} in {count(result.files_read, 'file')}", ""]
+             f"{count(result.objects, 'object')} in {count(result.files_read, 'file')}", "",
+             # kubehop's own words, but for the configuration's path (from the tree), written as code
+             _capital(minor_sources(result, lambda path: md.code(where(path), in_table=False))) + ".", ""]
     groups = _groups(result)
     if groups:
         notices = any(f.severity == "notice" for f in result.findings)
@@ -54,6 +56,10 @@ def _head(result: ScanResult) -> str:
             lines.append(row + (f" {_level(group, 'notice')} |" if notices else ""))
         lines.append("")
     return _block(lines)
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _groups(result: ScanResult) -> list[tuple[str, list[Finding]]]:

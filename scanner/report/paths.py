@@ -9,18 +9,10 @@ such root (a values file in /tmp) keeps its absolute path.
 
 from __future__ import annotations
 
-import functools
 import os
 
+from scanner.containment import git_top, within
 from scanner.model import STDIN_PATH, Origin
-
-
-@functools.lru_cache(maxsize=4096)
-def _git_root(folder: str) -> str | None:
-    if os.path.exists(os.path.join(folder, ".git")):
-        return folder
-    parent = os.path.dirname(folder)
-    return None if parent == folder else _git_root(parent)
 
 
 def repo_root(path: str) -> str | None:
@@ -28,8 +20,8 @@ def repo_root(path: str) -> str | None:
     if path == STDIN_PATH:
         return None
     absolute = os.path.abspath(path)
-    root = _git_root(os.path.dirname(absolute)) or os.getcwd()
-    return root if _inside(absolute, root) else None
+    root = git_top(os.path.dirname(absolute)) or os.getcwd()
+    return root if within(absolute, root) else None
 
 
 def repo_path(path: str) -> str:
@@ -47,7 +39,3 @@ def where(path: str, line: int | None = None, column: int | None = None) -> str:
 
 def at(origin: Origin) -> str:
     return where(origin.path, origin.line, origin.column)
-
-
-def _inside(absolute: str, root: str) -> bool:
-    return absolute == root or absolute.startswith(root.rstrip(os.sep) + os.sep)

@@ -48,6 +48,10 @@ def _window(plan: Plan, window: Window) -> dict:
                   for n in window.notes],
         "problems": [{"severity": p.severity, "component": p.component, "message": p.message, "kind": p.kind,
                       "support": p.support, "fix": list(p.fix)} for p in window.problems],
+        # Every finding `kubehop scan` reports that breaks at this hop (the window's counts are of these).
+        "findings": [{**location(f.origin), "rule": f.rule_id, "severity": f.severity, "object": f.object_ref,
+                      "message": f.message, "breaks_in": str(f.breaks_in) if f.breaks_in else None}
+                     for f in window.findings],
         "blockers": window.blocker_count,
         "warnings": window.warning_count,
         "orders": plan_orders.json_entries(plan, window),
@@ -62,6 +66,10 @@ def render(plan: Plan) -> str:
         "from": str(plan.current),
         "from_source": None if pin is None else {**location(pin.origin), "version": pin.version, "what": pin.what},
         "target": str(plan.target),
+        # where the minors came from, as `kubehop scan --format json` says it
+        "target_source": plan.analysis.target_source if plan.analysis else None,
+        "current_source": plan.analysis.current_source if plan.analysis else None,
+        "configuration": plan.analysis.configuration if plan.analysis else None,
         "distro": plan.distro,
         "distro_source": plan.distro_from,
         "blockers": plan.blocker_count,  # counted as `kubehop scan` counts them: the same findings

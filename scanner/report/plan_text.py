@@ -11,8 +11,8 @@ from scanner.model import Origin
 from scanner.components.state import (BLOCKED, NEWER_THAN_CLUSTER, OUTSIDE_RANGE, UNKNOWN_RELEASE, UNKNOWN_SUPPORT,
                                       UNSUPPORTED, UNVERIFIED)
 from scanner.plan import BLOCKER, UNKNOWN, WARNING, Migration, Plan, Step, Window
-from scanner.report import count_words, plan_orders, verdict_words
-from scanner.report.paths import at
+from scanner.report import count_words, minor_sources, plan_orders, verdict_words
+from scanner.report.paths import at, repo_path
 from scanner.report.plain import log_lines
 from scanner.words import count
 
@@ -74,6 +74,8 @@ def header(plan: Plan) -> list[str]:
         lines.append(f"  from {plan.current}: {pin.version}, {pin.what} at {where(pin.origin)}")
     if plan.distro_from != "--distro":
         lines.append(f"  distribution {plan.distro}: {plan.distro_from}")
+    if plan.analysis is not None:  # a pull request may have set them in the configuration: say where
+        lines.append(f"  {minor_sources(plan.analysis, repo_path)}")
     lines.append(f"  data checked {data_checked()}: releases after it are unknown to kubehop")
     return lines
 

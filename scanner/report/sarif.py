@@ -40,6 +40,10 @@ def render(result: ScanResult, color: bool = False) -> str:
         "properties": {
             "target": str(result.target),
             "from": str(result.current) if result.current else None,
+            "targetSource": result.target_source,
+            "fromSource": result.current_source,
+            "configuration": repo_path(result.configuration) if result.configuration else None,
+            "excludedFiles": result.silenced.get("excluded", 0),
             "dataChecked": result.data_checked,
         },
     }

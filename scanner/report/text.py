@@ -6,7 +6,7 @@ from __future__ import annotations
 from itertools import groupby
 
 from scanner import __version__
-from scanner.report import count, counts, hop_label, scan_span, verdict
+from scanner.report import count, counts, hop_label, minor_sources, nothing_checked, scan_span, verdict
 from scanner.report.paths import where
 from scanner.report.plain import log_text, printable
 from scanner.scan import ScanResult
@@ -21,7 +21,8 @@ def render(result: ScanResult, color: bool = False) -> str:
     p = printable  # every value from the tree (or a user's rules) is printed through it
     lines = [paint(f"kubehop {__version__}: {scan_span(result)}, "
                    f"{count(result.objects, 'object')} in {count(result.files_read, 'file')} "
-                   f"(data checked {result.data_checked})", "head"), ""]
+                   f"(data checked {result.data_checked})", "head"),
+             paint(p(minor_sources(result, where)), "dim"), ""]
     for label, group in groupby(result.findings, key=lambda f: hop_label(f, result)):
         group = list(group)
         lines.append(paint(f"{label[0].upper()}{label[1:]}: {count(len(group), 'finding')}", "head"))
@@ -55,4 +56,5 @@ def render(result: ScanResult, color: bool = False) -> str:
 
 
 def _summary(result: ScanResult, paint) -> str:
-    return f"{paint(verdict(result), 'error' if result.errors else 'ok')} ({counts(result)})"
+    style = "error" if result.errors else "warning" if nothing_checked(result) else "ok"
+    return f"{paint(verdict(result), style)} ({counts(result)})"

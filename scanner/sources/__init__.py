@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from yaml.nodes import MappingNode, ScalarNode
 
+from scanner.containment import within
 from scanner.guard import unexpected
 from scanner.model import STDIN_PATH, Diagnostic, Finding, Manifest
 from scanner.sources.files import KUSTOMIZATION_FILES, ChartFolder, KustomizeFolder, ManifestFile, read_file, walk
@@ -56,6 +57,10 @@ class ScanInput:
     live: list[Manifest] = field(default_factory=list)
     # The tools that rendered part of the input, and their versions, e.g. {"helm": "v4.1.4+g05fa379"}.
     rendered_with: dict[str, str] = field(default_factory=dict)
+    # How each tool that ran was kept from the network (sandbox.py, no_network.py), e.g. {"helm": "network namespace ..."}.
+    isolation: dict[str, str] = field(default_factory=dict)
+    # Files the exclusions (`exclude` in the configuration, --exclude) left out: reports count them.
+    excluded: int = 0
 
     def extend(self, other: "ScanInput") -> None:
         if other.checked_early and self.checked_early == len(self.manifests):
@@ -70,21 +75,26 @@ class ScanInput:
         self.unrendered.extend(other.unrendered)
         self.suppressions.extend(other.suppressions)
         self.files_read += other.files_read
+        self.excluded += other.excluded
         self.notices.extend(other.notices)
         self.rendered_with.update(other.rendered_with)
+        self.isolation.update(other.isolation)
 
 
 def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions | None" = None,
-            on_file: Callable[[ScanInput], None] | None = None) -> ScanInput:
+            on_file: Callable[[ScanInput], None] | None = None,
+            before_render: Callable[[ScanInput], None] | None = None) -> ScanInput:
     """Everything under `paths`, charts rendered for `target` (default: the newest minor known).
 
     `on_file` sees what each plain file gave as soon as it is read (the scan checks its objects
     there, then lets their nodes go); those objects come first in the result, in that order. Only
-    then may files be read by worker processes (sources/parallel.py): nothing else needs every node."""
+    then may files be read by worker processes (sources/parallel.py): nothing else needs every node.
+    `before_render` sees what the plain files gave before any chart is rendered or kustomization built
+    (it may raise to stop there)."""
     from scanner.options import ScanOptions
 
     options = options or ScanOptions()
-    result = ScanInput()
+    result = ScanInput(diagnostics=list(options.config_problems))
     charts: list[str] = []
     kustomizations: list[str] = []
     files: list[ManifestFile] = []
@@ -92,6 +102,7 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     dumps, met = _dumps(options), set()
     for item in walk(paths):
         if any(e.matches(item.path) for e in options.exclude):
+            result.excluded += isinstance(item, ManifestFile)
             continue
         dump = _dump_of(item.path, dumps) if dumps else None
         if dump is not None:  # what a cluster holds (--cluster-state, --helm-releases), never desired state
@@ -117,6 +128,8 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
         result.extend(found)
     if kustomizations:
         result.extend(_guarded(kustomizations[0], _mark_patches, result.manifests, kustomizations))
+    if before_render is not None:
+        before_render(result)
     hazards = hazardous_files(result.diagnostics)
     if hazards and (charts or kustomizations):
         charts, kustomizations, held = held_back(charts, kustomizations, hazards, paths)
@@ -146,8 +159,7 @@ def _dumps(options: "ScanOptions") -> dict[str, str]:
 
 def _dump_of(path: str, dumps: dict[str, str]) -> str | None:
     real = os.path.realpath(path)
-    return next((given for dump, given in dumps.items() if real == dump or real.startswith(os.path.join(dump, ""))),
-                None)
+    return next((given for dump, given in dumps.items() if within(real, dump)), None)
 
 
 def _guarded(path: str, read, *args) -> ScanInput:
@@ -177,13 +189,14 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
     if why_not:
         return _charts_as_text(charts, why_not, paths, _capabilities(manifests, target, options))
     result = ScanInput()
-    deployed = flux.flux_releases(manifests, charts, options.allow_network)
+    deployed = flux.flux_releases(manifests, charts, options.allow_network, tuple(paths))
     result.unrendered.extend(deployed.not_rendered)
     result.diagnostics.extend(deployed.notes)
     releases = deployed.releases + helm.releases_for(c for c in charts if c not in deployed.charts_used)
     settings = _helm_settings(helm_path, manifests, target, options)
     if releases:
         result.rendered_with["helm"] = helm_version(helm_path).text
+        result.isolation["helm"] = helm.isolation(settings)
     latent = 0
     with ChartCopies(paths, helm_path, options.allow_network) as copies:  # what helm reads: chart_copies.py
         prepared = Preparation()
@@ -207,15 +220,16 @@ def _rendered(outcome: Any, options: "ScanOptions", capabilities: Any) -> tuple[
     from scanner.sources.helm_output import manifests_of
     from scanner.sources.rendered_duplicates import split_duplicate_keys
 
+    notices = [Diagnostic(outcome.release.where, notice, level="notice") for notice in outcome.notices]
     if outcome.error is not None:
         found, problems, not_rendered, templates = chart_fallback.unrenderable(outcome, capabilities)
-        return ScanInput(found, problems, not_rendered, files_read=templates), 0
+        return ScanInput(found, problems + notices, not_rendered, files_read=templates), 0
     try:
         found, problems, templates = manifests_of(outcome)
     except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
         found, problems, templates = [], [unexpected(outcome.release.where, err)], 0
     findings, problems = split_duplicate_keys(found, problems)
-    read = ScanInput(found, problems, findings=findings, files_read=templates)
+    read = ScanInput(found, problems + notices, findings=findings, files_read=templates)
     if not options.all_templates:
         return read, 0
     switched_off, via, latent = chart_fallback.latent_templates(outcome, found, problems, capabilities)
@@ -228,7 +242,7 @@ def _helm_settings(helm_path: str, manifests: list[Manifest], target: Minor | No
 
     capabilities = _capabilities(manifests, target, options)
     return helm.HelmSettings(helm_path, capabilities.minor, capabilities.served, tuple(options.values_files),
-                             builtin=capabilities.builtin)
+                             builtin=capabilities.builtin, allow_network=options.allow_network)
 
 
 def _capabilities(manifests: list[Manifest], target: Minor | None, options: "ScanOptions"):
@@ -281,7 +295,8 @@ def _charts_as_text(charts: list[str], why: str, paths: list[str], capabilities:
 
 def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor | None, options: "ScanOptions",
                     scanned: list[str]) -> ScanInput:
-    from scanner.sources import kustomize, kustomize_flux
+    from scanner.sources import helm, kustomize, kustomize_flux, no_network
+    from scanner.sources.helm_capture import helm_version
     from scanner.sources.kustomize_origins import identity
     from scanner.sources.tools import kustomize_command
 
@@ -300,6 +315,8 @@ def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor
     seen = {identity(m) for m in manifests}
     charts = _kustomize_helm(manifests, target, options)
     flux_paths = kustomize_flux.flux_paths(manifests, scanned)
+    result.isolation["kustomize"] = "none (--allow-network)" if options.allow_network else no_network.isolation()
+    flux_paths, result.diagnostics = kustomize_flux.flux_paths(manifests, scanned)
     for outcome in kustomize.build_all(folders, command, options.allow_network, os.cpu_count() or 1, charts,
                                        scanned, flux_paths, manifests, options.kustomize_unrestricted):
         if outcome.not_built:
@@ -311,6 +328,9 @@ def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor
             if identity(manifest) not in seen:
                 seen.add(identity(manifest))
                 result.manifests.append(manifest)
+    if charts.used:
+        result.rendered_with["helm"] = helm_version(charts.settings.helm).text
+        result.isolation["helm"] = helm.isolation(charts.settings)
     return result
 
 

@@ -24,6 +24,7 @@ from typing import Iterable
 
 import yaml
 
+from scanner.containment import git_top, within
 from scanner.model import Diagnostic
 from scanner.sources import chart_dependencies as deps
 from scanner.sources.helm import ChartRelease
@@ -88,15 +89,10 @@ class ChartCopies:
         """The scanned tree a chart belongs to: the scanned folder holding it, else (a chart a Flux
         HelmRelease names from outside the scanned paths) its repository, else the chart itself."""
         real = os.path.realpath(chart_dir)
-        holding = [r for r in self.roots if _inside(real, r)]
+        holding = [r for r in self.roots if within(real, r)]
         if holding:
             return max(holding, key=len)
-        folder = real
-        while not os.path.exists(os.path.join(folder, ".git")):
-            if os.path.dirname(folder) == folder:
-                return real
-            folder = os.path.dirname(folder)
-        return folder
+        return git_top(real) or real
 
     def _add_dependencies(self, chart_dir: str, copy: str, missing: list[deps.Dependency], found: Preparation) -> None:
         missing = self._add_local(chart_dir, copy, missing, found)
@@ -138,7 +134,7 @@ class ChartCopies:
             source = deps.local_chart(chart_dir, dependency)
             if source is None:
                 remote.append(dependency)
-            elif not _inside(os.path.realpath(source), root) or not os.path.isfile(os.path.join(source, "Chart.yaml")):
+            elif not within(os.path.realpath(source), root) or not os.path.isfile(os.path.join(source, "Chart.yaml")):
                 found.unrendered.append(_not_rendered(chart_dir, dependency, "is not a chart folder in the scanned "
                                                       "tree: not read; the chart was rendered without it"))
                 _switch_off(copy, [dependency])
@@ -207,7 +203,7 @@ def _readable_files(chart_dir: str, root: str) -> tuple[list[tuple[str, str]], l
                 except OSError:
                     left_out.append(path)
                     continue
-                if not _inside(real, root):
+                if not within(real, root):
                     left_out.append(path)
                     continue
             if os.path.isdir(real):
@@ -224,10 +220,6 @@ def _regular(path: str) -> bool:
         return stat.S_ISREG(os.stat(path).st_mode)
     except OSError:
         return False
-
-
-def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(os.path.join(root, ""))
 
 
 def _switch_off(copy: str, dependencies: list[deps.Dependency]) -> None:
@@ -254,7 +246,7 @@ def _fetch(helm: str, copy: str) -> str | None:
     error = None
     for verb in ("build", "update"):
         try:
-            done = subprocess.run([helm, "dependency", verb, copy], capture_output=True, text=True,
+            done = subprocess.run([helm, "dependency", verb, "--", copy], capture_output=True, text=True,
                                   timeout=_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL,
                                   env={k: v for k, v in os.environ.items() if not k.startswith("KUBE")})
         except subprocess.TimeoutExpired:

@@ -7,6 +7,7 @@ import stat
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from scanner.containment import within
 from scanner.model import Diagnostic
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -129,7 +130,7 @@ def _symlink_problem(path: str, root_real: str) -> str | None:
         if "loop" in str(err).lower() or getattr(err, "errno", None) == 40:
             return "symbolic link loop"
         return _BROKEN
-    if os.path.commonpath([target, root_real]) != root_real:
+    if not within(target, root_real):
         return "symbolic link points outside the scanned tree; not followed"
     return None
 

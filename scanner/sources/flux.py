@@ -1,8 +1,10 @@
 """Flux HelmReleases in the tree: which chart each one deploys, with which values.
 
-A HelmRelease whose chart is a path in a GitRepository is matched to a chart folder of the scan and
-rendered as that release, with its `valuesFrom` ConfigMaps/Secrets (when they are in the tree) and
-then its `spec.values`, the order Flux merges them in. A chart from a HelmRepository or an
+A HelmRelease whose chart is a path in a GitRepository is matched to a chart folder of the scan (or
+found from the top of the repository, as Flux reads it: a leading `/` is that top too) and rendered
+as that release; a path that leaves the repository is an input problem, and nothing outside is read
+(scanner.containment). It renders with its `valuesFrom` ConfigMaps/Secrets (when they are in the
+tree) and then its `spec.values`, the order Flux merges them in. A chart from a HelmRepository or an
 OCIRepository (found in the tree) is downloaded by helm only with --allow-network; without it the
 release is listed as not rendered. A Flux v1 HelmRelease (helm.fluxcd.io, the helm-operator archived
 in 2022) names its chart itself, `spec.chart.{repository, name, version}`: downloaded the same way,
@@ -13,21 +15,25 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import os
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
+from scanner.containment import git_top, leaves, repository_root
 from scanner.crds import as_dict, as_list, as_str
 from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest
-from scanner.sources.helm import ChartRelease, RemoteChart, describe_chart
+from scanner.nodes import locate
+from scanner.sources.helm import ChartRelease, RemoteChart, describe_chart, release_problem
 
 _GROUP = "helm.toolkit.fluxcd.io"
 _OPERATOR_GROUP = "helm.fluxcd.io"  # Flux v1's helm-operator
 _SOURCE_GROUP = "source.toolkit.fluxcd.io"
 _LOCAL_SOURCES = ("GitRepository", "Bucket")
+_RELEASE_NAME_MAX = 53
 _DEFAULT_VALUES_KEY = "values.yaml"
 
 
@@ -43,7 +49,9 @@ def is_helm_release(manifest: Manifest) -> bool:
     return manifest.group == _GROUP and manifest.kind == "HelmRelease"
 
 
-def flux_releases(manifests: list[Manifest], chart_dirs: list[str], allow_network: bool = False) -> FluxCharts:
+def flux_releases(manifests: list[Manifest], chart_dirs: list[str], allow_network: bool = False,
+                  scanned: tuple[str, ...] = ()) -> FluxCharts:
+    """The releases the HelmReleases among `manifests` make; `scanned` are the paths the scan was given."""
     found = FluxCharts()
     objects = {(m.kind, m.namespace, m.name): m for m in manifests
                if m.kind in ("ConfigMap", "Secret") or m.group == _SOURCE_GROUP}
@@ -54,13 +62,14 @@ def flux_releases(manifests: list[Manifest], chart_dirs: list[str], allow_networ
                 if operator:
                     _add_operator_release(manifest, found, allow_network)
                 else:
-                    _add(manifest, chart_dirs, objects, found, allow_network)
+                    _add(manifest, chart_dirs, objects, found, allow_network, scanned)
             except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
                 found.notes.append(unexpected(manifest.origin.path, err, manifest.origin.line))
     return found
 
 
-def _add(release: Manifest, chart_dirs: list[str], objects: dict, found: FluxCharts, allow_network: bool) -> None:
+def _add(release: Manifest, chart_dirs: list[str], objects: dict, found: FluxCharts, allow_network: bool,
+         scanned: tuple[str, ...]) -> None:
     spec = as_dict(release.body.get("spec"))
     chart = as_dict(as_dict(spec.get("chart")).get("spec"))
     namespace = release.namespace or "default"
@@ -70,15 +79,27 @@ def _add(release: Manifest, chart_dirs: list[str], objects: dict, found: FluxCha
     values = [v for v in values if v is not None]
     if isinstance(spec.get("values"), dict):
         values.append(yaml.safe_dump(spec["values"]))
-    as_release = {"release": as_str(spec.get("releaseName")) or str(release.name),
+    as_release = {"release": _release_name(release, spec),
                   "namespace": as_str(spec.get("targetNamespace")) or namespace, "values": tuple(values)}
+    if _refused(release, label, as_release["release"], as_release["namespace"], found):
+        return
     chart_path = as_str(chart.get("chart"))
     if as_dict(chart.get("sourceRef")).get("kind") in _LOCAL_SOURCES and chart_path:
-        chart_dir = _matching_chart(chart_path, chart_dirs) or _in_repository(chart_path, where)
+        relative = chart_path.lstrip("/")  # Flux reads the path from the top of the source, a leading / too
+        root = repository_root(os.path.dirname(where) or ".", scanned)
+        why = leaves(relative, root, root)
+        if why:
+            key = locate(release.node, ("spec", "chart", "spec", "chart"))
+            found.notes.append(Diagnostic(where, f"{label}: spec.chart.spec.chart {chart_path} {why}; not read "
+                                                 "(kubehop reads nothing outside the repository)",
+                                          release.origin_at(key).line if key is not None else release.origin.line))
+            return
+        chart_dir = _matching_chart(relative, chart_dirs) or _in_repository(relative, root)
         if chart_dir is None:
             found.not_rendered.append(Diagnostic(
-                where, f"{label}: chart path {chart['chart']} is neither among the scanned charts nor in the "
-                       "repository holding this HelmRelease", level="notice"))
+                where, f"{label}: chart path {chart_path} (spec.chart.spec.chart, from the repository's top as Flux "
+                       "reads it) is neither among the scanned charts nor in the repository holding this HelmRelease",
+                level="notice"))
             return
         found.charts_used.add(chart_dir)
         found.releases.append(ChartRelease(chart_dir, via=f"{label} ({describe_chart(chart_dir)})", **as_release))
@@ -112,9 +133,34 @@ def _add_operator_release(release: Manifest, found: FluxCharts, allow_network: b
         return
     remote = RemoteChart(name, repository, _version(chart.get("version")), release.origin)
     values = (yaml.safe_dump(spec["values"]),) if isinstance(spec.get("values"), dict) else ()
-    found.releases.append(ChartRelease("", as_str(spec.get("releaseName")) or str(release.name),
-                                       as_str(spec.get("targetNamespace")) or namespace, values,
+    release_name = as_str(spec.get("releaseName")) or str(release.name)
+    target_namespace = as_str(spec.get("targetNamespace")) or namespace
+    if _refused(release, label, release_name, target_namespace, found):
+        return
+    found.releases.append(ChartRelease("", release_name, target_namespace, values,
                                        via=f"{label} (chart {remote})", remote=remote))
+
+
+def _release_name(release: Manifest, spec: dict) -> str:
+    """The release name helm-controller gives a HelmRelease: spec.releaseName, else
+    `[targetNamespace-]name`, shortened past helm's 53 characters to its first 40 and 12 hex digits of
+    its SHA-256 (helm-controller's ShortenName)."""
+    given = as_str(spec.get("releaseName"))
+    if given:
+        return given
+    target = as_str(spec.get("targetNamespace"))
+    name = f"{target}-{release.name}" if target else str(release.name)
+    if len(name) <= _RELEASE_NAME_MAX:
+        return name
+    return f"{name[:40]}-{hashlib.sha256(name.encode()).hexdigest()[:12]}"
+
+
+def _refused(release: Manifest, label: str, name: str, namespace: str, found: FluxCharts) -> bool:
+    """A release name or namespace helm would refuse (so would Flux): an input problem, never a helm argument."""
+    problem = release_problem(name, namespace)
+    if problem:
+        found.notes.append(Diagnostic(release.origin.path, f"{label}: {problem}", release.origin.line))
+    return problem is not None
 
 
 def _remote_chart(release: Manifest, spec: dict, chart: dict, objects: dict) -> tuple[RemoteChart | None, str | None]:
@@ -157,16 +203,12 @@ def _matching_chart(chart_path: str, chart_dirs: list[str]) -> str | None:
     return None
 
 
-def _in_repository(chart_path: str, release_file: str) -> str | None:
-    """The chart at `chart_path` from the top of the Git work tree holding the HelmRelease, when the
-    scan was pointed at the releases only (a Flux GitRepository path starts at the repository top)."""
-    folder = os.path.dirname(os.path.abspath(release_file))
-    while not os.path.exists(os.path.join(folder, ".git")):
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
-    chart_dir = os.path.normpath(os.path.join(folder, chart_path))
+def _in_repository(chart_path: str, root: str) -> str | None:
+    """The chart at `chart_path` (checked to stay inside) from the top of the Git work tree `root`, when
+    the scan was pointed at the releases only (a Flux GitRepository path starts at the repository top)."""
+    if git_top(root) != root:
+        return None
+    chart_dir = os.path.normpath(os.path.join(root, chart_path))
     if not os.path.isfile(os.path.join(chart_dir, "Chart.yaml")):
         return None
     relative = os.path.relpath(chart_dir)

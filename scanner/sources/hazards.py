@@ -42,7 +42,7 @@ def held_back(charts: list[str], kustomizations: list[str], hazards: frozenset[s
               scanned: list[str]) -> tuple[list[str], list[str], list[Diagnostic]]:
     """The charts and kustomizations that may be handed to helm and kustomize, and a notice for each
     of the others."""
-    from scanner.sources.kustomize_refs import repository_root
+    from scanner.containment import repository_root
 
     notices: list[Diagnostic] = []
 

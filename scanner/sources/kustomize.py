@@ -29,8 +29,8 @@ from scanner.sources.kustomize_errors import Cause, Paths, error_text, file_prob
 from scanner.sources.kustomize_flux import built_by_flux
 from scanner.sources.kustomize_helm import EntryOutcome, HelmCharts
 from scanner.sources.kustomize_origins import Origins
-from scanner.sources.kustomize_refs import (Closure, closure, kustomization_file, read_kustomization, references,
-                                            repository_root)
+from scanner.containment import repository_root
+from scanner.sources.kustomize_refs import Closure, closure, kustomization_file, read_kustomization, references
 from scanner.sources.rendered import read_output, reorigin
 
 NO_LOAD_RESTRICTOR = ["--load-restrictor", "LoadRestrictionsNone"]  # as Flux builds (and no plugins: kubehop runs none)
@@ -101,8 +101,8 @@ def _plan(folder: str, scanned: list[str], allow_network: bool) -> _Plan:
         broken = reach.problems[0]
         plan.decided = _unreadable(folder, broken, _paths(plan), read_kustomization(broken).problem or "")
     elif reach.outside:
-        plan.decided = _failed(folder, f"refers to {reach.outside[0]}, outside the repository ({plan.root}); "
-                                       "kubehop reads nothing outside it")
+        plan.decided = _failed(folder, f"refers to {reach.outside[0]}; not built (kubehop reads nothing outside "
+                                       "the repository)")
     elif reach.remote and not allow_network:
         plan.decided = BuildOutcome(folder, [], [], f"uses remote {reach.remote[0]}; not built "
                                                     "(--allow-network fetches it)")
@@ -135,7 +135,7 @@ def _build(plan: _Plan, command: list[str], allow_network: bool, origins: Origin
         with open(os.path.join(wrapper, "kustomization.yaml"), "w", encoding="utf-8") as handle:
             yaml.safe_dump({"resources": [os.path.relpath(target, wrapper)], "buildMetadata": ["originAnnotations"]},
                            handle)
-        done = _run([*command, wrapper], allow_network)
+        done = _run([*command, "--", wrapper], allow_network)
         if isinstance(done, str):
             return _failed(plan.folder, done)
         if done.returncode != 0:

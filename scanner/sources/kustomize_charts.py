@@ -11,6 +11,7 @@ merge or replace, with kyaml's merge rules), then each `additionalValuesFiles`.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -20,15 +21,18 @@ from typing import Any
 
 import yaml
 
+from scanner.containment import inside
 from scanner.report.paths import repo_path
 from scanner.sources.files import read_file
-from scanner.sources.kustomize_refs import inside
+from scanner.sources.helm import release_problem
 from scanner.nodes import construct
 from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents
 
 _MAX_ARCHIVE_BYTES = 200 * 1024 * 1024
 _PULL_TIMEOUT_SECONDS = 300
 _MERGE_MODES = ("override", "merge", "replace")
+# A chart's name as kustomize joins it to chartHome and helm pulls it: one path segment, never an option.
+_CHART_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,12 @@ def entries_of(folder: str, kustomization: str, document: dict) -> list[ChartEnt
 def locate(entry: ChartEntry, root: str, scratch: str, helm: str | None, allow_network: bool) -> LocatedChart:
     if not entry.name:
         return LocatedChart(problem="chart name cannot be empty")
+    if not _CHART_NAME.fullmatch(entry.name):  # it becomes a folder name and a helm argument
+        return LocatedChart(problem=f"chart name {entry.name!r} is not a chart name (letters, digits, '-', '_' "
+                                    "and '.', not starting with '-' or '.')")
+    refused = release_problem(entry.release, entry.namespace)
+    if refused:
+        return LocatedChart(problem=refused)
     local = os.path.join(entry.chart_home(), entry.name)
     if os.path.isfile(os.path.join(local, "Chart.yaml")):
         if not inside(local, root):
@@ -185,10 +195,10 @@ def _unpack(archive: str, name: str, scratch: str) -> str | None:
 
 def _pull(entry: ChartEntry, helm: str, scratch: str) -> LocatedChart:
     target = tempfile.mkdtemp(prefix="pull-", dir=scratch)
-    chart = [f"{entry.repo.rstrip('/')}/{entry.name}"] if entry.repo.startswith("oci://") else \
-        [entry.name, "--repo", entry.repo]
-    command = [helm, "pull", *chart, "--untar", "--untardir", target,
-               *(["--version", entry.version] if entry.version else [])]
+    oci = entry.repo.startswith("oci://")
+    chart = f"{entry.repo.rstrip('/')}/{entry.name}" if oci else entry.name
+    command = [helm, "pull", "--untar", f"--untardir={target}", *([] if oci else [f"--repo={entry.repo}"]),
+               *([f"--version={entry.version}"] if entry.version else []), "--", chart]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HELM_KUBE", "KUBECONFIG"))}
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=_PULL_TIMEOUT_SECONDS,

@@ -6,44 +6,55 @@ beside the kustomization's folder is fine) and no plugins. A path without a kust
 one generated, listing its manifests and, as resources, the nearest folders below it that hold a
 kustomization file (fluxcd/pkg kustomize/kustomize_generator.go, `generateKustomization`). The load
 restrictor holds for the whole build, so every kustomization such a build reaches is built without
-it too. Nothing outside the repository is read either way (`kustomize_refs.py`).
+it too. Nothing outside the repository is read either way (`kustomize_refs.py`): a `spec.path` that
+leaves it is an input problem (scanner.containment); a leading `/` is the top, as Flux reads it.
 """
 
 from __future__ import annotations
 
 import os
 
-from scanner.model import Manifest
+from scanner.model import Diagnostic, Manifest
+from scanner.nodes import locate
 from scanner.sources.files import SKIPPED_DIRS
-from scanner.sources.kustomize_refs import Closure, kustomization_file, repository_root
+from scanner.containment import leaves, repository_root, within
+from scanner.sources.kustomize_refs import Closure, kustomization_file
 
 
-def flux_paths(manifests: list[Manifest], scanned: list[str]) -> frozenset[str]:
+def flux_paths(manifests: list[Manifest], scanned: list[str]) -> tuple[frozenset[str], list[Diagnostic]]:
     """Real paths of the folders Flux `Kustomization` objects in the tree point at (`spec.path`, from the
-    top of the repository holding the object)."""
-    found = set()
+    top of the repository holding the object), and an input problem for each path that leaves it."""
+    found, problems = set(), []
     for manifest in manifests:
         if manifest.kind != "Kustomization" or manifest.group != "kustomize.toolkit.fluxcd.io":
             continue
         spec = manifest.body.get("spec")
         path = spec.get("path") if isinstance(spec, dict) else None
-        if not isinstance(path, str) or os.path.isabs(path) or "\0" in path:  # no folder has a NUL in its name
+        if not isinstance(path, str):
             continue
-        found.add(_source_path(os.path.dirname(manifest.origin.path) or ".", path, scanned))
-    return frozenset(found)
+        folder = os.path.dirname(manifest.origin.path) or "."
+        top = repository_root(folder, scanned)
+        why = leaves(path.lstrip("/"), top, top)
+        if why:
+            key = locate(manifest.node, ("spec", "path"))
+            problems.append(Diagnostic(manifest.origin.path, f"{manifest.object_ref}: spec.path {path} {why}; not "
+                                       "read (kubehop reads nothing outside the repository)",
+                                       manifest.origin_at(key).line if key is not None else manifest.origin.line))
+            continue
+        found.add(_source_path(folder, path.lstrip("/"), top))
+    return frozenset(found), problems
 
 
-def _source_path(folder: str, path: str, scanned: list[str]) -> str:
+def _source_path(folder: str, path: str, top: str) -> str:
     """The real folder `path` names, from the top of the source Flux reads: the repository's top, or,
     where that holds no such folder, the nearest folder above the object's own that does (an
-    OCIRepository pushed from a subfolder with `flux push artifact --path=./kubernetes`)."""
-    top = repository_root(folder, scanned)
+    OCIRepository pushed from a subfolder with `flux push artifact --path=./kubernetes`), inside `top`."""
     wanted = os.path.realpath(os.path.join(top, path))
     if os.path.isdir(wanted):
         return wanted
     here = os.path.realpath(folder)
-    while here.startswith(os.path.join(top, "")):
-        if os.path.isdir(os.path.join(here, path)):
+    while within(here, top) and here != top:
+        if os.path.isdir(os.path.join(here, path)) and not leaves(path, here, top):
             return os.path.realpath(os.path.join(here, path))
         here = os.path.dirname(here)
     return wanted

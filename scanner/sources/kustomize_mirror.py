@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 import shutil
 
+from scanner.containment import inside
 from scanner.sources.files import KUSTOMIZATION_FILES, SKIPPED_DIRS
-from scanner.sources.kustomize_refs import inside
 
 
 def build_view(root: str, top: str, replaced: dict[str, dict[str, str]], copied: set[str]) -> None:

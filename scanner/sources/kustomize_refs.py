@@ -4,7 +4,9 @@ Remote references are recognised as kustomize itself recognises them (a URL, an 
 `github.com/…` even when a local folder has that name), in every field kustomize loads from, and a
 catch-all finds a URL in any other field that is not plain data. Local references are followed
 through bases and components, and each one must stay inside the repository the kustomization lives
-in (symbolic links resolved): kubehop never lets kustomize read outside it.
+in (symbolic links resolved, scanner.containment): kubehop never lets kustomize read outside it. A
+`file://` (or `git::file://`) reference is a local repository kustomize would clone with
+--allow-network: its folder is held to the same rule.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from scanner.containment import leaves
 from scanner.sources.files import KUSTOMIZATION_FILES, read_file
 from scanner.nodes import construct, locate
 from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents, load_data
@@ -35,6 +38,7 @@ _DATA_FIELDS = frozenset({"apiVersion", "kind", "metadata", "namespace", "namePr
 _DATA_KEYS = frozenset({"patch", "literals", "options", "valuesInline", "target", "source", "targets"})
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _GIT_USER = re.compile(r"^[A-Za-z][A-Za-z0-9-]*@")
+_LOCAL_REPOSITORY = re.compile(r"^(git::)?file://", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -120,6 +124,13 @@ def is_remote(reference: str) -> bool:
     if lowered.startswith("git::") or _URL.match(reference) or _GIT_USER.match(reference):
         return True
     return lowered.startswith(("github.com/", "github.com:"))
+
+
+def local_repository(reference: str) -> str | None:
+    """The folder a `file://` or `git::file://` reference names (kustomize clones it as a repository,
+    its `?ref=` and `//subfolder` within); None for any other reference."""
+    scheme = _LOCAL_REPOSITORY.match(reference.strip())
+    return reference.strip()[scheme.end():].split("?", 1)[0] if scheme else None
 
 
 def _looks_like_host(reference: str) -> bool:
@@ -240,37 +251,17 @@ def closure(folder: str, root: str) -> Closure:
             value = reference.value.strip()
             if not value:
                 continue
-            local = os.path.join(current, value)
+            local, repository = os.path.join(current, value), local_repository(value)
+            why = leaves(value, current, root) if repository is None else (
+                leaves(repository, "/", root) if os.path.isabs(repository)
+                else "names a local repository by a relative path")
+            if why and (repository is not None or not is_remote(value)):
+                found.outside.append(f"{reference.field} {value} (in {os.path.normpath(kustomization.path)}) {why}")
+                continue
             if is_remote(value) or (not os.path.lexists(local) and _looks_like_host(value)):
                 found.remote.append(f"{reference.field} {value}")
-                continue
-            if not inside(local, root):
-                found.outside.append(f"{reference.field} {value} (in {kustomization.path})")
                 continue
             if reference.folder_or_file and os.path.isdir(local) and kustomization_file(local):
                 stack.append(os.path.normpath(local))
                 uses.append(os.path.realpath(local))
     return found
-
-
-def inside(path: str, root: str) -> bool:
-    if "\0" in path:  # no file has such a name (realpath refuses it)
-        return False
-    real = os.path.realpath(path)
-    return real == root or real.startswith(os.path.join(root, ""))
-
-
-def repository_root(folder: str, scanned: list[str]) -> str:
-    """The real path of the Git work tree holding `folder`, else of the scanned folder holding it."""
-    real = os.path.realpath(folder)
-    current = real
-    while True:
-        if os.path.exists(os.path.join(current, ".git")):
-            return current
-        parent = os.path.dirname(current)
-        if parent == current:
-            break
-        current = parent
-    holding = [r for r in (os.path.realpath(p) for p in scanned if p != "-" and os.path.isdir(p))
-               if real == r or real.startswith(os.path.join(r, ""))]
-    return min(holding, key=len) if holding else real

@@ -1,0 +1,228 @@
+"""The one analysis of a tree: paths and minors in, an Analysis out.
+
+sources -> manifests -> checks -> findings -> policy. `kubehop scan`, `plan`, `components` and
+`inventory` are views of the same Analysis, so a new input or check enters here once and shows in
+every command and report with the same counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Sequence
+
+from scanner.checks import ScanContext, per_object_checks, run_checks, tree_checks
+from scanner.cluster_state import ClusterState, live_notice, load_cluster_state, split_live
+from scanner.crds import CrdIndex
+from scanner.current_minor import CurrentMinor, given_by, resolve_current
+from scanner.freshness import data_checked
+from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK, Diagnostic, Finding, Manifest
+from scanner.options import ScanOptions
+from scanner.policy import apply_policy, latent_as_warnings
+from scanner.rulebook import load_rulebook
+from scanner.sources import ScanInput, collect
+from scanner.sources.retention import Retention
+from scanner.sources.yamldoc import cyclic_gc_paused
+from scanner.versions import Minor
+
+if TYPE_CHECKING:
+    from scanner.components.catalog import Catalog
+    from scanner.components.pins import ClusterPin
+    from scanner.components.state import Timeline
+    from scanner.components.tree import TreeComponents
+
+
+class NoCurrentMinor(Exception):
+    """The analysis needs the cluster's current minor (a plan does) and nothing gives one."""
+
+
+@dataclass
+class Analysis:
+    target: Minor
+    current: Minor | None
+    findings: list[Finding]
+    diagnostics: list[Diagnostic]
+    unrendered: list[Diagnostic]
+    files_read: int
+    objects: int
+    data_checked: str
+    notices: list[str] = field(default_factory=list)
+    fail_on: str = "error"
+    # Findings the project's own policy left out, by what did it: `# kubehop: ignore` comments,
+    # `ignore` in the configuration (or --ignore), the baseline; blockers the configuration's
+    # `severity` made warnings; and files `exclude` left out ("excluded"). A pull request can change
+    # all of it: reports say so.
+    silenced: dict[str, int] = field(default_factory=dict)
+    rendered_with: dict[str, str] = field(default_factory=dict)  # tool -> version, e.g. the helm that rendered
+    isolation: dict[str, str] = field(default_factory=dict)  # tool -> how it was kept from the network
+    # Where the minors came from (ScanOptions.target_source; CurrentMinor.source): the configuration may
+    # be the pull request's, so every report says.
+    target_source: str = "flag"
+    configuration: str | None = None  # the configuration file read, if any
+    # Where `current` was read (scanner.current_minor), the objects read, what the tree pins and the
+    # component state they give: what `plan` and `components` show.
+    current_from: CurrentMinor = field(default_factory=lambda: CurrentMinor(None))
+    manifests: list[Manifest] = field(default_factory=list)
+    tree: TreeComponents | None = None
+    timeline: Timeline | None = None
+
+    @property
+    def current_source(self) -> str | None:
+        return self.current_from.source
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "warning"]
+
+    @property
+    def input_errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.level == "error"]
+
+    @property
+    def exit_code(self) -> int:
+        # Unreadable input wins, whatever --fail-on: the scan is incomplete, so "nothing blocks" can't be claimed.
+        if self.input_errors:
+            return EXIT_INPUT
+        failing = {"error": self.errors, "warning": self.errors + self.warnings, "never": []}[self.fail_on]
+        return EXIT_BLOCKED if failing else EXIT_OK
+
+
+def analyse(paths: list[str], target: Minor, current: Minor | None = None, options: ScanOptions = ScanOptions(),
+            version_file: ClusterPin | None = None, need_current: bool = False) -> Analysis:
+    """Everything kubehop knows of `paths` for the hops up to `target`. `current` is the user's word
+    (ScanOptions.from_source says whether the flag or the configuration gave it); `version_file`, a saved
+    `kubectl version`. `need_current`: raise NoCurrentMinor, before anything is rendered, when nothing
+    gives the current minor (scanner.current_minor names what may)."""
+    from scanner.components.catalog import load_catalog
+
+    rulebook = load_rulebook(options.rule_folders)
+    catalog = load_catalog()
+    with cyclic_gc_paused():
+        per_object = per_object_checks()
+        early = _EarlyChecks(ScanContext(target=target, rulebook=rulebook), per_object, catalog)
+        before_render = _CurrentFromPlainFiles(target, current, version_file, options, catalog) \
+            if need_current else None
+        scan_input: ScanInput = collect(paths, target, options, on_file=early, before_render=before_render)
+        # Objects read from a cluster (a dump met in the tree) are cluster state, not desired state; those
+        # of plain files were told apart as they were read, while their nodes were held (_EarlyChecks).
+        read_early = scan_input.manifests[:scan_input.checked_early]
+        late, late_live, _ = split_live(scan_input.manifests[scan_input.checked_early:])
+        scan_input.manifests, live = read_early + late, scan_input.live + late_live
+        notices = [live_notice(live)] if live else []
+        crds, cluster = CrdIndex.from_manifests(scan_input.manifests), None
+        if options.cluster_state or live:
+            cluster, problems = load_cluster_state(list(options.cluster_state), live)
+            scan_input.diagnostics.extend(problems)
+            crds = crds.then(cluster.crds)  # a custom resource whose CRD is not in the tree
+        tree = _pins(scan_input, catalog)
+        found = resolve_current(target, current, given_by(options), version_file, cluster, tree.cluster)
+        notices += found.notices
+        if need_current and found.minor is None:
+            raise NoCurrentMinor(_no_current(found))
+        timeline = _components(tree, scan_input, catalog, target, found.minor, options)
+        context = ScanContext(target=target, current=found.minor, rulebook=rulebook, crds=crds, cluster=cluster,
+                              current_from_tree=found.from_tree, current_said_by=found.said_by,
+                              components=timeline, unknown=options.unknown)
+        findings = latent_as_warnings(
+            run_checks(scan_input.manifests, context, scan_input.diagnostics, tree_checks())
+            + run_checks(late, context, scan_input.diagnostics, per_object) + scan_input.findings,
+            scan_input.latent)
+    findings, unused, policy_notices, silenced = apply_policy(findings, scan_input.suppressions, options)
+    silenced["excluded"] = scan_input.excluded
+    if scan_input.excluded:
+        policy_notices.append(f"files left out by `exclude` (the configuration's, or --exclude): {scan_input.excluded}")
+    diagnostics = scan_input.diagnostics + unused
+    projection = rulebook.projection_notice(target)
+    return Analysis(
+        target=target,
+        current=found.minor,
+        findings=findings,
+        notices=([projection] if projection else []) + scan_input.notices + notices + policy_notices,
+        diagnostics=sorted(diagnostics, key=lambda d: (d.path, d.line or 0, d.message)),
+        unrendered=sorted(scan_input.unrendered, key=lambda d: d.path),
+        files_read=scan_input.files_read,
+        objects=len(scan_input.manifests),
+        data_checked=data_checked(),
+        fail_on=options.fail_on,
+        silenced=silenced,
+        rendered_with=scan_input.rendered_with,
+        isolation=scan_input.isolation,
+        target_source=options.target_source,
+        configuration=options.configuration,
+        current_from=found,
+        manifests=scan_input.manifests,
+        tree=tree,
+        timeline=timeline,
+    )
+
+
+def _no_current(found: CurrentMinor) -> str:
+    if found.notices:
+        return found.notices[0]
+    return ("the tree pins no cluster version (no upgrade orders, no version variables): give --from, "
+            "--cluster-version-file or --cluster-state")
+
+
+class _EarlyChecks:
+    """Run on each plain file as soon as it is read: the per-object checks (their findings join the
+    file's) and the component pins of its objects, while their nodes are held; then the nodes are let
+    go (sources/retention.py), so a scan's memory does not grow with its tree."""
+
+    def __init__(self, context: ScanContext, checks: Sequence, catalog: Catalog):
+        from scanner.components.detect import ObjectPins
+
+        self.context, self.checks = context, checks
+        self.pins = ObjectPins(catalog)
+        self._retention = Retention()
+
+    def __call__(self, found: ScanInput) -> None:
+        found.manifests, live, _ = split_live(found.manifests)
+        found.live += live
+        found.findings += run_checks(found.manifests, self.context, found.diagnostics, self.checks)
+        found.pins += self.pins.of(found.manifests, found.diagnostics)
+        found.checked_early = len(found.manifests)
+        self._retention.release(found.manifests)
+
+
+class _CurrentFromPlainFiles:
+    """Before any chart is rendered or kustomization built: the current minor from what the plain files
+    and the dumps say, so that a plan with nothing to start from stops before the costly part. (A pin
+    only a render would bring is not waited for.)"""
+
+    def __init__(self, target: Minor, current: Minor | None, version_file: ClusterPin | None,
+                 options: ScanOptions, catalog: Catalog):
+        self.target, self.current, self.version_file = target, current, version_file
+        self.options, self.catalog = options, catalog
+
+    def __call__(self, read: ScanInput) -> None:
+        if self.current is not None or self.version_file is not None or self.options.cluster_state:
+            return  # the user's or the cluster's word, whatever the tree says
+        from scanner.components.cluster_pin import cluster_pins_in_manifests
+        from scanner.components.file_pins import detect_in_documents
+
+        _, variables = detect_in_documents(read.documents, self.catalog, [])
+        pins = list(cluster_pins_in_manifests(read.manifests)) + variables
+        found = resolve_current(self.target, pins=pins)
+        if found.minor is None:
+            raise NoCurrentMinor(_no_current(found))
+
+
+def _pins(scan_input: ScanInput, catalog: Catalog) -> TreeComponents:
+    from scanner.components.reading import pins_of
+
+    return pins_of(scan_input, catalog)
+
+
+def _components(tree: TreeComponents, scan_input: ScanInput, catalog: Catalog, target: Minor,
+                current: Minor | None, options: ScanOptions) -> Timeline:
+    """The component state of the whole tree (the notices of what could not be read of the charts' own
+    constraints join the analysis')."""
+    from scanner.components.tree import component_timeline
+    from scanner.sources.chart_index import chart_versions
+
+    charts = chart_versions(tree.charts, options.allow_network)
+    scan_input.notices.extend(charts.notices)
+    return component_timeline(tree, catalog, target, current, options.unknown, charts)
