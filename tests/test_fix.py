@@ -450,3 +450,27 @@ def test_a_failed_write_removes_its_temporary_file(tmp_path):
     with pytest.raises(UnicodeEncodeError):
         write_fixed(str(target), "apiVersion: \ud800\n")  # a lone surrogate cannot be written as UTF-8
     assert os.listdir(tmp_path) == ["ingress.yaml"] and target.read_text() == INGRESS
+
+
+def test_a_diff_of_documents_rewritten_both_ways_applies(tmp_path):
+    """In one file, documents the text edits rewrite and one only ruamel.yaml can (an anchor), with
+    untouched documents between: the diff, cut from what changed, applies and gives what --write does."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not on PATH (needed to apply the diff)")
+    cronjob = "apiVersion: batch/v1beta1\nkind: CronJob\nmetadata: {name: job-%d}\nspec: {schedule: '@daily'}\n"
+    anchored = (GOLDEN / "anchors" / "input" / "anchors.yaml").read_text().split("\n---\n")[0] + "\n"
+    untouched = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c%d}\ndata:\n  a: b\n  c: d\n  e: f\n  g: h\n"
+    documents = [INGRESS, untouched % 1, anchored, untouched % 2, *(cronjob % i for i in range(3)), untouched % 3]
+    for folder in ("diff", "write"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "all.yaml").write_text("---\n".join(documents))
+    done = fix(tmp_path / "diff")
+    assert done.returncode == 0, done.stderr
+    (tmp_path / "fix.patch").write_text(done.stdout)
+    subprocess.run(["git", "apply", "--check", str(tmp_path / "fix.patch")], cwd=tmp_path / "diff", check=True)
+    subprocess.run(["git", "apply", str(tmp_path / "fix.patch")], cwd=tmp_path / "diff", check=True)
+    assert fix(tmp_path / "write", "--write").returncode == 0
+    written = (tmp_path / "write" / "all.yaml").read_text()
+    assert (tmp_path / "diff" / "all.yaml").read_text() == written
+    assert written.count("batch/v1\n") == 3 and "networking.k8s.io/v1\n" in written
+    assert done.stdout.count("\n@@ ") + done.stdout.startswith("@@") >= 2  # hunks apart, not one for the file
