@@ -135,6 +135,7 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
     """
     from scanner.data import DataError
     from scanner.fix import fix
+    from scanner.report import patch
     from scanner.report.plain import log_line, printable
     from scanner.fix.plan import Planner
     from scanner.fix.write import NotWritten, Stopped, die_of, write_fixed
@@ -170,7 +171,15 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
                            "they were", err=True)
                 die_of(stop.signum)
         else:
-            click.echo(_unified_diff(change), nl=False)
+            diff = patch.unified_diff(os.path.relpath(change.path), change.original, change.fixed, change.pieces)
+            unsafe = patch.unsafe_line(diff)
+            if unsafe is None:
+                click.echo(diff, nl=False)
+            else:  # a line of the file itself would be a workflow command or a terminal control in a log
+                unwritten.append(change)
+                result.diagnostics.append(Diagnostic(change.path, (
+                    f"its diff is not printed: line {unsafe} of it would be read as a command by a CI log or a "
+                    "terminal; `kubehop fix --write` applies it"), level="notice"))
     for line in [*(f"not migrated: {left}" for left in result.left), *map(str, result.diagnostics)]:
         click.echo(log_line(printable(line)), err=True)
     changed = [f for f in result.files if f not in unwritten]
@@ -179,14 +188,6 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
                "a person", err=True)
     sys.exit(EXIT_INPUT if any(d.level == "error" for d in result.diagnostics)
              else EXIT_BLOCKED if result.left or unwritten else EXIT_OK)
-
-
-def _unified_diff(change) -> str:
-    """A diff `git apply` takes (scanner/fix/diff.py)."""
-    from scanner.fix.diff import unified_diff
-
-    name = os.path.relpath(change.path)
-    return unified_diff(change.original, change.fixed, f"a/{name}", f"b/{name}", change.pieces)
 
 
 @cli.command("rules")
@@ -204,8 +205,7 @@ def rules_command(removed_in, fmt, fields) -> None:
       kubehop rules --format json
       kubehop rules --fields --removed-in 1.33
     """
-    import json
-
+    from scanner.report.plain import log_json, log_lines
     from scanner.rulebook import load_rulebook
 
     if fields:
@@ -215,37 +215,38 @@ def rules_command(removed_in, fmt, fields) -> None:
         return
     rules = [r for r in load_rulebook().rules() if removed_in is None or r.removed_in == removed_in]
     if fmt == "json":
-        click.echo(json.dumps([{
+        click.echo(log_json([{
             "id": r.id, "apiVersion": r.api_version, "kind": r.kind,
             "deprecated_in": str(r.deprecated_in),
             "removed_in": str(r.removed_in) if r.removed_in else None,
             "replacement": r.replacement, "note": r.note, "source": r.source,
-        } for r in rules], indent=2))
+        } for r in rules], ensure_ascii=True), nl=False)
         return
-    for r in rules:
-        removed = f"removed in {r.removed_in}" if r.removed_in else "deprecated only"
-        click.echo(f"{r.id:<60} deprecated {r.deprecated_in}, {removed}; use {r.replacement or '(no successor)'}")
-    click.echo(count(len(rules), "rule"))
+    lines = [f"{r.id:<60} deprecated {r.deprecated_in}, "
+             f"{f'removed in {r.removed_in}' if r.removed_in else 'deprecated only'}; "
+             f"use {r.replacement or '(no successor)'}" for r in rules]
+    click.echo(log_lines([*lines, count(len(rules), "rule")]), nl=False)
 
 
 def _echo_field_rules(rules, fmt: str) -> None:
     def minor(value) -> str | None:
         return str(value) if value else None
 
-    if fmt == "json":
-        import json
+    from scanner.report.plain import log_json, log_lines
 
-        click.echo(json.dumps([{
+    if fmt == "json":
+        click.echo(log_json([{
             "id": r.id, "title": r.title,
             "deprecated_in": minor(r.deprecated_in), "removed_in": minor(r.removed_in),
             "replacement": r.replacement, "note": r.note, "source": r.source,
-        } for r in rules], indent=2))
+        } for r in rules], ensure_ascii=True), nl=False)
         return
+    lines = []
     for r in rules:
         deprecated = f"deprecated {r.deprecated_in}" if r.deprecated_in else "deprecated"
         when = f"stops working in {r.removed_in}" if r.removed_in else deprecated
-        click.echo(f"{r.id:<48} {when}; use {r.replacement or '(nothing)'}")
-    click.echo(count(len(rules), "field rule"))
+        lines.append(f"{r.id:<48} {when}; use {r.replacement or '(nothing)'}")
+    click.echo(log_lines([*lines, count(len(rules), "field rule")]), nl=False)
 
 
 def main() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from dataclasses import dataclass
@@ -13,7 +12,7 @@ from scanner.model import Manifest
 from scanner.rulebook import ServedApis
 from scanner.sources.files import KUSTOMIZATION_FILES
 from scanner.versions import Minor
-from scanner.report.plain import log_lines
+from scanner.report.plain import log_json, log_lines
 
 
 @dataclass(frozen=True)
@@ -68,5 +67,5 @@ def render_text(uses: list[ApiUse], minors: tuple) -> str:
 
 
 def render_json(uses: list[ApiUse]) -> str:
-    return json.dumps([{"apiVersion": u.api_version, "kind": u.kind, "objects": u.count, "served": u.served,
-                        "component": u.owner} for u in uses], indent=2) + "\n"
+    return log_json([{"apiVersion": u.api_version, "kind": u.kind, "objects": u.count, "served": u.served,
+                      "component": u.owner} for u in uses], ensure_ascii=True)

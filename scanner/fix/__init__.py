@@ -4,7 +4,7 @@ Which migrations exist and what they change is data (rules/migrations/); `engine
 one to an object, `text_edits` to a YAML document by editing its lines where it can (most
 documents, in time linear in the file), `document` with ruamel.yaml where it cannot (layout
 kept by `layout`), `template` handles Helm chart templates, where only a plain apiVersion line
-may be rewritten; `diff` writes the diff from what changed.
+may be rewritten; report/patch.py writes the diff from what changed.
 """
 
 from __future__ import annotations

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 from scanner.components.catalog import Catalog
 from scanner.components.pins import Detection
 from scanner.components.tree import TreeComponents
 from scanner.report.plan_json import location
 from scanner.report.paths import at
-from scanner.report.plain import log_lines
+from scanner.report.plain import log_json, log_lines
 
 
 def _releases(detection: Detection) -> str:
@@ -55,4 +53,4 @@ def render_json(tree: TreeComponents) -> str:
         "cluster": [{"version": p.version, "minor": str(p.minor), "distro": p.distro, **location(p.origin),
                      "what": p.what} for p in tree.cluster],
     }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return log_json(document)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
-
 from scanner import __version__
 from scanner.freshness import data_checked
 from scanner.model import Origin
 from scanner.plan import Migration, Plan, Step, Window
 from scanner.report import plan_orders
 from scanner.report.paths import repo_path
+from scanner.report.plain import log_json
 
 SCHEMA_VERSION = 1
 
@@ -84,4 +83,4 @@ def render(plan: Plan) -> str:
         "orders_folder": plan.orders_folder,
         "order_notes": plan.order_notes,
     }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return log_json(document)
