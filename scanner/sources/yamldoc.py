@@ -25,9 +25,9 @@ from scanner.sources.yamlcheck import (TOO_DEEP, DocumentProblem, check_flow_dep
                                        inspect)  # DocumentProblem: the sources import it from here
 
 try:  # libyaml is what makes parsing fast; the pure-Python loader is the fallback.
-    Loader = yaml.CSafeLoader
+    _Loader = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - depends on how PyYAML was built
-    Loader = yaml.SafeLoader
+    _Loader = yaml.SafeLoader
 
 _LIBYAML_DEPTH_LIMIT = "exceeded maximum nesting depth"  # the limit newer libyaml builds stop at
 
@@ -116,7 +116,7 @@ def load_data(text: str, path: str) -> Any:
     DocumentProblem when it cannot be read or trusted."""
     check_flow_depth(text, path)
     try:
-        loader = Loader(text)
+        loader = _Loader(text)
         try:
             root = loader.get_node() if loader.check_node() else None
         finally:
@@ -135,7 +135,7 @@ def _is_object(node: Any) -> bool:
 
 
 def _compose_all(text: str) -> Iterator[Any]:
-    loader = Loader(text)
+    loader = _Loader(text)
     try:
         while loader.check_node():
             node = loader.get_node()
@@ -153,7 +153,7 @@ def _renamed_duplicate_anchors(text: str) -> str:
     current: dict[str, str] = {}
     defined: dict[str, int] = {}
     try:
-        for token in yaml.scan(text, Loader=Loader):
+        for token in yaml.scan(text, Loader=_Loader):
             if isinstance(token, (yaml.DocumentStartToken, yaml.DocumentEndToken)):
                 current, defined = {}, {}
             elif isinstance(token, yaml.AnchorToken):
