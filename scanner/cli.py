@@ -12,6 +12,7 @@ import scanner.cli_plan  # noqa: F401 - registers components, plan and inventory
 from scanner.cli_shared import (MINOR, analysis_inputs, check_outputs, cli, config_for, config_options, emit_all,
                                 minor_sources, options_of, settings, unknown_option, use_color)
 from scanner.config import CONFIG_FILE
+from scanner.freshness import data_checked
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, FAIL_ON_LEVELS
 from scanner.report import FORMATS
 from scanner.versions import Minor
@@ -219,13 +220,16 @@ def rules_command(removed_in, fmt, fields) -> None:
             "id": r.id, "apiVersion": r.api_version, "kind": r.kind,
             "deprecated_in": str(r.deprecated_in),
             "removed_in": str(r.removed_in) if r.removed_in else None,
-            "replacement": r.replacement, "note": r.note, "source": r.source,
+            "replacement": r.replacement, "note": r.note, "source": r.source, "projected": r.projected,
         } for r in rules], ensure_ascii=True), nl=False)
         return
-    lines = [f"{r.id:<60} deprecated {r.deprecated_in}, "
-             f"{f'removed in {r.removed_in}' if r.removed_in else 'deprecated only'}; "
-             f"use {r.replacement or '(no successor)'}" for r in rules]
-    click.echo(log_lines([*lines, count(len(rules), "rule")]), nl=False)
+    lines = []
+    for r in rules:
+        removed = f"removed in {r.removed_in}" if r.removed_in else "deprecated only"
+        if r.projected:
+            removed += " (projected)"
+        lines.append(f"{r.id:<60} deprecated {r.deprecated_in}, {removed}; use {r.replacement or '(no successor)'}")
+    click.echo(log_lines([*lines, f"{count(len(rules), 'rule')} (data checked {data_checked()})"]), nl=False)
 
 
 def _echo_field_rules(rules, fmt: str) -> None:
@@ -246,7 +250,7 @@ def _echo_field_rules(rules, fmt: str) -> None:
         deprecated = f"deprecated {r.deprecated_in}" if r.deprecated_in else "deprecated"
         when = f"stops working in {r.removed_in}" if r.removed_in else deprecated
         lines.append(f"{r.id:<48} {when}; use {r.replacement or '(nothing)'}")
-    click.echo(log_lines([*lines, count(len(rules), "field rule")]), nl=False)
+    click.echo(log_lines([*lines, f"{count(len(rules), 'field rule')} (data checked {data_checked()})"]), nl=False)
 
 
 def main() -> None:

@@ -61,6 +61,8 @@ class ScanInput:
     isolation: dict[str, str] = field(default_factory=dict)
     # Files the exclusions (`exclude` in the configuration, --exclude) left out: reports count them.
     excluded: int = 0
+    # The paths scanned: what a file the tree names may be read from (kustomize_refs.repository_root).
+    scanned: list[str] = field(default_factory=list)
 
     def extend(self, other: "ScanInput") -> None:
         if other.checked_early and self.checked_early == len(self.manifests):
@@ -94,7 +96,7 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     from scanner.options import ScanOptions
 
     options = options or ScanOptions()
-    result = ScanInput(diagnostics=list(options.config_problems))
+    result = ScanInput(diagnostics=list(options.config_problems), scanned=list(paths))
     charts: list[str] = []
     kustomizations: list[str] = []
     files: list[ManifestFile] = []
