@@ -141,7 +141,7 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
     from scanner.report import patch
     from scanner.report.plain import log_line, printable
     from scanner.fix.plan import Planner
-    from scanner.fix.write import NotWritten, write_fixed
+    from scanner.fix.write import NotWritten, Stopped, die_of, write_fixed
     from scanner.model import Diagnostic
     from scanner.rulebook import load_rulebook
     from scanner.sources.exclude import Exclusions
@@ -168,8 +168,13 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
             except OSError as err:
                 unwritten.append(change)
                 result.diagnostics.append(Diagnostic(change.path, f"cannot write: {err.strerror or err}"))
+            except Stopped as stop:  # the file being written was left as it was, its temporary file removed
+                done = result.files.index(change) - len(unwritten)
+                click.echo(f"stopped by signal {stop.signum}: {count(done, 'file')} written, the rest left as "
+                           "they were", err=True)
+                die_of(stop.signum)
         else:
-            diff = patch.unified_diff(os.path.relpath(change.path), change.original, change.fixed)
+            diff = patch.unified_diff(os.path.relpath(change.path), change.original, change.fixed, change.pieces)
             unsafe = patch.unsafe_line(diff)
             if unsafe is None:
                 click.echo(diff, nl=False)
