@@ -75,6 +75,8 @@ class Analysis:
     timeline: Timeline | None = None
     # A fleet repository's clusters, each analysed on its own (scanner.fleet); empty: one cluster.
     clusters: list[ClusterAnalysis] = field(default_factory=list)
+    # Each path given that gave nothing to check, and why: (path, "missing" or "empty"), scanner.given_paths.
+    nothing_in: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def current_source(self) -> str | None:

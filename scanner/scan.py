@@ -21,7 +21,15 @@ __all__ = ["ScanOptions", "ScanResult", "apply_policy", "scan"]
 def scan(paths: list[str], target: Minor, current: Minor | None = None, options: ScanOptions = ScanOptions(),
          version_file: ClusterPin | None = None, cluster: str | None = None) -> Analysis:
     """The analysis of `paths`; of each cluster on its own where the repository declares several
-    (scanner.fleet), or of `cluster` alone."""
+    (scanner.fleet), or of `cluster` alone. A file given that belongs to a Helm chart or a kustomization
+    is checked as part of it (scanner.in_context); a path given that holds nothing to check says so
+    (scanner.given_paths)."""
+    from scanner import given_paths, in_context
     from scanner.fleet import analyse_fleet
 
-    return analyse_fleet(paths, target, current, options, only=cluster, version_file=version_file)
+    selection = in_context.select(paths)
+    analysis = selection.keep(analyse_fleet(selection.paths, target, current, options, only=cluster,
+                                            version_file=version_file))
+    analysis.nothing_in = given_paths.nothing_in(paths, analysis)
+    analysis.notices += [given_paths.words(p, why) for p, why in analysis.nothing_in if why == given_paths.EMPTY]
+    return analysis

@@ -6,6 +6,7 @@ import importlib
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from scanner.model import Finding
+from scanner.report.plain import printable
 from scanner.words import count
 
 if TYPE_CHECKING:  # the CLI reads FORMATS at start-up: no scan machinery imported for that
@@ -81,12 +82,17 @@ def nothing_checked(result: ScanResult) -> bool:
     return result.objects == 0 and not result.findings
 
 
-def verdict(result: ScanResult) -> str:
+def verdict(result: ScanResult, name: Callable[[str], str] = printable) -> str:
     """The verdict; a scan that read no Kubernetes object and found nothing checked nothing, and says so
-    (with how many files the exclusions left out) rather than that nothing blocks."""
+    (why: a path given that does not exist or holds no object; how many files the exclusions left out)
+    rather than that nothing blocks. `name` writes a path given (the configuration's `paths` are the
+    tree's) for the format."""
     if nothing_checked(result):
         excluded = result.silenced.get("excluded", 0)
-        return f"nothing checked for {result.target}: no Kubernetes object was read" + (
+        from scanner.given_paths import words
+
+        why = "; ".join(words(name(path), why) for path, why in result.nothing_in) or "no Kubernetes object was read"
+        return f"nothing checked for {result.target}: {why}" + (
             f", {count(excluded, 'file')} left out by `exclude`" if excluded else "")
     return verdict_words(result.target, len(result.errors))
 

@@ -42,7 +42,7 @@ def render(result: ScanResult, color: bool = False, limit: int | None = comment.
 def _head(result: ScanResult) -> str:
     icon = "❌" if result.errors else "⚠️" if nothing_checked(result) else "✅"
     lines = [f"## kubehop: {scan_span(result)}", "",
-             f"{icon} **{verdict(result)}** ({counts(result)}) · "
+             f"{icon} **{verdict(result, lambda path: md.code(path, in_table=False))}** ({counts(result)}) · "
              f"{count(result.objects, 'object')} in {count(result.files_read, 'file')}", "",
              # kubehop's own words, but for the configuration's path (from the tree), written as code
              _capital(minor_sources(result, lambda path: md.code(where(path), in_table=False))) + ".", ""]

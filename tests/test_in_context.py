@@ -1,0 +1,128 @@
+"""A file given on the command line is checked where it belongs (scanner.in_context): the chart it is
+part of (a vendored subchart's parent), the nearest kustomization that uses it (not a Component); of
+the context, the findings in the files given, or all of them when a file given shapes the whole. And
+a path given that gives nothing to check says so (scanner.given_paths). In-process, as `kubehop scan`;
+charts read as text (--no-render) where rendering is not what is tested (tests/test_precommit_hook.py
+renders them with the real helm, as the hook does)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from scanner.cli import cli
+
+INGRESS = "apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata:\n  name: {name}\nspec: {{}}\n"
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch) -> Path:
+    (tmp_path / ".git").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("KUBEHOP_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, content in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(content)
+
+
+def scan(*args: str) -> tuple[int, dict]:
+    result = CliRunner().invoke(cli, ["scan", "--format", "json", *args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, json.loads(result.stdout)
+
+
+def found(report: dict) -> list[str]:
+    return [f"{f['file']}:{f['line']}" + (f" {f['object']['name']}" if f['object']['name'] else "")
+            for f in report["findings"]]
+
+
+def test_a_subchart_template_is_checked_with_its_parent_chart(repo):
+    write(repo, {"web/Chart.yaml": "apiVersion: v2\nname: web\nversion: 1.0.0\n",
+                 "web/templates/a.yaml": INGRESS.format(name="parent"),
+                 "web/charts/db/Chart.yaml": "apiVersion: v2\nname: db\nversion: 1.0.0\n",
+                 "web/charts/db/templates/b.yaml": INGRESS.format(name="sub")})
+    code, report = scan("--no-render", "web/charts/db/templates/b.yaml")
+    assert code == 1 and found(report) == ["web/charts/db/templates/b.yaml:1"]
+    assert report["notices"][0] == "web/charts/db/templates/b.yaml: checked as part of the Helm chart in web/"
+    assert report["unrendered"] == [{"file": "web", "reason": "Helm chart read as text: every branch of its "
+                                                              "templates, nothing rendered"}]
+
+
+def test_a_chart_file_that_shapes_the_chart_keeps_all_its_findings(repo):
+    write(repo, {"web/Chart.yaml": "apiVersion: v2\nname: web\nversion: 1.0.0\n",
+                 "web/values.yaml": "replicas: 1\n",
+                 "web/templates/a.yaml": INGRESS.format(name="a"),
+                 "web/templates/b.yaml": INGRESS.format(name="b")})
+    assert found(scan("--no-render", "web/templates/b.yaml")[1]) == ["web/templates/b.yaml:1"]
+    assert found(scan("--no-render", "web/values.yaml")[1]) == ["web/templates/a.yaml:1", "web/templates/b.yaml:1"]
+    # the chart given whole, and a file of it: the whole chart
+    assert len(scan("--no-render", "web", "web/templates/b.yaml")[1]["findings"]) == 2
+
+
+def test_the_nearest_kustomization_that_uses_the_file(repo):
+    write(repo, {"apps/kustomization.yaml": "resources: [base]\n",
+                 "apps/base/kustomization.yaml": "resources: [a.yaml, b.yaml]\n",
+                 "apps/base/a.yaml": INGRESS.format(name="a"),
+                 "apps/base/b.yaml": INGRESS.format(name="b"),
+                 "apps/base/notes/unused.yaml": INGRESS.format(name="loose")})
+    code, report = scan("--no-render", "apps/base/a.yaml")
+    assert code == 1 and found(report) == ["apps/base/a.yaml:1 a"]
+    assert report["notices"][0] == "apps/base/a.yaml: checked as part of the kustomization in apps/base/"
+    # a file no kustomization names is a plain file, as before
+    _, report = scan("--no-render", "apps/base/notes/unused.yaml")
+    assert found(report) == ["apps/base/notes/unused.yaml:1 loose"]
+    assert not any("checked as part" in n for n in report["notices"])
+    # the kustomization file itself shapes its build: every finding of it
+    assert found(scan("--no-render", "apps/base/kustomization.yaml")[1]) == ["apps/base/a.yaml:1 a",
+                                                                             "apps/base/b.yaml:1 b"]
+
+
+def test_a_component_is_not_built_alone(repo):
+    write(repo, {"app/kustomization.yaml": "resources: [a.yaml]\ncomponents: [extra]\n",
+                 "app/a.yaml": INGRESS.format(name="a"),
+                 "app/extra/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n"
+                                                 "resources: [c.yaml]\n",
+                 "app/extra/c.yaml": INGRESS.format(name="c")})
+    _, report = scan("--no-render", "app/extra/c.yaml")
+    assert found(report) == ["app/extra/c.yaml:1 c"]
+    assert report["notices"][0] == "app/extra/c.yaml: checked as part of the kustomization in app/"
+
+
+def test_a_broken_sibling_is_not_the_changed_files_problem(repo):
+    write(repo, {"app/kustomization.yaml": "resources: [a.yaml]\n",
+                 "app/a.yaml": "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: a}\n",
+                 "app/other.yaml": "a: [\n"})
+    code, report = scan("--no-render", "app/a.yaml")
+    assert code == 0 and report["diagnostics"] == []
+
+
+def test_a_folder_without_kubernetes_objects_says_so(repo):
+    write(repo, {"docs/mkdocs.yaml": "site_name: x\n", "apps/a.yaml": INGRESS.format(name="a")})
+    code, report = scan("docs")
+    assert code == 0 and report["notices"] == ["no Kubernetes objects found in docs"]
+    assert report["summary"]["empty_paths"] == ["docs"]
+    text = CliRunner().invoke(cli, ["scan", "docs"]).stdout
+    assert text.splitlines()[-1].startswith("nothing checked for ") and "no Kubernetes objects found in docs (" in text
+    code, report = scan("docs", "apps")  # the wrong path beside a right one: said, the rest reported
+    assert code == 1 and report["notices"] == ["no Kubernetes objects found in docs"]
+
+
+def test_a_file_without_kubernetes_objects_is_quiet(repo):
+    write(repo, {"ci.yaml": "jobs: {}\n"})
+    code, report = scan("ci.yaml")
+    assert code == 0 and report["notices"] == [] and report["summary"]["empty_paths"] == []
+
+
+def test_a_missing_path_says_it_does_not_exist(repo):
+    result = CliRunner().invoke(cli, ["scan", "deploy"])
+    assert result.exit_code == 3
+    assert "deploy: does not exist" in result.stdout
+    assert result.stdout.splitlines()[-1].startswith("nothing checked for ")
+    assert ": deploy does not exist (0 blockers, 0 warnings, 1 unreadable input)" in result.stdout
