@@ -9,13 +9,24 @@ import sys
 
 import click
 
-from scanner.cli_shared import (MINOR, analysis_inputs, check_outputs, cli, config_for, config_options,
-                                emit, emit_all, minor_sources, options_of, scan_options, settings, unknown_option)
+from scanner.cli_shared import (MINOR, analysis_inputs, check_outputs, chosen_output, cli, config_for, config_options,
+                                emit, emit_all, minor_sources, options_of, output_options, scan_options, settings,
+                                unknown_option)
+
+PLAN_FORMATS = ("text", "json", "yaml", "markdown")
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK
 
 
 def _paths_argument(function):
     return click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))(function)
+
+
+def _json_or_yaml(json_text: str, fmt: str) -> str:
+    if fmt != "yaml":
+        return json_text
+    from scanner.report.yaml_report import from_json
+
+    return from_json(json_text)
 
 
 def _report_input_problems(source) -> bool:
@@ -47,7 +58,8 @@ def _analysis(paths: tuple[str, ...], config_file: str | None, no_config: bool):
 
 @cli.command()
 @_paths_argument
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--output", "-o", "--format", "fmt", type=click.Choice(["text", "json", "yaml"]), default="text",
+              show_default=True, help="Output format.")
 @config_options
 def components(paths, fmt, config_file, no_config) -> None:
     """List the components a tree pins: version or range, release, supported Kubernetes, file:line.
@@ -55,14 +67,17 @@ def components(paths, fmt, config_file, no_config) -> None:
     \b
     Examples:
       kubehop components platform/
-      kubehop components --format json platform/ infra/
+      kubehop components -o json platform/ infra/
     """
     from scanner.components.catalog import load_catalog
     from scanner.report import components as report
 
     analysis = _analysis(paths, config_file, no_config)
     tree = analysis.tree
-    click.echo(report.render_json(tree) if fmt == "json" else report.render_text(tree, load_catalog()), nl=False)
+    if fmt == "text":
+        click.echo(report.render_text(tree, load_catalog()), nl=False)
+    else:
+        click.echo(_json_or_yaml(report.render_json(tree), fmt), nl=False)
     sys.exit(EXIT_INPUT if _report_input_problems(analysis) else EXIT_OK)
 
 
@@ -74,29 +89,27 @@ def components(paths, fmt, config_file, no_config) -> None:
               help="Minor the cluster runs today (default: the configuration's, else read from the tree "
                    "or --cluster-version-file).")
 @click.option("--distro", default=None, help="kubernetes, k3s or rke2 (default: read from the cluster's version).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
-              help="Write the plan to a file instead of standard output.")
+@output_options(PLAN_FORMATS, "plan")
 @click.option("--orders", "orders_folder", type=click.Path(file_okay=False, writable=True), default=None,
               help="Write each window's upgrade orders (system-upgrade Plans, KubernetesNodeUpgrade) to "
                    "DIR/NN-<minor>/, at the paths of the tree's own orders. DIR must be outside the tree.")
 @config_options
 @analysis_inputs
 @unknown_option
-def plan_command(paths, target, current, distro, fmt, output, orders_folder, config_file, no_config, unknown,
-                 **inputs) -> None:
+def plan_command(paths, target, current, distro, output, fmt, output_file, orders_folder, config_file, no_config,
+                 unknown, **inputs) -> None:
     """One window per hop: what moves before it, what it breaks, what may move after.
 
     \b
     Examples:
       kubehop plan --from 1.31 --target 1.36 platform/ infra/
       kubehop plan --target 1.36 .            (the cluster version is read from the tree)
-      kubehop plan --from 1.31 --format markdown . >> "$GITHUB_STEP_SUMMARY"
+      kubehop plan --from 1.31 -o markdown . >> "$GITHUB_STEP_SUMMARY"
       kubehop plan --from 1.31 --orders ../orders cluster/   (cluster/'s orders for each hop)
 
     \b
     Exit codes: 0 nothing known blocks the target; 1 blockers found;
-    2 usage error; 3 some input could not be read.
+    2 usage error; 3 some input could not be read; 4 kubehop failed (a bug).
     """
     from scanner.components.catalog import load_catalog
     from scanner.orders.version import cluster_distros
@@ -107,6 +120,7 @@ def plan_command(paths, target, current, distro, fmt, output, orders_folder, con
     from scanner.plan import PlanInputError, PlanRequest, plan_paths
     from scanner.report import plan_json, plan_markdown, plan_text
 
+    fmt, output = chosen_output(output, fmt, output_file, PLAN_FORMATS)
     check_outputs([output])
     config = config_for(config_file, no_config, paths)
     sources = minor_sources(config, target, current)
@@ -129,7 +143,7 @@ def plan_command(paths, target, current, distro, fmt, output, orders_folder, con
 
         emit_all(comment.outputs(lambda limit, full: plan_markdown.render(plan, limit, full), output))
     else:
-        emit({"text": plan_text.render, "json": plan_json.render}[fmt](plan), output)
+        emit(_json_or_yaml(plan_json.render(plan), fmt) if fmt != "text" else plan_text.render(plan), output)
     if _report_input_problems(analysis):
         sys.exit(EXIT_INPUT)
     sys.exit(EXIT_BLOCKED if plan.blocked else EXIT_OK)
@@ -146,7 +160,8 @@ def _emit_fleet(fleet, fmt: str, output: str | None, orders_folder: str | None) 
         if folder:
             os.makedirs(folder, exist_ok=True)
         _attach_orders(plan, plan.analysis.manifests, cluster.paths, folder)
-    render = {"text": plan_fleet.render_text, "json": plan_fleet.render_json, "markdown": plan_fleet.render_markdown}
+    render = {"text": plan_fleet.render_text, "json": plan_fleet.render_json, "markdown": plan_fleet.render_markdown,
+              "yaml": lambda plans: _json_or_yaml(plan_fleet.render_json(plans), "yaml")}
     emit(render[fmt](fleet), output)
 
 
@@ -180,7 +195,8 @@ def _attach_orders(plan, manifests, paths, folder: str | None) -> None:
 
 @cli.command()
 @_paths_argument
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--output", "-o", "--format", "fmt", type=click.Choice(["text", "json", "yaml"]), default="text",
+              show_default=True, help="Output format.")
 @config_options
 def inventory(paths, fmt, config_file, no_config) -> None:
     """The API surface a tree uses: apiVersion/kind counts and the minors that serve each.
@@ -188,7 +204,7 @@ def inventory(paths, fmt, config_file, no_config) -> None:
     \b
     Examples:
       kubehop inventory platform/ apps/
-      kubehop inventory --format json . | jq '.[] | select(.served == "CRD")'
+      kubehop inventory -o json . | jq '.[] | select(.served == "CRD")'
     """
     from scanner import inventory as api_inventory
     from scanner.components.catalog import load_catalog
@@ -197,6 +213,6 @@ def inventory(paths, fmt, config_file, no_config) -> None:
     analysis = _analysis(paths, config_file, no_config)
     served = load_rulebook().served
     uses = api_inventory.inventory(analysis.manifests, served, load_catalog())
-    click.echo(api_inventory.render_json(uses) if fmt == "json"
+    click.echo(_json_or_yaml(api_inventory.render_json(uses), fmt) if fmt != "text"
                else api_inventory.render_text(uses, served.minors), nl=False)
     sys.exit(EXIT_INPUT if _report_input_problems(analysis) else EXIT_OK)

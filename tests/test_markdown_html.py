@@ -216,13 +216,13 @@ def test_a_long_report_is_cut_to_a_comment_and_written_whole_beside_it(tmp_path)
     assert len(out.encode("utf-16-le")) // 2 < 65_536
     listed = out.count("<code>many.<wbr>yaml:") + out.count("<code>many.yaml:")
     assert 50 < listed < 400
-    assert f"{400 - listed} more findings are not shown here" in out and "--output FILE" in out
+    assert f"{400 - listed} more findings are not shown here" in out and "--output-file FILE" in out
     assert out.count("- error: `broken-") == 50 and "- … 30 more input problems" in out
     assert out.rstrip().endswith("</sub>")  # the footer, after the input problems, is kept
     done = run_kubehop("scan", "--format", "text", "--report", "markdown=report.md", ".", cwd=tmp_path)
     assert done.returncode == 3
     comment, full = (tmp_path / "report.md").read_text(), (tmp_path / "report.full.md").read_text()
-    assert comment == out.replace("write the full report with `--output FILE` (it goes to FILE.full.md), "
+    assert comment == out.replace("write the full report with `--output-file FILE` (it goes to FILE.full.md), "
                                   "or see the JSON report", "the full report is in `report.full.md`, written "
                                   "beside this one")
     assert full.count("does not serve g") == 400 and "cut" not in full.rpartition("### Input problems")[0][-400:]
@@ -307,7 +307,7 @@ def test_plan_summary_says_what_blocks_and_what_is_to_do():
 def test_a_long_plan_is_cut_to_a_comment_and_written_whole_beside_it(tmp_path):
     blocker = "apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata: {name: web-%d}\n"
     (tmp_path / "many.yaml").write_text("---\n".join(blocker % n for n in range(1000)))
-    done = run_kubehop("plan", "--from", "1.31", "--target", "1.32", "--format", "markdown", "-o", "plan.md", ".",
+    done = run_kubehop("plan", "--from", "1.31", "--target", "1.32", "--format", "markdown", "--output-file", "plan.md", ".",
                        cwd=tmp_path)
     assert done.returncode == 1, done.stderr.decode()
     comment, full = (tmp_path / "plan.md").read_text(), (tmp_path / "plan.full.md").read_text()

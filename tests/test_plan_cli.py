@@ -214,7 +214,7 @@ def test_core_api_blockers_sit_in_the_window_of_their_hop():
 
 
 def test_plan_output_to_a_missing_folder_is_a_usage_error_before_planning(tmp_path):
-    proc = run_kubehop("plan", "--from", "1.31", "--target", "1.32", "-o", str(tmp_path / "nope" / "plan.txt"),
+    proc = run_kubehop("plan", "--from", "1.31", "--target", "1.32", "--output-file", str(tmp_path / "nope" / "plan.txt"),
                        str(tmp_path))
     assert proc.returncode == 2 and "does not exist" in proc.stderr.decode()
     assert "Traceback" not in proc.stderr.decode()

@@ -15,7 +15,10 @@ if TYPE_CHECKING:  # the CLI reads FORMATS at start-up: no scan machinery import
 # format name -> module under scanner.report that defines `render(result, color) -> str`
 _MODULES = {
     "text": "text",
+    "wide": "wide",
     "json": "json_report",
+    "yaml": "yaml_report",
+    "csv": "csv_report",
     "sarif": "sarif",
     "markdown": "markdown",
     "github": "github",

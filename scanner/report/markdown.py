@@ -192,7 +192,7 @@ def _listing(row: list[Finding], listed: int | None, full_report: str | None) ->
              for f in shown]
     if len(shown) < len(row):
         whole = (f"{md.code(full_report, in_table=False)}, written beside this one" if full_report else
-                 "the full report (`--output FILE` writes it to FILE.full.md)")
+                 "the full report (`--output-file FILE` writes it to FILE.full.md)")
         items.append(f"- … {count(len(row) - len(shown), 'more object')}: all of them are in {whole}")
     return _details(f"The {count(len(row), 'object')} of {row[0].rule_id}", items)
 
