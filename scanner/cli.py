@@ -9,6 +9,7 @@ import sys
 import click
 
 import scanner.cli_plan  # noqa: F401 - registers components, plan and inventory on the group
+import scanner.cli_tools  # noqa: F401 - registers tools and tools install
 from scanner.cli_shared import (MINOR, analysis_inputs, check_outputs, chosen_output, cli, config_for, config_options,
                                 emit_all, minor_sources, options_of, output_options, settings, unknown_option,
                                 use_color)

@@ -267,7 +267,7 @@ def _why_not_rendered(helm_path: str | None, render: bool) -> str | None:
     if not render:
         return "--no-render was given"
     if helm_path is None:
-        return "helm was not found (set KUBEHOP_HELM, put helm on PATH, or run scripts/get-tools.sh)"
+        return "helm was not found (set KUBEHOP_HELM, put helm on PATH, or run `kubehop tools install`)"
     return unsupported(helm_path)
 
 
@@ -308,7 +308,7 @@ def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor
     command = kustomize_command() if options.render else None
     if command is None:  # worded like the notice for charts read as text
         why = ("--no-render was given" if not options.render else "neither kustomize nor kubectl found (set "
-               "KUBEHOP_KUSTOMIZE or KUBEHOP_KUBECTL, put one on PATH, or run scripts/get-tools.sh)")
+               "KUBEHOP_KUSTOMIZE or KUBEHOP_KUBECTL, put one on PATH, or run `kubehop tools install`)")
         result.unrendered.extend(Diagnostic(folder, "kustomization not built: its files were scanned as they are",
                                             level="notice") for folder in folders)
         plural = "s were" if len(folders) != 1 else " was"
