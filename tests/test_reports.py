@@ -167,6 +167,18 @@ def test_sarif_fingerprint_survives_moved_lines(tmp_path):
     assert old["partialFingerprints"] == new["partialFingerprints"]
 
 
+def test_sarif_gives_each_finding_of_one_object_its_own_fingerprint(tmp_path):
+    """Two findings of one rule on one object (two gitRepo volumes) are two alerts, not one merged."""
+    (tmp_path / "pod.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  volumes:\n"
+                                       "    - {name: a, gitRepo: {repository: x}}\n"
+                                       "    - {name: b, gitRepo: {repository: y}}\n")
+    run = json.loads(kubehop_ok("scan", "--format", "sarif", ".", cwd=tmp_path).stdout)["runs"][0]
+    results = [r for r in run["results"] if r["ruleId"] == "field/volume/gitRepo"]
+    assert len(results) == 2
+    assert len({r["partialFingerprints"]["kubehopFinding/v1"] for r in results}) == 2
+    assert run["tool"]["driver"]["informationUri"].startswith("https://")
+
+
 # --- GitHub annotations ---------------------------------------------------------------------------
 
 _COMMAND = re.compile(r"^::(error|warning|notice)(?: ([^:]*))?::(.*)$")
