@@ -316,3 +316,47 @@ def test_a_long_plan_is_cut_to_a_comment_and_written_whole_beside_it(tmp_path):
     assert 50 < shown < 1000 and f"{1000 - shown + 1} more plan items are not shown here" in comment
     assert "the full report is in `plan.full.md`" in comment
     assert full.count("- [ ] fix ") == 1000 and "- [ ] **upgrade the cluster to 1.32**" in full
+
+
+# --- at scale (issue 26): annotation keys wrap, many windows draw in rows, headings carry their badge ---
+
+APPARMOR = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  template:\n"
+            "    metadata:\n      annotations:\n"
+            "        container.apparmor.security.beta.kubernetes.io/a-container-with-a-long-name: runtime/default\n"
+            "    spec:\n      containers: [{name: a-container-with-a-long-name, image: x}]\n")
+
+
+def test_a_field_path_into_an_annotation_key_wraps_within_a_comment(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "deploy.yaml").write_text(APPARMOR)
+    markdown = markdown_of("scan", "--target", "1.36", cwd=tmp_path)
+    assert "annotations" in markdown and "apparmor" in markdown
+    page = Page(github_html(markdown))
+    widest = max(page.cells, key=min_width_px)
+    assert min_width_px(widest) <= COMMENT_PX, widest
+
+
+def test_a_scan_says_what_to_do_first(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "a.yaml").write_text("apiVersion: batch/v1beta1\nkind: CronJob\nmetadata: {name: nightly}\n")
+    (tmp_path / "b.yaml").write_text("apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata: {name: web}\n---\n"
+                                     "apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata: {name: api}\n")
+    markdown = markdown_of("scan", "--target", "1.36", cwd=tmp_path)
+    # the report lists the earliest hop first: its first blocker is where to start
+    assert ("**Start with** `b.yaml:1:1` Ingress web (hop to 1.22): use networking.k8s.io/v1; then the table "
+            "“Hop to 1.22” (1 more blocker).") in markdown
+    assert markdown.index("**Start with**") < markdown.index("### Hop to 1.22")
+
+
+def test_many_windows_draw_in_rows_and_each_heading_says_its_state(tmp_path):
+    (tmp_path / "ing.yaml").write_text("apiVersion: networking.k8s.io/v1beta1\nkind: Ingress\nmetadata: {name: web}\n")
+    markdown = markdown_of("plan", "--from", "1.25", "--target", "1.37", cwd=tmp_path)
+    diagram = markdown.split("```mermaid\n")[1].split("```")[0]
+    rows = re.findall(r'subgraph (R\d+) \[" "\]\n    direction LR\n((?:    .*\n)+?)  end', diagram)
+    assert [len(re.findall(r"^    W\d+\[", body, re.M)) for _, body in rows] == [5, 5, 2]
+    assert "  R1 --> R2\n  R2 --> R3\n" in diagram
+    assert not re.search(r"^  W\d+ --> W\d+", diagram, re.M)  # no edge leaves a row: each keeps left to right
+    headings = re.findall(r"^### (W\d+ · .*)$", markdown, re.M)
+    assert len(headings) == 12
+    assert all(h.endswith(("· ✓ nothing blocks", " warning", " warnings", " blocker", " blockers")) for h in headings)
+    assert headings[0].startswith("W1 · 1.25 → 1.26 · ⛔ 1 blocker")  # the Ingress, gone in 1.22
