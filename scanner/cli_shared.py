@@ -201,7 +201,7 @@ def scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline
     """The configuration, with the command line's flags on top; `flags` are the options the
     configuration does not cover."""
     from scanner.options import ScanOptions
-    from scanner.sources.exclude import Exclusions
+    from scanner.exclusions import Exclusions
 
     return ScanOptions(
         exclude=(Exclusions(str(config.folder), config.exclude), Exclusions(".", tuple(exclude))),

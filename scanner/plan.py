@@ -22,7 +22,7 @@ from scanner.components.pins import ClusterPin
 from scanner.components.state import (BLOCKER, UNKNOWN, WARNING, ComponentState, Migration, Problem, Step,
                                       Timeline, component_states, resolve)
 from scanner.model import Finding, Manifest
-from scanner.report.paths import where  # files named as every report names them
+from scanner.paths import where  # files named as every report names them
 from scanner.versions import Minor, minor_range
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scanner.fix.document import rewrite_document
-from scanner.fix.layout import splice
+from scanner.yaml_layout import splice
 from scanner.fix.migrations import load_migrations
 
 names = st.from_regex(r"[a-z][a-z0-9-]{0,10}", fullmatch=True)

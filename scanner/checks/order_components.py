@@ -14,7 +14,7 @@ from typing import Iterable, Iterator, Sequence
 
 from scanner.checks import ScanContext
 from scanner.model import Finding, Manifest
-from scanner.report.paths import where
+from scanner.paths import where
 from scanner.orders.read import UpgradeOrder, clusters, read_orders
 from scanner.versions import Minor
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scanner import data
-from scanner.components.semver import admits_line, parse_pin, parse_version
+from scanner.semver import admits_line, parse_pin, parse_version
 from scanner.versions import Minor, parse_minor
 
 

@@ -14,7 +14,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from scanner.components.catalog import Catalog, Component
 from scanner.components.chart_pins import ChartPin
 from scanner.components.pins import Detection, component_for_chart, detection, origin_of, unique
-from scanner.components.semver import parse_version
+from scanner.semver import parse_version
 from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.nodes import mapping_get, scalar, sequence_items, value_at

@@ -14,7 +14,7 @@ from yaml.nodes import MappingNode
 from scanner.components.catalog import Catalog
 from scanner.components.cluster_pin import cluster_variables
 from scanner.components.pins import ClusterPin, Detection, component_for_chart, detection, origin_of
-from scanner.components.semver import parse_version
+from scanner.semver import parse_version
 from scanner.guard import unexpected
 from scanner.model import Diagnostic
 from scanner.nodes import mapping_get, scalar, sequence_items

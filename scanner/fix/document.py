@@ -8,7 +8,7 @@ from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.error import YAMLError as RuamelError
 
 from scanner.fix.engine import NotSafe, migrate
-from scanner.fix.layout import Layout, splice
+from scanner.yaml_layout import Layout, splice
 from scanner.fix.migrations import Migration
 from scanner.fix.result import Left
 from scanner.sources.yamldoc import DocumentProblem, load_data

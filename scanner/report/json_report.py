@@ -7,7 +7,7 @@ import json
 from scanner import __version__
 from scanner.model import Finding
 from scanner.report import hop_label
-from scanner.report.paths import repo_path
+from scanner.paths import repo_path
 from scanner.scan import ScanResult
 
 SCHEMA_VERSION = 1

@@ -9,7 +9,7 @@ from scanner.freshness import data_checked
 from scanner.model import Origin
 from scanner.plan import Migration, Plan, Step, Window
 from scanner.report import plan_orders
-from scanner.report.paths import repo_path
+from scanner.paths import repo_path
 
 SCHEMA_VERSION = 1
 

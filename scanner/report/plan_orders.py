@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from scanner.report.markdown import escape
-from scanner.report.paths import repo_path
+from scanner.paths import repo_path
 
 _TICKS = re.compile(r"`+")
 

@@ -18,7 +18,7 @@ import tarfile
 from dataclasses import dataclass
 from typing import Any
 
-from scanner.components.semver import parse_pin, parse_version
+from scanner.semver import parse_pin, parse_version
 from scanner.model import Origin
 from scanner.sources.files import read_file
 from scanner.nodes import mapping_get, scalar

@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from scanner.containment import inside
-from scanner.report.paths import repo_path
+from scanner.paths import repo_path
 from scanner.sources.files import read_file
 from scanner.sources.helm import release_problem
 from scanner.nodes import construct

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 
 from scanner.model import Manifest, Origin
-from scanner.report.paths import repo_path
+from scanner.paths import repo_path
 from scanner.sources import kustomize_mirror
 from scanner.sources.files import read_file
 from scanner.sources.kustomize_helm import OBJECT_ANNOTATION, HelmCharts

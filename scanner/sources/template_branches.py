@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from scanner.components.semver import Interval, parse_pin
+from scanner.semver import Interval, parse_pin
 from scanner.versions import Minor
 
 _OPENS = ("if", "range", "with", "define", "block")

@@ -15,11 +15,9 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from scanner.model import Diagnostic
 from scanner.nodes import STD_TAG
+from scanner.yaml_errors import MAX_DEPTH, TOO_DEEP
 
 
-# Kubernetes objects are a few dozen levels deep at most; libyaml itself
-# crashes (C stack) on flow nesting in the tens of thousands.
-MAX_DEPTH = 256
 # How much aliases may grow a document once expanded ("billion laughs"): nodes, and characters of
 # scalar text (one long string aliased many times is as bad as many nodes). What reads a document
 # whole (a JSON dump, Flux values handed to helm, kustomize) pays for every expanded copy; honest
@@ -28,7 +26,6 @@ MAX_ALIAS_GROWTH_NODES = 100_000
 MAX_ALIAS_GROWTH_CHARS = 4 * 1024 * 1024
 _CEILING = 1 << 40  # expanded sizes are counted no further (they grow exponentially)
 
-TOO_DEEP = f"nesting deeper than {MAX_DEPTH} levels; document skipped"
 # What the refusals above say: a file holding one is never handed to a tool (helm, kustomize),
 # which would expand it without a limit (sources/hazards.py).
 HAZARDS = ("nesting deeper than", "(recursive alias)", "(alias bomb)")

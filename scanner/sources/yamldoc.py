@@ -19,15 +19,14 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.nodes import construct, key_node, mapping_get, scalar
-from scanner.sources.yamlcheck import (TOO_DEEP, DocumentProblem, check_flow_depth,  # noqa: F401
-                                       inspect)  # DocumentProblem: the sources import it from here
+# DocumentProblem: the sources import it from here.
+from scanner.sources.yamlcheck import DocumentProblem, check_flow_depth, inspect  # noqa: F401
+from scanner.yaml_errors import yaml_error
 
 try:  # libyaml is what makes parsing fast; the pure-Python loader is the fallback.
     _Loader = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - depends on how PyYAML was built
     _Loader = yaml.SafeLoader
-
-_LIBYAML_DEPTH_LIMIT = "exceeded maximum nesting depth"  # the limit newer libyaml builds stop at
 
 _DUPLICATE_ANCHOR = "found duplicate anchor"
 
@@ -190,19 +189,6 @@ def _templated(root: Any) -> bool:
         elif isinstance(node, SequenceNode):
             stack.extend(node.value)
     return False
-
-
-def yaml_error(path: str, err: yaml.YAMLError) -> Diagnostic:
-    """'invalid YAML: <problem>' at the line libyaml names."""
-    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
-    problem = getattr(err, "problem", None) or str(err)
-    context = getattr(err, "context", None)
-    if _LIBYAML_DEPTH_LIMIT in problem:
-        # Newer libyaml stops at a nesting limit of its own before kubehop's depth check sees the
-        # tree: the same reason, worded the same way whichever parser stops first.
-        return Diagnostic(path, TOO_DEEP, mark.line + 1 if mark else None)
-    text = f"invalid YAML: {context + ', ' if context else ''}{problem}"
-    return Diagnostic(path, text.replace("\n", " "), mark.line + 1 if mark else None)
 
 
 # --- Kubernetes objects in a document -------------------------------------------------------------

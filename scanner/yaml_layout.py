@@ -4,6 +4,8 @@ ruamel.yaml keeps comments, key order and quoting, but re-indents or re-spaces s
 constructs when it writes a document back. So the edit is taken as the difference
 between ruamel's output before and after the change, and applied to the original lines:
 lines ruamel laid out differently are only replaced when they touch a changed line.
+Used by every writer that edits a file of the tree: `kubehop fix` (scanner.fix) and the upgrade
+orders a plan writes (scanner.orders.write).
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
-"""How every report names a file: relative to the repository root, with forward slashes.
+"""How kubehop names a file wherever it shows one (findings, notices, every report): relative to the repository root, with forward slashes.
 
 The root is the git work tree that holds the file (the nearest folder upward with a `.git`, as
 git finds it), else the working directory. Code scanning, workflow annotations and a reviewer all
 resolve paths from the checkout root, so `kubehop scan .` in a subfolder and `kubehop scan
 /checkout/platform` from elsewhere name a file the same way, in every format. A file outside any
-such root (a values file in /tmp) keeps its absolute path.
+such root (a values file in /tmp) keeps its absolute path. (What kubehop may read, the repository's
+end for what the tree names, is scanner.containment's.)
 """
 
 from __future__ import annotations
