@@ -222,7 +222,7 @@ def _components(tree: TreeComponents, scan_input: ScanInput, catalog: Catalog, t
     """The component state of the whole tree (the notices of what could not be read of the charts' own
     constraints join the analysis')."""
     from scanner.components.tree import component_timeline
-    from scanner.sources.chart_index import chart_versions
+    from scanner.components.chart_index import chart_versions
 
     charts = chart_versions(tree.charts, options.allow_network)
     scan_input.notices.extend(charts.notices)
