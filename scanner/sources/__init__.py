@@ -11,74 +11,25 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from yaml.nodes import MappingNode, ScalarNode
 
 from scanner.containment import within
 from scanner.guard import unexpected
-from scanner.model import STDIN_PATH, Diagnostic, Finding, Manifest
+from scanner.model import STDIN_PATH, Diagnostic, Manifest
 from scanner.sources.files import KUSTOMIZATION_FILES, ChartFolder, KustomizeFolder, ManifestFile, read_file, walk
 from scanner.sources.hazards import hazardous_files, held_back
 from scanner.sources.parallel import read_all
 from scanner.nodes import mapping_get
 from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, read_text
-from scanner.suppress import MARKER, Suppression, read_suppressions
+from scanner.suppress import MARKER, read_suppressions
 from scanner.versions import Minor
+from scanner.sources.scan_input import ScanInput
 from scanner.words import count
 
 if TYPE_CHECKING:
     from scanner.options import ScanOptions
-
-
-@dataclass
-class ScanInput:
-    manifests: list[Manifest] = field(default_factory=list)
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    # Charts, kustomizations and files holding template syntax that were not rendered, with the reason.
-    unrendered: list[Diagnostic] = field(default_factory=list)
-    # `# kubehop: ignore[...]` comments (scanner.suppress), applied once the checks have run.
-    suppressions: list[Suppression] = field(default_factory=list)
-    files_read: int = 0
-    notices: list[str] = field(default_factory=list)
-    # (path, root node) of the documents that may pin a component or cluster version without being a
-    # Kubernetes object: Chart.yaml, kustomizations, `*_version:` variables (scanner.components.file_pins).
-    documents: list[tuple[str, Any]] = field(default_factory=list)
-    # What a source itself finds (a key written twice in a render), reported beside the checks' findings.
-    findings: list[Finding] = field(default_factory=list)
-    # The `via` of objects read from templates a chart's values switch off: their findings are warnings.
-    latent: set[str] = field(default_factory=set)
-    # The first `checked_early` objects had the per-object checks and their component pins taken as
-    # their file was read (scanner.scan); `pins` are those pins (scanner.components.pins.Detection).
-    checked_early: int = 0
-    pins: list[Any] = field(default_factory=list)
-    # Objects among those that carry server-side state: what a cluster holds (cluster_state.split_live).
-    live: list[Manifest] = field(default_factory=list)
-    # The tools that rendered part of the input, and their versions, e.g. {"helm": "v4.1.4+g05fa379"}.
-    rendered_with: dict[str, str] = field(default_factory=dict)
-    # How each tool that ran was kept from the network (sandbox.py, no_network.py), e.g. {"helm": "network namespace ..."}.
-    isolation: dict[str, str] = field(default_factory=dict)
-    # Files the exclusions (`exclude` in the configuration, --exclude) left out: reports count them.
-    excluded: int = 0
-
-    def extend(self, other: "ScanInput") -> None:
-        if other.checked_early and self.checked_early == len(self.manifests):
-            self.checked_early += other.checked_early  # still a prefix
-        self.pins.extend(other.pins)
-        self.live.extend(other.live)
-        self.manifests.extend(other.manifests)
-        self.findings.extend(other.findings)
-        self.latent.update(other.latent)
-        self.documents.extend(other.documents)
-        self.diagnostics.extend(other.diagnostics)
-        self.unrendered.extend(other.unrendered)
-        self.suppressions.extend(other.suppressions)
-        self.files_read += other.files_read
-        self.excluded += other.excluded
-        self.notices.extend(other.notices)
-        self.rendered_with.update(other.rendered_with)
-        self.isolation.update(other.isolation)
 
 
 def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions | None" = None,

@@ -49,7 +49,7 @@ def _in_worker(file: ManifestFile):
     try:
         found = _read(file)
     except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
-        from scanner.sources import ScanInput
+        from scanner.sources.scan_input import ScanInput
 
         return ScanInput(diagnostics=[unexpected(file.path, err)], files_read=1)
     return None if found.documents else found
