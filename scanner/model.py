@@ -49,7 +49,7 @@ class Manifest:
     _node: Any = field(repr=False)
     _body: Any = field(repr=False)
     # For an object read from a tool's output (a render, a build): its nodes' (line, column) there ->
-    # (line, column) in origin.path (sources/line_map.py). None: the nodes were read from that file.
+    # (line, column) in origin.path (sources/yaml/line_map.py). None: the nodes were read from that file.
     line_map: Callable[[int, int], tuple[int, int]] | None = field(repr=False)
     # Composes a released node again (sources/retention.py); None while the node is held.
     _recompose: Callable[["Manifest"], Any] | None = field(repr=False)

@@ -11,7 +11,7 @@ from scanner.fix.engine import NotSafe, migrate
 from scanner.yaml_layout import Layout, splice
 from scanner.fix.migrations import Migration
 from scanner.fix.result import Left
-from scanner.sources.yamldoc import DocumentProblem, load_data
+from scanner.sources.yaml.yamldoc import DocumentProblem, load_data
 
 
 

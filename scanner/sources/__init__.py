@@ -22,7 +22,7 @@ from scanner.sources.files import KUSTOMIZATION_FILES, ChartFolder, KustomizeFol
 from scanner.sources.hazards import hazardous_files, held_back
 from scanner.sources.parallel import read_all
 from scanner.nodes import mapping_get
-from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, read_text
+from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, read_text
 from scanner.suppress import MARKER, read_suppressions
 from scanner.versions import Minor
 from scanner.sources.scan_input import ScanInput

@@ -22,7 +22,7 @@ from scanner.semver import parse_pin, parse_version
 from scanner.model import Origin
 from scanner.sources.files import read_file
 from scanner.nodes import mapping_get, scalar
-from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents, load_data
+from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, compose_documents, load_data
 
 _MAX_CACHED_ARCHIVES = 5000  # archives looked into in helm's cache, at most
 _MAX_METADATA_BYTES = 1 << 20

@@ -15,9 +15,9 @@ import re
 from dataclasses import dataclass
 
 from scanner.model import Manifest, Origin
-from scanner.sources.line_map import fixed
+from scanner.sources.yaml.line_map import fixed
 from scanner.sources.template_branches import Capabilities, decided_branches
-from scanner.sources.yamldoc import read_text
+from scanner.sources.yaml.yamldoc import read_text
 
 _DOC_SEPARATOR = re.compile(r"^---[ \t]*$", re.MULTILINE)
 _API_VERSION_LINE = re.compile(r"^([ \t]*)apiVersion:[ \t]*(.*?)[ \t]*$", re.MULTILINE)

@@ -162,7 +162,7 @@ def _too_big(path: str, size: int) -> Diagnostic:
 def read_yaml_file(path: str) -> tuple[Any, Diagnostic | None]:
     """The data of a one-document YAML file kubehop reads for itself (Chart.yaml, a kustomization),
     read and guarded like a manifest; or the one-line reason it cannot be."""
-    from scanner.sources.yamldoc import DocumentProblem, load_data
+    from scanner.sources.yaml.yamldoc import DocumentProblem, load_data
 
     text, problem = read_file(path)
     if problem is not None:

@@ -10,7 +10,7 @@ import os
 from typing import Iterable
 
 from scanner.model import Diagnostic
-from scanner.sources.yamlcheck import HAZARDS
+from scanner.sources.yaml.yamlcheck import HAZARDS
 
 
 def hazardous_files(diagnostics: Iterable[Diagnostic]) -> frozenset[str]:

@@ -17,8 +17,8 @@ from scanner.model import Diagnostic, Manifest, Origin
 from scanner.sources.chart_dependencies import dependency_file
 from scanner.sources.chart_templates import locate
 from scanner.sources.helm import FILENAME_ANNOTATION, ChartRelease, RenderOutcome
-from scanner.sources.line_map import aligned, fixed
-from scanner.sources.rendered import annotation, drop_annotation, read_output, reorigin, source_comments
+from scanner.sources.yaml.line_map import aligned, fixed
+from scanner.sources.yaml.rendered import annotation, drop_annotation, read_output, reorigin, source_comments
 
 _FILENAME_LINE = re.compile(rf"^(?:\s*{re.escape(FILENAME_ANNOTATION)}:\s*['\"]?(.+?)['\"]?|# Source: (.+?))\s*$",
                             re.MULTILINE)

@@ -17,10 +17,10 @@ from typing import Any
 from scanner.crds import as_dict, as_list
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.sources.files import MAX_FILE_BYTES, read_file
-from scanner.sources.line_map import fixed
-from scanner.sources.rendered import read_output, reorigin, source_comments
+from scanner.sources.yaml.line_map import fixed
+from scanner.sources.yaml.rendered import read_output, reorigin, source_comments
 from scanner.nodes import construct, key_node, mapping_get, scalar
-from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, read_text
+from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, read_text
 
 _GZIP_MAGIC = b"\x1f\x8b"
 # A release holds no more than a scanned file may (files.MAX_FILE_BYTES).

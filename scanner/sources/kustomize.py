@@ -31,7 +31,7 @@ from scanner.sources.kustomize_helm import EntryOutcome, HelmCharts
 from scanner.sources.kustomize_origins import Origins
 from scanner.containment import repository_root
 from scanner.sources.kustomize_refs import Closure, closure, kustomization_file, read_kustomization, references
-from scanner.sources.rendered import read_output, reorigin
+from scanner.sources.yaml.rendered import read_output, reorigin
 
 NO_LOAD_RESTRICTOR = ["--load-restrictor", "LoadRestrictionsNone"]  # as Flux builds (and no plugins: kubehop runs none)
 _TIMEOUT_SECONDS = 300

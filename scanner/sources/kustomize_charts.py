@@ -26,7 +26,7 @@ from scanner.paths import repo_path
 from scanner.sources.files import read_file
 from scanner.sources.helm import release_problem
 from scanner.nodes import construct
-from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents
+from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, compose_documents
 
 _MAX_ARCHIVE_BYTES = 200 * 1024 * 1024
 _PULL_TIMEOUT_SECONDS = 300

@@ -27,9 +27,9 @@ from scanner.sources.chart_fallback import unrenderable
 from scanner.sources.files import read_file
 from scanner.sources.helm_output import manifests_of
 from scanner.sources.kustomize_charts import ChartEntry, locate, values_of
-from scanner.sources.rendered import annotation, drop_annotation
+from scanner.sources.yaml.rendered import annotation, drop_annotation
 from scanner.sources.rendered_duplicates import split_duplicate_keys
-from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, read_text
+from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, read_text
 from scanner.versions import parse_minor
 
 OBJECT_ANNOTATION = "kubehop.dev/helm-chart-object"

@@ -23,9 +23,9 @@ from scanner.sources import kustomize_mirror
 from scanner.sources.files import read_file
 from scanner.sources.kustomize_helm import OBJECT_ANNOTATION, HelmCharts
 from scanner.sources.kustomize_refs import read_kustomization
-from scanner.sources.line_map import aligned, fixed
-from scanner.sources.rendered import annotation, drop_annotation
-from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, load_data, read_text
+from scanner.sources.yaml.line_map import aligned, fixed
+from scanner.sources.yaml.rendered import annotation, drop_annotation
+from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, load_data, read_text
 
 ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
 _SEPARATOR = re.compile(r"^---$", re.MULTILINE)

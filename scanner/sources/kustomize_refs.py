@@ -20,7 +20,7 @@ from typing import Any, Iterator
 from scanner.containment import leaves
 from scanner.sources.files import KUSTOMIZATION_FILES, read_file
 from scanner.nodes import construct, locate
-from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents, load_data
+from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, compose_documents, load_data
 
 # Fields kustomize loads, by what they name: a folder (a kustomization) or either a file or a folder.
 _FOLDER_OR_FILE = ("resources", "bases", "generators", "transformers", "validators")

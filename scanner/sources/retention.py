@@ -92,7 +92,7 @@ recompose = Recomposer()  # one for the process: objects read by worker processe
 def _nodes_of(path: str) -> dict[tuple[int, int, str], Any]:
     """The objects' nodes of a file, by the place and kind of each object (None: it changed meanwhile)."""
     from scanner.sources.files import read_file
-    from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, read_text
+    from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, read_text
 
     text, problem = read_file(path)
     if problem is not None:

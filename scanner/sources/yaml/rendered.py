@@ -14,7 +14,7 @@ from scanner.model import Diagnostic, Manifest, Origin
 from yaml.nodes import MappingNode
 
 from scanner.nodes import mapping_get, scalar
-from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, read_text
+from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, read_text
 
 _SOURCE_COMMENT = re.compile(r"^# Source: (.+?)\s*$", re.MULTILINE)
 

@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
-from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents
+from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, compose_documents
 
 # (line, column) of a node in the output, 1-based -> (line, column) in the source file.
 LineMap = Callable[[int, int], "tuple[int, int]"]

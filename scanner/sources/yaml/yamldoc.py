@@ -4,7 +4,7 @@ The hot path of a scan. libyaml (through PyYAML's C loader) composes the
 node tree, whose nodes carry their line and column; Python objects are built
 from it only when a check asks (`construct`). Every document is also checked for
 what libyaml lets through but Kubernetes would not accept or a scanner should
-not trust (sources/yamlcheck.py): duplicate keys, unknown tags, alias bombs and
+not trust (yamlcheck.py): duplicate keys, unknown tags, alias bombs and
 absurd nesting.
 """
 
@@ -20,7 +20,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.nodes import construct, key_node, mapping_get, scalar
 # DocumentProblem: the sources import it from here.
-from scanner.sources.yamlcheck import DocumentProblem, check_flow_depth, inspect  # noqa: F401
+from scanner.sources.yaml.yamlcheck import DocumentProblem, check_flow_depth, inspect  # noqa: F401
 from scanner.yaml_errors import yaml_error
 
 try:  # libyaml is what makes parsing fast; the pure-Python loader is the fallback.
