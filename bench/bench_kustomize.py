@@ -24,7 +24,7 @@ sys.path.insert(0, str(REPO))
 
 
 def folders(tree: Path) -> list[str]:
-    from scanner.sources.files import KustomizeFolder, walk
+    from scanner.sources.files.walk import KustomizeFolder, walk
     from scanner.sources.kustomize_refs import read_kustomization
 
     found = [item.path for item in walk([str(tree)]) if isinstance(item, KustomizeFolder)]

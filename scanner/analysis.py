@@ -22,7 +22,7 @@ from scanner.options import ScanOptions
 from scanner.policy import apply_policy, latent_as_warnings
 from scanner.rulebook import load_rulebook
 from scanner.sources import ScanInput, collect
-from scanner.sources.retention import Retention
+from scanner.sources.files.retention import Retention
 from scanner.versions import Minor
 
 if TYPE_CHECKING:
@@ -170,7 +170,7 @@ def _no_current(found: CurrentMinor) -> str:
 class _EarlyChecks:
     """Run on each plain file as soon as it is read: the per-object checks (their findings join the
     file's) and the component pins of its objects, while their nodes are held; then the nodes are let
-    go (sources/retention.py), so a scan's memory does not grow with its tree."""
+    go (sources/files/retention.py), so a scan's memory does not grow with its tree."""
 
     def __init__(self, context: ScanContext, checks: Sequence, catalog: Catalog):
         from scanner.components.detect import ObjectPins

@@ -11,7 +11,7 @@ from typing import Sequence
 from scanner.components.catalog import Catalog
 from scanner.model import Manifest
 from scanner.rulebook import ServedApis
-from scanner.sources.files import KUSTOMIZATION_FILES
+from scanner.sources.files.walk import KUSTOMIZATION_FILES
 from scanner.versions import Minor
 from scanner.report.plain import log_lines
 

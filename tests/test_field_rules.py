@@ -24,8 +24,8 @@ from scanner.checks import ScanContext, field_rules
 from scanner.pathexpr import PathSyntaxError, PathTree, compile_path
 from scanner.rulebook import load_rulebook
 from scanner.scan import scan
-from scanner.sources import read_manifest_file
-from scanner.sources.files import ManifestFile
+from scanner.sources.files.source import read_manifest_file
+from scanner.sources.files.walk import ManifestFile
 from scanner.versions import parse_minor
 
 FIELD_FIXTURES = FIXTURES / "rules" / "fields"

@@ -28,7 +28,7 @@ _NO_IMAGES = frozenset({"CustomResourceDefinition", "ConfigMap", "Secret", "Role
 
 class ObjectPins:
     """Label and image pins taken from each object as it is read, while its node is held (a scan lets
-    the nodes of plain files go early: sources/retention.py)."""
+    the nodes of plain files go early: sources/files/retention.py)."""
 
     def __init__(self, catalog: Catalog):
         self.finder = _Finder(catalog, ())

@@ -18,7 +18,7 @@ from scanner.semver import parse_version
 from scanner.guard import unexpected
 from scanner.model import Diagnostic
 from scanner.nodes import mapping_get, scalar, sequence_items
-from scanner.sources.files import KUSTOMIZATION_FILES
+from scanner.sources.files.walk import KUSTOMIZATION_FILES
 
 # Helm charts list their dependencies in Chart.yaml (Helm 3) or requirements.yaml (Helm 2).
 _CHART_FILES = ("Chart.yaml", "requirements.yaml", "requirements.yml")

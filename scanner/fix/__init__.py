@@ -19,7 +19,7 @@ from scanner.fix.template import rewrite_template
 from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest, object_ref
 from scanner.exclusions import Exclusions
-from scanner.sources.files import SKIPPED_DIRS, ChartFolder, KustomizeFolder, ManifestFile, read_file, walk
+from scanner.sources.files.walk import SKIPPED_DIRS, ChartFolder, KustomizeFolder, ManifestFile, read_file, walk
 from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, read_text
 from scanner.suppress import MARKER, Suppression, read_suppressions, rule_matches
 

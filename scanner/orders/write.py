@@ -32,7 +32,7 @@ from scanner.orders.kinds import OrderKind
 from scanner.orders.read import Cluster, UpgradeOrder, clusters
 from scanner.orders.releases import newest_patch
 from scanner.paths import where
-from scanner.sources.files import read_file
+from scanner.sources.files.walk import read_file
 from scanner.versions import Minor
 
 _SEPARATOR = re.compile(r"^---(?:[ \t].*)?$")

@@ -8,24 +8,19 @@ when a scan has such input.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 from typing import TYPE_CHECKING, Any, Callable
 
-from yaml.nodes import MappingNode, ScalarNode
-
 from scanner.containment import within
 from scanner.guard import unexpected
 from scanner.model import STDIN_PATH, Diagnostic, Manifest
-from scanner.sources.files import KUSTOMIZATION_FILES, ChartFolder, KustomizeFolder, ManifestFile, read_file, walk
+from scanner.sources.files.parallel import read_all
+from scanner.sources.files.source import read_manifest_file
+from scanner.sources.files.walk import ChartFolder, KustomizeFolder, ManifestFile, walk
 from scanner.sources.hazards import hazardous_files, held_back
-from scanner.sources.parallel import read_all
-from scanner.nodes import mapping_get
-from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, read_text
-from scanner.suppress import MARKER, read_suppressions
-from scanner.versions import Minor
 from scanner.sources.scan_input import ScanInput
+from scanner.versions import Minor
 from scanner.words import count
 
 if TYPE_CHECKING:
@@ -39,7 +34,7 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
 
     `on_file` sees what each plain file gave as soon as it is read (the scan checks its objects
     there, then lets their nodes go); those objects come first in the result, in that order. Only
-    then may files be read by worker processes (sources/parallel.py): nothing else needs every node.
+    then may files be read by worker processes (sources/files/parallel.py): nothing else needs every node.
     `before_render` sees what the plain files gave before any chart is rendered or kustomization built
     (it may raise to stop there)."""
     from scanner.options import ScanOptions
@@ -326,45 +321,3 @@ def _helm_releases(dump: str) -> ScanInput:
     manifests, diagnostics, releases = read_helm_releases(dump)
     return ScanInput(manifests=manifests, diagnostics=diagnostics, files_read=1,
                      notices=[f"{dump}: {count(releases, 'deployed Helm release')} scanned"])
-
-
-# Files whose documents name versions whatever their keys: Helm chart metadata and kustomizations.
-PIN_FILES = frozenset(("Chart.yaml", "requirements.yaml", "requirements.yml", *KUSTOMIZATION_FILES))
-
-
-def _holds_version_variable(node: Any) -> bool:
-    """A plain mapping (not an object) with a `<name>_version` or `<name>Version` key: Ansible defaults,
-    values files, talconfig.yaml. Which of them pin anything is the pin readers' to say
-    (scanner.components.file_pins, cluster_pin); this only keeps the documents they may read."""
-    if not isinstance(node, MappingNode) or mapping_get(node, "kind") is not None:
-        return False
-    return any(isinstance(key, ScalarNode) and key.value.endswith(("_version", "Version")) for key, _ in node.value)
-
-
-def read_manifest_file(item: ManifestFile, stdin_bytes: bytes | None = None) -> ScanInput:
-    result = ScanInput(files_read=1)
-    display = STDIN_PATH if item.path == "-" else item.path
-    if item.chart_template:
-        result.unrendered.append(Diagnostic(display, "Helm chart template; not rendered", level="notice"))
-        return result
-    text, problem = read_file(item.path, stdin_bytes)
-    if problem is not None:
-        result.diagnostics.append(dataclasses.replace(problem, path=display))
-        return result
-    documents: list[Any] = []
-    try:
-        manifests, diagnostics = read_text(text, display, documents)
-    except DocumentProblem as problem:
-        result.diagnostics.append(Diagnostic(display, str(problem), problem.line))
-        return result
-    except TemplateSyntax:
-        result.unrendered.append(Diagnostic(display, "holds Helm template syntax; not rendered", level="notice"))
-        return result
-    result.manifests = manifests
-    result.diagnostics = diagnostics
-    pin_file = os.path.basename(display) in PIN_FILES
-    result.documents = [(display, node) for node in documents if pin_file or _holds_version_variable(node)]
-    if MARKER in text:
-        result.suppressions, problems = read_suppressions(text, display)
-        result.diagnostics.extend(problems)
-    return result

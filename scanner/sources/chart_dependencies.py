@@ -20,7 +20,7 @@ from typing import Any
 
 from scanner.semver import parse_pin, parse_version
 from scanner.model import Origin
-from scanner.sources.files import read_file
+from scanner.sources.files.walk import read_file
 from scanner.nodes import mapping_get, scalar
 from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, compose_documents, load_data
 

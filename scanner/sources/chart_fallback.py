@@ -19,7 +19,7 @@ import os
 from scanner.model import Diagnostic, Manifest
 from scanner.sources.chart_copies import file_in_tree
 from scanner.sources.chart_templates import possible_objects, text_fallback
-from scanner.sources.files import read_yaml_file
+from scanner.sources.files.walk import read_yaml_file
 from scanner.sources.helm import RenderOutcome
 from scanner.sources.template_branches import Capabilities
 

@@ -25,7 +25,7 @@ from typing import Iterable, Iterator
 from scanner.model import Origin
 from scanner.sources import chart_schemas, no_network, render_cache, sandbox
 from scanner.sources.discovery import FakeDiscovery
-from scanner.sources.files import read_yaml_file
+from scanner.sources.files.walk import read_yaml_file
 from scanner.sources.helm_capture import Capture
 from scanner.sources.render_limits import RenderLimits, pool_size, run_bounded
 from scanner.sources.template_branches import Capabilities

@@ -16,7 +16,7 @@ from typing import Any
 
 from scanner.crds import as_dict, as_list
 from scanner.model import Diagnostic, Manifest, Origin
-from scanner.sources.files import MAX_FILE_BYTES, read_file
+from scanner.sources.files.walk import MAX_FILE_BYTES, read_file
 from scanner.sources.yaml.line_map import fixed
 from scanner.sources.yaml.rendered import read_output, reorigin, source_comments
 from scanner.nodes import construct, key_node, mapping_get, scalar

@@ -16,7 +16,7 @@ import os
 
 from scanner.model import Diagnostic, Manifest
 from scanner.nodes import locate
-from scanner.sources.files import SKIPPED_DIRS
+from scanner.sources.files.walk import SKIPPED_DIRS
 from scanner.containment import leaves, repository_root, within
 from scanner.sources.kustomize_refs import Closure, kustomization_file
 

@@ -24,7 +24,7 @@ from scanner import data
 from scanner.model import Diagnostic, Finding, Manifest, Origin
 from scanner.sources import helm
 from scanner.sources.chart_fallback import unrenderable
-from scanner.sources.files import read_file
+from scanner.sources.files.walk import read_file
 from scanner.sources.helm_output import manifests_of
 from scanner.sources.kustomize_charts import ChartEntry, locate, values_of
 from scanner.sources.yaml.rendered import annotation, drop_annotation

@@ -15,7 +15,7 @@ import os
 import shutil
 
 from scanner.containment import inside
-from scanner.sources.files import KUSTOMIZATION_FILES, SKIPPED_DIRS
+from scanner.sources.files.walk import KUSTOMIZATION_FILES, SKIPPED_DIRS
 
 
 def build_view(root: str, top: str, replaced: dict[str, dict[str, str]], copied: set[str]) -> None:

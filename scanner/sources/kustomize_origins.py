@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from scanner.model import Manifest, Origin
 from scanner.paths import repo_path
 from scanner.sources import kustomize_mirror
-from scanner.sources.files import read_file
+from scanner.sources.files.walk import read_file
 from scanner.sources.kustomize_helm import OBJECT_ANNOTATION, HelmCharts
 from scanner.sources.kustomize_refs import read_kustomization
 from scanner.sources.yaml.line_map import aligned, fixed

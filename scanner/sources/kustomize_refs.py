@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from scanner.containment import leaves
-from scanner.sources.files import KUSTOMIZATION_FILES, read_file
+from scanner.sources.files.walk import KUSTOMIZATION_FILES, read_file
 from scanner.nodes import construct, locate
 from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, compose_documents, load_data
 

@@ -91,7 +91,7 @@ recompose = Recomposer()  # one for the process: objects read by worker processe
 
 def _nodes_of(path: str) -> dict[tuple[int, int, str], Any]:
     """The objects' nodes of a file, by the place and kind of each object (None: it changed meanwhile)."""
-    from scanner.sources.files import read_file
+    from scanner.sources.files.walk import read_file
     from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, read_text
 
     text, problem = read_file(path)

@@ -5,7 +5,7 @@ on (below, starting the workers costs more than they save), the files are shared
 worker processes forked from the scan (one per core, at most MAX_WORKERS): each reads a file as the
 scan would itself (`read`: the file's objects, problems and findings), and sends back what it gave,
 without the composed nodes, which do not cross processes: an object's node is composed again from
-its file if a later reader asks for it (sources/retention.py). Elsewhere than Linux, or with one
+its file if a later reader asks for it (retention.py). Elsewhere than Linux, or with one
 core, files are read in the scan's own process.
 """
 
@@ -16,7 +16,7 @@ import sys
 from typing import Callable, Iterator, Sequence
 
 from scanner.guard import unexpected
-from scanner.sources.files import ManifestFile
+from scanner.sources.files.walk import ManifestFile
 
 PARALLEL_FROM = 256
 MAX_WORKERS = 4
@@ -56,7 +56,7 @@ def _in_worker(file: ManifestFile):
 
 
 def _received(found):
-    from scanner.sources.retention import recompose, recomposable
+    from scanner.sources.files.retention import recompose, recomposable
 
     for manifest in (*found.manifests, *found.live):  # they came without their nodes (Manifest.__reduce__)
         if recomposable(manifest):
