@@ -56,7 +56,7 @@ def main() -> None:
     parser.add_argument("--target", default="1.36")
     parser.add_argument("--rounds", type=int, default=1)
     args = parser.parse_args()
-    from scanner.sources.tools import kustomize_command
+    from scanner.sources.tools.find import kustomize_command
 
     command = kustomize_command()
     if command is None:

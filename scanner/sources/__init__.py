@@ -241,10 +241,11 @@ def _charts_as_text(charts: list[str], why: str, paths: list[str], capabilities:
 
 def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor | None, options: "ScanOptions",
                     scanned: list[str]) -> ScanInput:
-    from scanner.sources import helm, kustomize, kustomize_flux, no_network
+    from scanner.sources import helm, kustomize, kustomize_flux
+    from scanner.sources.tools import no_network
     from scanner.sources.helm_capture import helm_version
     from scanner.sources.kustomize_origins import identity
-    from scanner.sources.tools import kustomize_command
+    from scanner.sources.tools.find import kustomize_command
 
     result = ScanInput()
     command = kustomize_command() if options.render else None
@@ -304,7 +305,7 @@ def _without_kustomize_charts(charts: list[str], folders: list[str], options: "S
     their own (when kubehop can build kustomizations and render charts; else they are read as charts)."""
     from scanner.sources.kustomize_charts import local_charts
     from scanner.sources.helm_capture import find_helm
-    from scanner.sources.tools import kustomize_command
+    from scanner.sources.tools.find import kustomize_command
 
     if not options.render or kustomize_command() is None or _why_not_rendered(find_helm(), True):
         return charts

@@ -6,7 +6,7 @@ server's discovery instead. This server answers discovery with what the target m
 kubehop's served-API data, plus the APIs of CRDs in the scanned tree) and "not found" to everything
 else, so templates render as they would against a real cluster of that minor. It binds 127.0.0.1
 only (or serves on a socket listening there that it is given: one in the network namespace helm runs
-in, `sandbox.py`) and lives as long as its `with` block.
+in, `tools/sandbox.py`) and lives as long as its `with` block.
 """
 
 from __future__ import annotations

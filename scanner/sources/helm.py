@@ -5,10 +5,10 @@ endpoint that serves what the target minor serves (`discovery.py`), and runs in 
 mode, so `.Capabilities.APIVersions` and `.Capabilities.KubeVersion` are the target's. The
 rendered stream is taken by a post-renderer (`helm_capture.py`: a plugin for helm 4, an executable
 for helm 3) before helm would map its objects to served resources. A render is cached
-(`render_cache.py`), bounded in time, memory and output (`render_limits.py`), and several run at once.
+(`tools/render_cache.py`), bounded in time, memory and output (`tools/render_limits.py`), and several run at once.
 Without --allow-network, a chart whose values.schema.json files refer out of the chart renders with
 helm's schema check off (`chart_schemas.py`), and helm runs where it can reach nothing but kubehop's
-discovery (`sandbox.py`; else with closed proxies, `no_network.py`).
+discovery (`tools/sandbox.py`; else with closed proxies, `tools/no_network.py`).
 """
 
 from __future__ import annotations
@@ -23,13 +23,14 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from scanner.model import Origin
-from scanner.sources import chart_schemas, no_network, render_cache, sandbox
+from scanner.sources import chart_schemas
+from scanner.sources.tools import no_network, render_cache, sandbox
 from scanner.sources.discovery import FakeDiscovery
 from scanner.sources.files.walk import read_yaml_file
 from scanner.sources.helm_capture import Capture
-from scanner.sources.render_limits import RenderLimits, pool_size, run_bounded
+from scanner.sources.tools.render_limits import RenderLimits, pool_size, run_bounded
 from scanner.sources.template_branches import Capabilities
-from scanner.sources.tools import tool_version
+from scanner.sources.tools.find import tool_version
 from scanner.versions import Minor
 
 FILENAME_ANNOTATION = "postrenderer.helm.sh/postrender-filename"
@@ -94,7 +95,7 @@ class RenderOutcome:
     text: str | None = None  # the rendered stream, annotated with template file names
     error: str | None = None
     cached: bool = False
-    over_limit: bool = False  # stopped at one of its bounds (render_limits.py), not helm's verdict on the chart
+    over_limit: bool = False  # stopped at one of its bounds (tools/render_limits.py), not helm's verdict on the chart
     notices: tuple[str, ...] = ()  # what kubehop changed in the render, e.g. the schema check switched off
 
 
@@ -107,7 +108,8 @@ class HelmSettings:
     limits: RenderLimits = field(default_factory=RenderLimits)
     workers: int = 0  # renders at once; 0: as many as the cores and the free memory allow
     builtin: frozenset[str] = frozenset()  # the built-in group/versions of any minor (ServedApis.group_versions)
-    allow_network: bool = False  # else helm runs guarded (sandbox.py) and follows no schema reference out of the chart
+    # Else helm runs guarded (tools/sandbox.py) and follows no schema reference out of the chart.
+    allow_network: bool = False
 
     @property
     def capabilities(self) -> Capabilities:

@@ -21,7 +21,7 @@ import re
 import shutil
 from dataclasses import dataclass
 
-from scanner.sources.tools import find_tool, tool_version
+from scanner.sources.tools.find import find_tool, tool_version
 
 MINIMUM = (3, 13)  # `template --dry-run=server` (helm 3.13); an executable --post-renderer is older
 CAPTURE_ENV = "KUBEHOP_HELM_CAPTURE"

@@ -5,7 +5,7 @@ the folder as its one resource and asks for `buildMetadata: [originAnnotations]`
 object names the file it came from. Before a build, everything the kustomization reaches is read
 (`kustomize_refs.py`): a remote reference is listed as not rendered unless --allow-network is given,
 and a local one that leaves the repository stops the build. Without --allow-network kustomize also
-runs where it cannot reach the network (`no_network.py`). `helmCharts` are rendered by kubehop
+runs where it cannot reach the network (`tools/no_network.py`). `helmCharts` are rendered by kubehop
 (`kustomize_helm.py`) and the kustomization is built over what they render, in a throwaway view of
 the repository (`kustomize_mirror.py`). What Flux builds is built as Flux's kustomize-controller builds
 it, with no load restrictor, still inside the repository (`kustomize_flux.py`). A failed build is
@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 import yaml
 
 from scanner.model import Diagnostic, Finding, Manifest
-from scanner.sources import kustomize_mirror, no_network
+from scanner.sources import kustomize_mirror
+from scanner.sources.tools import no_network
 from scanner.sources.kustomize_charts import ChartEntry, entries_of
 from scanner.sources.kustomize_errors import Cause, Paths, error_text, file_problem, plugin_of, read_cause
 from scanner.sources.kustomize_flux import built_by_flux

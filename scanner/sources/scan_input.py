@@ -38,7 +38,8 @@ class ScanInput:
     live: list[Manifest] = field(default_factory=list)
     # The tools that rendered part of the input, and their versions, e.g. {"helm": "v4.1.4+g05fa379"}.
     rendered_with: dict[str, str] = field(default_factory=dict)
-    # How each tool that ran was kept from the network (sandbox.py, no_network.py), e.g. {"helm": "network namespace ..."}.
+    # How each tool that ran was kept from the network (tools/sandbox.py, tools/no_network.py),
+    # e.g. {"helm": "network namespace ..."}.
     isolation: dict[str, str] = field(default_factory=dict)
     # Files the exclusions (`exclude` in the configuration, --exclude) left out: reports count them.
     excluded: int = 0

@@ -26,8 +26,8 @@ from __future__ import annotations
 import sys
 import threading
 
-from scanner.sources import tool_helper
-from scanner.sources.tool_helper import ToolHelper
+from scanner.sources.tools import tool_helper
+from scanner.sources.tools.tool_helper import ToolHelper
 
 # An internal switch: False makes `namespace()` None, as on a machine without namespaces (tests).
 ENABLED = True

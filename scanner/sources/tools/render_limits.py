@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from scanner.sources.tool_helper import ToolHelper
+    from scanner.sources.tools.tool_helper import ToolHelper
 
 try:
     import resource

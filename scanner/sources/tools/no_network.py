@@ -27,8 +27,8 @@ import subprocess
 import sys
 import threading
 
-from scanner.sources import sandbox, tool_helper
-from scanner.sources.tool_helper import ToolHelper
+from scanner.sources.tools import sandbox, tool_helper
+from scanner.sources.tools.tool_helper import ToolHelper
 
 _PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 _NO_PROXY_VARIABLES = ("NO_PROXY", "no_proxy")

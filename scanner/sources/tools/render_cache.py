@@ -12,7 +12,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from scanner.sources.tools import cache_dir
+from scanner.sources.tools.find import cache_dir
 
 
 def folder_digest(folder: str) -> str:
