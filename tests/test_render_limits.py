@@ -11,7 +11,7 @@ import pytest
 from conftest import tool_or_skip
 from scanner.rulebook import load_rulebook
 from scanner.sources.tools import render_limits
-from scanner.sources.helm import HelmSettings, render_all, releases_for
+from scanner.sources.helm.render import HelmSettings, render_all, releases_for
 from scanner.sources.tools.render_limits import RenderLimits, pool_size
 from scanner.versions import Minor
 

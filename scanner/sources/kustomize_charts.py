@@ -24,7 +24,7 @@ import yaml
 from scanner.containment import inside
 from scanner.paths import repo_path
 from scanner.sources.files.walk import read_file
-from scanner.sources.helm import release_problem
+from scanner.sources.helm.render import release_problem
 from scanner.nodes import construct
 from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, compose_documents
 

@@ -22,13 +22,13 @@ import yaml
 
 from scanner import data
 from scanner.model import Diagnostic, Finding, Manifest, Origin
-from scanner.sources import helm
-from scanner.sources.chart_fallback import unrenderable
+from scanner.sources.helm import render as helm
+from scanner.sources.helm.chart_fallback import unrenderable
 from scanner.sources.files.walk import read_file
-from scanner.sources.helm_output import manifests_of
+from scanner.sources.helm.output import manifests_of
 from scanner.sources.kustomize_charts import ChartEntry, locate, values_of
 from scanner.sources.yaml.rendered import annotation, drop_annotation
-from scanner.sources.rendered_duplicates import split_duplicate_keys
+from scanner.sources.helm.rendered_duplicates import split_duplicate_keys
 from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, read_text
 from scanner.versions import parse_minor
 

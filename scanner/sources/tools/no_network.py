@@ -1,6 +1,6 @@
 """Run a tool so that it cannot reach the network (kustomize and helm without --allow-network).
 
-kubehop finds remote references before a build or a render (`kustomize_refs.py`, `chart_schemas.py`);
+kubehop finds remote references before a build or a render (`kustomize/refs.py`, `helm/chart_schemas.py`);
 this is the last word for anything those checks do not know. Layers:
 
 - everywhere, the environment: every proxy variable points at a loopback port that is bound but

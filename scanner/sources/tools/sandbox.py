@@ -1,10 +1,10 @@
 """A network namespace of loopback only, where kubehop runs its tools without --allow-network.
 
 Why: kubehop checks what it knows of before helm and kustomize run (remote kustomize references,
-remote charts, values.schema.json references: `kustomize_refs.py`, `chart_schemas.py`), but a tool
+remote charts, values.schema.json references: `kustomize/refs.py`, `helm/chart_schemas.py`), but a tool
 can reach the network through a path nobody listed. Kustomize can be kept from every socket by a
 seccomp filter (`no_network.py`); helm cannot: it must reach kubehop's discovery server on loopback
-(`discovery.py`), which answers for the target minor so that `.Capabilities` are exact. And closed
+(`helm/discovery.py`), which answers for the target minor so that `.Capabilities` are exact. And closed
 proxies do not stop Go from reaching loopback, where the runner's own services may listen.
 
 So the tools run in a network namespace of their own: a helper process (`tool_helper_main.py`) enters

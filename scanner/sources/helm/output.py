@@ -14,9 +14,9 @@ import re
 
 from scanner import data
 from scanner.model import Diagnostic, Manifest, Origin
-from scanner.sources.chart_dependencies import dependency_file
-from scanner.sources.chart_templates import locate
-from scanner.sources.helm import FILENAME_ANNOTATION, ChartRelease, RenderOutcome
+from scanner.sources.helm.chart_dependencies import dependency_file
+from scanner.sources.helm.chart_templates import locate
+from scanner.sources.helm.render import FILENAME_ANNOTATION, ChartRelease, RenderOutcome
 from scanner.sources.yaml.line_map import aligned, fixed
 from scanner.sources.yaml.rendered import annotation, drop_annotation, read_output, reorigin, source_comments
 

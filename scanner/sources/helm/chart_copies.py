@@ -26,8 +26,8 @@ import yaml
 
 from scanner.containment import git_top, within
 from scanner.model import Diagnostic
-from scanner.sources import chart_dependencies as deps
-from scanner.sources.helm import ChartRelease
+from scanner.sources.helm import chart_dependencies as deps
+from scanner.sources.helm.render import ChartRelease
 
 _TIMEOUT_SECONDS = 300
 

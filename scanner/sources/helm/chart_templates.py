@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from scanner.model import Manifest, Origin
 from scanner.sources.yaml.line_map import fixed
-from scanner.sources.template_branches import Capabilities, decided_branches
+from scanner.sources.helm.template_branches import Capabilities, decided_branches
 from scanner.sources.yaml.yamldoc import read_text
 
 _DOC_SEPARATOR = re.compile(r"^---[ \t]*$", re.MULTILINE)

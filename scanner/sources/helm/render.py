@@ -3,7 +3,7 @@
 Exact Capabilities: helm is pointed (through a generated kubeconfig) at a loopback discovery
 endpoint that serves what the target minor serves (`discovery.py`), and runs in server dry-run
 mode, so `.Capabilities.APIVersions` and `.Capabilities.KubeVersion` are the target's. The
-rendered stream is taken by a post-renderer (`helm_capture.py`: a plugin for helm 4, an executable
+rendered stream is taken by a post-renderer (`capture.py`: a plugin for helm 4, an executable
 for helm 3) before helm would map its objects to served resources. A render is cached
 (`tools/render_cache.py`), bounded in time, memory and output (`tools/render_limits.py`), and several run at once.
 Without --allow-network, a chart whose values.schema.json files refer out of the chart renders with
@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from scanner.model import Origin
-from scanner.sources import chart_schemas
+from scanner.sources.helm import chart_schemas
 from scanner.sources.tools import no_network, render_cache, sandbox
-from scanner.sources.discovery import FakeDiscovery
+from scanner.sources.helm.discovery import FakeDiscovery
 from scanner.sources.files.walk import read_yaml_file
-from scanner.sources.helm_capture import Capture
+from scanner.sources.helm.capture import Capture
 from scanner.sources.tools.render_limits import RenderLimits, pool_size, run_bounded
-from scanner.sources.template_branches import Capabilities
+from scanner.sources.helm.template_branches import Capabilities
 from scanner.sources.tools.find import tool_version
 from scanner.versions import Minor
 
@@ -76,7 +76,7 @@ class ChartRelease:
     values: tuple[str, ...] = ()  # YAML texts applied last, in order (a Flux HelmRelease's values)
     via: str = ""  # how reports name it, e.g. "helm release web of chart web 3.0.0"
     remote: RemoteChart | None = None
-    # The folder helm reads when it is not chart_dir: a throwaway copy (sources/chart_copies.py).
+    # The folder helm reads when it is not chart_dir: a throwaway copy (chart_copies.py).
     render_dir: str = ""
 
     @property

@@ -27,7 +27,7 @@ from scanner.crds import as_dict, as_list, as_str
 from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest
 from scanner.nodes import locate
-from scanner.sources.helm import ChartRelease, RemoteChart, describe_chart, release_problem
+from scanner.sources.helm.render import ChartRelease, RemoteChart, describe_chart, release_problem
 
 _GROUP = "helm.toolkit.fluxcd.io"
 _OPERATOR_GROUP = "helm.fluxcd.io"  # Flux v1's helm-operator

@@ -17,11 +17,11 @@ import dataclasses
 import os
 
 from scanner.model import Diagnostic, Manifest
-from scanner.sources.chart_copies import file_in_tree
-from scanner.sources.chart_templates import possible_objects, text_fallback
+from scanner.sources.helm.chart_copies import file_in_tree
+from scanner.sources.helm.chart_templates import possible_objects, text_fallback
 from scanner.sources.files.walk import read_yaml_file
-from scanner.sources.helm import RenderOutcome
-from scanner.sources.template_branches import Capabilities
+from scanner.sources.helm.render import RenderOutcome
+from scanner.sources.helm.template_branches import Capabilities
 
 
 def unrenderable(outcome: RenderOutcome, capabilities: Capabilities | None = None
