@@ -25,7 +25,7 @@ sys.path.insert(0, str(REPO))
 
 def folders(tree: Path) -> list[str]:
     from scanner.sources.files.walk import KustomizeFolder, walk
-    from scanner.sources.kustomize_refs import read_kustomization
+    from scanner.sources.kustomize.refs import read_kustomization
 
     found = [item.path for item in walk([str(tree)]) if isinstance(item, KustomizeFolder)]
     return [folder for folder in found if read_kustomization(folder).document.get("kind") != "Component"]

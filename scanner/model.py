@@ -53,7 +53,7 @@ class Manifest:
     line_map: Callable[[int, int], tuple[int, int]] | None = field(repr=False)
     # Composes a released node again (sources/files/retention.py); None while the node is held.
     _recompose: Callable[["Manifest"], Any] | None = field(repr=False)
-    # A file a kustomization in the tree applies as a patch (sources/kustomize_patches.py): a partial
+    # A file a kustomization in the tree applies as a patch (sources/kustomize/patches.py): a partial
     # object, whose completeness is judged on the built object.
     patch: bool = field(repr=False)
     # Read from a chart template as text: its apiVersion and kind are known, its body is not.

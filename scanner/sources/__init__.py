@@ -81,16 +81,19 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
         charts, kustomizations, held = held_back(charts, kustomizations, hazards, paths)
         result.unrendered.extend(held)
     if kustomizations and charts:
-        charts = _without_kustomize_charts(charts, kustomizations, options)
+        from scanner.sources.kustomize.source import without_kustomize_charts
+
+        charts = without_kustomize_charts(charts, kustomizations, options)
     if charts or any(m.kind == "HelmRelease" for m in result.manifests):
         from scanner.sources.helm.source import read_charts
 
         result.extend(_all_or_each(charts, read_charts, charts, result.manifests, target, options, paths))
     if kustomizations:
-        from scanner.sources.kustomize_errors import said_once
+        from scanner.sources.kustomize.errors import said_once
+        from scanner.sources.kustomize.source import build_kustomizations
 
-        built = _all_or_each(kustomizations, _kustomizations, kustomizations, result.manifests, target, options,
-                             paths)
+        built = _all_or_each(kustomizations, build_kustomizations, kustomizations, result.manifests, target,
+                             options, paths)
         result.diagnostics, built.diagnostics = said_once(result.diagnostics, built.diagnostics)
         result.extend(built)
     for dump in options.helm_releases:
@@ -126,84 +129,13 @@ def _all_or_each(folders: list[str], read, *args) -> ScanInput:
         return ScanInput(diagnostics=[unexpected(folder, err) for folder in folders] or [unexpected("", err)])
 
 
-def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor | None, options: "ScanOptions",
-                    scanned: list[str]) -> ScanInput:
-    from scanner.sources import kustomize, kustomize_flux
-    from scanner.sources.helm import render as helm
-    from scanner.sources.tools import no_network
-    from scanner.sources.helm.capture import helm_version
-    from scanner.sources.kustomize_origins import identity
-    from scanner.sources.tools.find import kustomize_command
-
-    result = ScanInput()
-    command = kustomize_command() if options.render else None
-    if command is None:  # worded like the notice for charts read as text
-        why = ("--no-render was given" if not options.render else "neither kustomize nor kubectl found (set "
-               "KUBEHOP_KUSTOMIZE or KUBEHOP_KUBECTL, put one on PATH, or run scripts/get-tools.sh)")
-        result.unrendered.extend(Diagnostic(folder, "kustomization not built: its files were scanned as they are",
-                                            level="notice") for folder in folders)
-        plural = "s were" if len(folders) != 1 else " was"
-        result.notices.append(f"{why}: {len(folders)} kustomization{plural} not built; their files were scanned "
-                              "as they are")
-        return result
-    # An object already read from its own file (or from another build) is not reported again.
-    seen = {identity(m) for m in manifests}
-    charts = _kustomize_helm(manifests, target, options)
-    flux_paths = kustomize_flux.flux_paths(manifests, scanned)
-    result.isolation["kustomize"] = "none (--allow-network)" if options.allow_network else no_network.isolation()
-    flux_paths, result.diagnostics = kustomize_flux.flux_paths(manifests, scanned)
-    for outcome in kustomize.build_all(folders, command, options.allow_network, os.cpu_count() or 1, charts,
-                                       scanned, flux_paths, manifests, options.kustomize_unrestricted):
-        if outcome.not_built:
-            result.unrendered.append(Diagnostic(outcome.folder, outcome.not_built, level="notice"))
-        result.unrendered.extend(outcome.unrendered)
-        result.diagnostics.extend(outcome.diagnostics)
-        result.findings.extend(outcome.findings)
-        for manifest in outcome.manifests:
-            if identity(manifest) not in seen:
-                seen.add(identity(manifest))
-                result.manifests.append(manifest)
-    if charts.used:
-        result.rendered_with["helm"] = helm_version(charts.settings.helm).text
-        result.isolation["helm"] = helm.isolation(charts.settings)
-    return result
-
-
 def _mark_patches(manifests: list[Manifest], folders: list[str]) -> ScanInput:
-    from scanner.sources.kustomize_patches import mark_patches
+    """Objects of the files the kustomizations apply as patches are partial (kustomize/patches.py): marked
+    before anything is rendered, with nothing of the builds imported."""
+    from scanner.sources.kustomize.patches import mark_patches
 
     mark_patches(manifests, folders)
     return ScanInput()
-
-
-def _kustomize_helm(manifests: list[Manifest], target: Minor | None, options: "ScanOptions"):
-    """kubehop's helm for Kustomize helmCharts entries, at the same Capabilities as the scan's charts."""
-    from scanner.sources.helm.capture import find_helm
-    from scanner.sources.helm.source import helm_settings, why_not_rendered
-    from scanner.sources.kustomize_helm import HelmCharts
-
-    helm_path = find_helm() if options.render else None
-    why_not = why_not_rendered(helm_path, options.render)
-    if why_not:
-        return HelmCharts(None, why_not, options.allow_network)
-    return HelmCharts(helm_settings(helm_path, manifests, target, options), None, options.allow_network)
-
-
-def _without_kustomize_charts(charts: list[str], folders: list[str], options: "ScanOptions") -> list[str]:
-    """Chart folders a kustomization's helmCharts render are rendered there, with its values, not on
-    their own (when kubehop can build kustomizations and render charts; else they are read as charts)."""
-    from scanner.sources.kustomize_charts import local_charts
-    from scanner.sources.helm.capture import find_helm
-    from scanner.sources.helm.source import why_not_rendered
-    from scanner.sources.tools.find import kustomize_command
-
-    if not options.render or kustomize_command() is None or why_not_rendered(find_helm(), True):
-        return charts
-    try:
-        used = local_charts(folders)
-    except Exception:  # noqa: BLE001 - the kustomizations' own reading reports what is wrong with them
-        return charts
-    return [chart for chart in charts if os.path.realpath(chart) not in used]
 
 
 def _helm_releases(dump: str) -> ScanInput:

@@ -6,7 +6,7 @@ beside the kustomization's folder is fine) and no plugins. A path without a kust
 one generated, listing its manifests and, as resources, the nearest folders below it that hold a
 kustomization file (fluxcd/pkg kustomize/kustomize_generator.go, `generateKustomization`). The load
 restrictor holds for the whole build, so every kustomization such a build reaches is built without
-it too. Nothing outside the repository is read either way (`kustomize_refs.py`): a `spec.path` that
+it too. Nothing outside the repository is read either way (`refs.py`): a `spec.path` that
 leaves it is an input problem (scanner.containment); a leading `/` is the top, as Flux reads it.
 """
 
@@ -18,7 +18,7 @@ from scanner.model import Diagnostic, Manifest
 from scanner.nodes import locate
 from scanner.sources.files.walk import SKIPPED_DIRS
 from scanner.containment import leaves, repository_root, within
-from scanner.sources.kustomize_refs import Closure, kustomization_file
+from scanner.sources.kustomize.refs import Closure, kustomization_file
 
 
 def flux_paths(manifests: list[Manifest], scanned: list[str]) -> tuple[frozenset[str], list[Diagnostic]]:

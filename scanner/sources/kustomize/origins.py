@@ -2,7 +2,7 @@
 
 kustomize names each object's file (`buildMetadata: [originAnnotations]`); the line is that of the
 object in the file (`locate`), found among the objects the scan already read from it when it did.
-Objects of a rendered `helmCharts` entry name their template (`kustomize_helm.py`).
+Objects of a rendered `helmCharts` entry name their template (`helm.py`).
 
 Most objects of a build were read from their own file already (a base's files are in the tree) and
 would be dropped as repeats; `new_documents` leaves those out of the build's output before it is
@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 from scanner.model import Manifest, Origin
 from scanner.paths import repo_path
-from scanner.sources import kustomize_mirror
+from scanner.sources.kustomize import mirror as kustomize_mirror
 from scanner.sources.files.walk import read_file
-from scanner.sources.kustomize_helm import OBJECT_ANNOTATION, HelmCharts
-from scanner.sources.kustomize_refs import read_kustomization
+from scanner.sources.kustomize.helm import OBJECT_ANNOTATION, HelmCharts
+from scanner.sources.kustomize.refs import read_kustomization
 from scanner.sources.yaml.line_map import aligned, fixed
 from scanner.sources.yaml.rendered import annotation, drop_annotation
 from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, load_data, read_text

@@ -18,8 +18,8 @@ from dataclasses import dataclass, replace
 from typing import Iterator
 
 from scanner.model import Diagnostic
-from scanner.sources.kustomize_mirror import from_view
-from scanner.sources.kustomize_refs import Kustomization, kustomization_file, read_kustomization
+from scanner.sources.kustomize.mirror import from_view
+from scanner.sources.kustomize.refs import Kustomization, kustomization_file, read_kustomization
 
 _KLOG_LINE = re.compile(r'^[EFWI]\d{4} [\d:.]+\s+\d+ \S+\] "([^"]*)"(?: err=(?:"(.*)"|(<)))?$')
 _WARNING = re.compile(r"^(#\s*)?warning\b", re.IGNORECASE)

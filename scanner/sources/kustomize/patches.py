@@ -14,7 +14,7 @@ import os
 from typing import Iterable
 
 from scanner.model import Manifest
-from scanner.sources.kustomize_refs import read_kustomization, references
+from scanner.sources.kustomize.refs import read_kustomization, references
 
 _PATCH_FIELDS = frozenset({"patches.path", "patchesStrategicMerge", "patchesJson6902.path"})
 

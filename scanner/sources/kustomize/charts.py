@@ -128,7 +128,7 @@ def locate(entry: ChartEntry, root: str, scratch: str, helm: str | None, allow_n
 
 def local_charts(folders: list[str]) -> set[str]:
     """Real paths of the chart folders in chartHome that these kustomizations' helmCharts name."""
-    from scanner.sources.kustomize_refs import read_kustomization
+    from scanner.sources.kustomize.refs import read_kustomization
 
     found = set()
     for folder in folders:

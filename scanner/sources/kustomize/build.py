@@ -3,13 +3,13 @@
 The user's kustomization is not edited: a throwaway kustomization next to nothing but itself lists
 the folder as its one resource and asks for `buildMetadata: [originAnnotations]`, so every built
 object names the file it came from. Before a build, everything the kustomization reaches is read
-(`kustomize_refs.py`): a remote reference is listed as not rendered unless --allow-network is given,
+(`refs.py`): a remote reference is listed as not rendered unless --allow-network is given,
 and a local one that leaves the repository stops the build. Without --allow-network kustomize also
 runs where it cannot reach the network (`tools/no_network.py`). `helmCharts` are rendered by kubehop
-(`kustomize_helm.py`) and the kustomization is built over what they render, in a throwaway view of
-the repository (`kustomize_mirror.py`). What Flux builds is built as Flux's kustomize-controller builds
-it, with no load restrictor, still inside the repository (`kustomize_flux.py`). A failed build is
-reported once per cause, where the cause lies (`kustomize_errors.py`).
+(`helm.py`) and the kustomization is built over what they render, in a throwaway view of
+the repository (`mirror.py`). What Flux builds is built as Flux's kustomize-controller builds
+it, with no load restrictor, still inside the repository (`flux.py`). A failed build is
+reported once per cause, where the cause lies (`errors.py`).
 """
 
 from __future__ import annotations
@@ -23,15 +23,15 @@ from dataclasses import dataclass, field
 import yaml
 
 from scanner.model import Diagnostic, Finding, Manifest
-from scanner.sources import kustomize_mirror
+from scanner.sources.kustomize import mirror as kustomize_mirror
 from scanner.sources.tools import no_network
-from scanner.sources.kustomize_charts import ChartEntry, entries_of
-from scanner.sources.kustomize_errors import Cause, Paths, error_text, file_problem, plugin_of, read_cause
-from scanner.sources.kustomize_flux import built_by_flux
-from scanner.sources.kustomize_helm import EntryOutcome, HelmCharts
-from scanner.sources.kustomize_origins import Origins
+from scanner.sources.kustomize.charts import ChartEntry, entries_of
+from scanner.sources.kustomize.errors import Cause, Paths, error_text, file_problem, plugin_of, read_cause
+from scanner.sources.kustomize.flux import built_by_flux
+from scanner.sources.kustomize.helm import EntryOutcome, HelmCharts
+from scanner.sources.kustomize.origins import Origins
 from scanner.containment import repository_root
-from scanner.sources.kustomize_refs import Closure, closure, kustomization_file, read_kustomization, references
+from scanner.sources.kustomize.refs import Closure, closure, kustomization_file, read_kustomization, references
 from scanner.sources.yaml.rendered import read_output, reorigin
 
 NO_LOAD_RESTRICTOR = ["--load-restrictor", "LoadRestrictionsNone"]  # as Flux builds (and no plugins: kubehop runs none)
@@ -57,7 +57,7 @@ class BuildOutcome:
 class _Plan:
     folder: str
     root: str  # the repository's real path: nothing outside it is read
-    unrestricted: bool = False  # built with no load restrictor: Flux builds it (kustomize_flux.py), or the configuration says so
+    unrestricted: bool = False  # built with no load restrictor: Flux builds it (flux.py), or the configuration says so
     reach: Closure | None = None
     decided: BuildOutcome | None = None  # not built, and why
     entries: list[ChartEntry] = field(default_factory=list)  # every helmCharts entry it reaches

@@ -4,8 +4,8 @@ kustomize's own `--enable-helm` runs helm with helm's built-in API list (which s
 long-removed APIs) and asks `helm version -c`, which helm 4 refuses. Each entry is rendered instead by
 kubehop's rendering service (`helm.render_all`: discovery served on loopback with what the target
 serves, so `.Capabilities` are exact), with the chart and values kustomize would use
-(`kustomize_charts.py`); an entry's `kubeVersion` and `apiVersions` are honoured on top of that.
-The objects go back to kustomize as a plain resource of the kustomization (`kustomize_mirror.py`),
+(`charts.py`); an entry's `kubeVersion` and `apiVersions` are honoured on top of that.
+The objects go back to kustomize as a plain resource of the kustomization (`mirror.py`),
 so its patches and transformers apply, each tagged with an annotation that names its template and
 line; `origin_of` reads it back after the build.
 """
@@ -26,7 +26,7 @@ from scanner.sources.helm import render as helm
 from scanner.sources.helm.chart_fallback import unrenderable
 from scanner.sources.files.walk import read_file
 from scanner.sources.helm.output import manifests_of
-from scanner.sources.kustomize_charts import ChartEntry, locate, values_of
+from scanner.sources.kustomize.charts import ChartEntry, locate, values_of
 from scanner.sources.yaml.rendered import annotation, drop_annotation
 from scanner.sources.helm.rendered_duplicates import split_duplicate_keys
 from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, read_text
