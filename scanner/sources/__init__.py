@@ -1,9 +1,17 @@
 """Sources: everything that turns what the user points at into Manifests.
 
-`collect` is the one entry point. Plain files are read here; Helm charts are rendered
-(`helm.py`, values from Flux HelmReleases in `flux.py`), kustomizations built (`kustomize.py`)
-and Helm's release Secrets decoded (`helm_releases.py`) by the modules beside it, imported only
-when a scan has such input.
+`collect` is the one entry point: the paths are walked (files/walk.py) and each kind of input goes
+to the sub-package that reads it, through that sub-package's `source.py`:
+
+- files/      every plain file of the tree, read first (in worker processes when there are many);
+- helm/       chart folders and Flux HelmReleases, rendered by helm or read as text;
+- kustomize/  kustomizations, built as Flux builds them;
+- releases/   Helm's release Secrets (--helm-releases).
+
+They stand on yaml/ (YAML text into Manifests) and tools/ (the outside tools, kept from the network);
+every source returns a ScanInput (scan_input.py); hazards.py holds back from the tools a chart or
+kustomization that would read a file kubehop refused. helm/, kustomize/ and releases/ are imported
+only when a scan has such input.
 """
 
 from __future__ import annotations
@@ -21,7 +29,6 @@ from scanner.sources.files.walk import ChartFolder, KustomizeFolder, ManifestFil
 from scanner.sources.hazards import hazardous_files, held_back
 from scanner.sources.scan_input import ScanInput
 from scanner.versions import Minor
-from scanner.words import count
 
 if TYPE_CHECKING:
     from scanner.options import ScanOptions
@@ -97,7 +104,9 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
         result.diagnostics, built.diagnostics = said_once(result.diagnostics, built.diagnostics)
         result.extend(built)
     for dump in options.helm_releases:
-        result.extend(_guarded(dump, _helm_releases, dump))
+        from scanner.sources.releases.source import read_releases
+
+        result.extend(_guarded(dump, read_releases, dump))
     result.notices.extend(f"{dump}: a kubectl dump inside the scanned paths: read as what the cluster holds "
                           "(--cluster-state, --helm-releases), not as manifests" for dump in sorted(met))
     return result
@@ -136,11 +145,3 @@ def _mark_patches(manifests: list[Manifest], folders: list[str]) -> ScanInput:
 
     mark_patches(manifests, folders)
     return ScanInput()
-
-
-def _helm_releases(dump: str) -> ScanInput:
-    from scanner.sources.helm_releases import read_helm_releases
-
-    manifests, diagnostics, releases = read_helm_releases(dump)
-    return ScanInput(manifests=manifests, diagnostics=diagnostics, files_read=1,
-                     notices=[f"{dump}: {count(releases, 'deployed Helm release')} scanned"])
