@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from scanner.containment import within
 from scanner.guard import unexpected
@@ -34,16 +34,30 @@ if TYPE_CHECKING:
     from scanner.options import ScanOptions
 
 
+class FileHook(Protocol):
+    """A later stage that looks at each plain file's objects as soon as the file is read, while they
+    hold their nodes (scanner.analysis: the per-object checks and the component pins), and keeps
+    what it found itself: the sources hold none of it.
+
+    It is called in whichever process read the file (sources/files/parallel.py), may take objects
+    out of `found.manifests` (cluster state met in the tree), and answers (the objects it took,
+    anything else it keeps, picklable). The answer crosses back with the file, its objects composed
+    again as the file's are, and is handed to `keep` in the scan's own process, file by file, in order."""
+
+    def __call__(self, found: ScanInput) -> tuple[list[Manifest], Any]: ...
+
+    def keep(self, taken: list[Manifest], kept: Any) -> None: ...
+
+
 def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions | None" = None,
-            on_file: Callable[[ScanInput], None] | None = None,
+            on_file: FileHook | None = None,
             before_render: Callable[[ScanInput], None] | None = None) -> ScanInput:
     """Everything under `paths`, charts rendered for `target` (default: the newest minor known).
 
-    `on_file` sees what each plain file gave as soon as it is read (the scan checks its objects
-    there, then lets their nodes go); those objects come first in the result, in that order. Only
-    then may files be read by worker processes (sources/files/parallel.py): nothing else needs every node.
-    `before_render` sees what the plain files gave before any chart is rendered or kustomization built
-    (it may raise to stop there)."""
+    `on_file` sees what each plain file gave as soon as it is read; those objects come first in the
+    result, in that order. Only then may files be read by worker processes: nothing else needs every
+    node. `before_render` sees what the plain files gave before any chart is rendered or kustomization
+    built (it may raise to stop there)."""
     from scanner.options import ScanOptions
 
     options = options or ScanOptions()
@@ -70,14 +84,14 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
         else:
             files.append(item)
 
-    def read(item: ManifestFile) -> ScanInput:
+    def read(item: ManifestFile) -> tuple[ScanInput, tuple[list[Manifest], Any] | None]:
         found = _guarded(item.path, read_manifest_file, item, stdin_bytes)
-        if on_file is not None:
-            on_file(found)
-        return found
+        return found, (on_file(found) if on_file is not None else None)
 
     in_workers = on_file is not None and stdin_bytes is None
-    for found in (read_all(files, read) if in_workers else map(read, files)):
+    for found, answer in (read_all(files, read) if in_workers else map(read, files)):
+        if answer is not None:
+            on_file.keep(*answer)
         result.extend(found)
     if kustomizations:
         result.extend(_guarded(kustomizations[0], _mark_patches, result.manifests, kustomizations))

@@ -30,12 +30,6 @@ class ScanInput:
     findings: list[Finding] = field(default_factory=list)
     # The `via` of objects read from templates a chart's values switch off: their findings are warnings.
     latent: set[str] = field(default_factory=set)
-    # The first `checked_early` objects had the per-object checks and their component pins taken as
-    # their file was read (scanner.scan); `pins` are those pins (scanner.components.pins.Detection).
-    checked_early: int = 0
-    pins: list[Any] = field(default_factory=list)
-    # Objects among those that carry server-side state: what a cluster holds (cluster_state.split_live).
-    live: list[Manifest] = field(default_factory=list)
     # The tools that rendered part of the input, and their versions, e.g. {"helm": "v4.1.4+g05fa379"}.
     rendered_with: dict[str, str] = field(default_factory=dict)
     # How each tool that ran was kept from the network (tools/sandbox.py, tools/no_network.py),
@@ -45,10 +39,6 @@ class ScanInput:
     excluded: int = 0
 
     def extend(self, other: "ScanInput") -> None:
-        if other.checked_early and self.checked_early == len(self.manifests):
-            self.checked_early += other.checked_early  # still a prefix
-        self.pins.extend(other.pins)
-        self.live.extend(other.live)
         self.manifests.extend(other.manifests)
         self.findings.extend(other.findings)
         self.latent.update(other.latent)

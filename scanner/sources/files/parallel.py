@@ -3,10 +3,10 @@
 Parsing is most of a scan of plain YAML, and one process parses on one core. From PARALLEL_FROM files
 on (below, starting the workers costs more than they save), the files are shared out, in order, among
 worker processes forked from the scan (one per core, at most MAX_WORKERS): each reads a file as the
-scan would itself (`read`: the file's objects, problems and findings), and sends back what it gave,
-without the composed nodes, which do not cross processes: an object's node is composed again from
-its file if a later reader asks for it (retention.py). Elsewhere than Linux, or with one
-core, files are read in the scan's own process.
+scan would itself (`read`: the file's objects and problems, and what the scan's hook answered for
+them: sources.FileHook), and sends back what it gave, without the composed nodes, which do not
+cross processes: an object's node is composed again from its file if a later reader asks for it
+(retention.py). Elsewhere than Linux, or with one core, files are read in the scan's own process.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ _read: Callable | None = None  # what a worker does with each file; set before t
 
 
 def read_all(files: Sequence[ManifestFile], read: Callable) -> Iterator:
-    """`read(file)` for each file, in order; in worker processes when there are many files."""
+    """`read(file)` for each file, in order: (what the file gave, the hook's answer: objects it took
+    and what it keeps, or None); in worker processes when there are many files."""
     workers = min(MAX_WORKERS, _cores())
     if workers < 2 or len(files) < PARALLEL_FROM or not sys.platform.startswith("linux"):
         yield from map(read, files)
@@ -37,8 +38,8 @@ def read_all(files: Sequence[ManifestFile], read: Callable) -> Iterator:
     try:
         with multiprocessing.get_context("fork").Pool(workers) as pool:
             chunk = max(8, len(files) // (workers * 16))
-            for file, found in zip(files, pool.imap(_in_worker, files, chunksize=chunk)):
-                yield read(file) if found is None else _received(found)
+            for file, crossed in zip(files, pool.imap(_in_worker, files, chunksize=chunk)):
+                yield read(file) if crossed is None else _received(*crossed)
     finally:
         _read = None
 
@@ -47,21 +48,22 @@ def _in_worker(file: ManifestFile):
     """In a worker: what the file gave, ready to cross; None to have the scan read it itself (documents
     that pin versions keep their nodes, which do not cross processes)."""
     try:
-        found = _read(file)
+        found, answer = _read(file)
     except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
         from scanner.sources.scan_input import ScanInput
 
-        return ScanInput(diagnostics=[unexpected(file.path, err)], files_read=1)
-    return None if found.documents else found
+        return ScanInput(diagnostics=[unexpected(file.path, err)], files_read=1), None
+    return None if found.documents else (found, answer)
 
 
-def _received(found):
+def _received(found, answer):
     from scanner.sources.files.retention import recompose, recomposable
 
-    for manifest in (*found.manifests, *found.live):  # they came without their nodes (Manifest.__reduce__)
+    taken = answer[0] if answer is not None else ()
+    for manifest in (*found.manifests, *taken):  # they came without their nodes (Manifest.__reduce__)
         if recomposable(manifest):
             manifest.release(recompose)
-    return found
+    return found, answer
 
 
 def _cores() -> int:
