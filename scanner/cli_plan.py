@@ -34,10 +34,15 @@ def _analysis(paths: tuple[str, ...], config_file: str | None, no_config: bool):
     """The analysis `scan` makes of the tree at the newest minor, read as the configuration says
     (exclusions, the kustomize load restrictor): what `components` and `inventory` show."""
     from scanner.analysis import analyse
+    from scanner.baseline import BaselineError
+    from scanner.data import DataError
     from scanner.rulebook import load_rulebook
 
     config = config_for(config_file, no_config, paths)
-    return analyse(list(paths), load_rulebook().newest, options=scan_options(config, (), (), (), None, None))
+    try:
+        return analyse(list(paths), load_rulebook().newest, options=scan_options(config, (), (), (), None, None))
+    except (BaselineError, DataError) as problem:  # as `scan` says them (a configuration's missing baseline)
+        raise click.UsageError(str(problem)) from None
 
 
 @cli.command()

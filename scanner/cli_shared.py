@@ -59,7 +59,34 @@ def _print_version(ctx, param, value) -> None:
         ctx.exit()
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    """The kubehop command group. A usage error may quote the tree (a configuration key, a baseline
+    path a pull request wrote), and so may a library's warning (ruamel.yaml quotes the file's lines):
+    both reach standard error printable, as every other line kubehop prints (scanner.report.plain)."""
+
+    def invoke(self, ctx):
+        import warnings
+
+        from scanner.report.plain import log_line, printable
+
+        try:
+            with warnings.catch_warnings():
+                warnings.showwarning = _show_warning
+                # An anchor defined twice: YAML allows it, and kubehop reads it as YAML does.
+                warnings.filterwarnings("ignore", message=r"\s*found duplicate anchor")
+                return super().invoke(ctx)
+        except click.ClickException as err:
+            err.message = log_line(printable(err.message))
+            raise
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    from scanner.report.plain import log_line, printable
+
+    click.echo(log_line(f"kubehop: warning: {printable(f'{category.__name__}: {message}')}"), err=True)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
               help="Show the version and the date the data was last checked.")
 def cli() -> None:

@@ -24,7 +24,7 @@ def pins_of(scan_input: ScanInput, catalog: Catalog,
     """The pins among what the sources read. `early`: the pins a scan took of the first objects as it
     read their files, and how many objects those were (scanner.analysis)."""
     problems = scan_input.diagnostics  # a bug met on one object or document is an input problem there
-    in_documents, cluster = detect_in_documents(scan_input.documents, catalog, problems)
+    in_documents, cluster = detect_in_documents(scan_input.documents, catalog, problems, scan_input.scanned)
     charts: list[ChartPin] = []
     in_manifests = detect_in_manifests(scan_input.manifests, catalog, problems, early, charts)
     chart_entries, local = chart_pins_in_documents(scan_input.documents)

@@ -1,13 +1,14 @@
-"""JSON report: stable keys, documented in README (“JSON output”). Version it on breaking changes."""
+"""JSON report: stable keys, documented in README (“JSON output”). Version it on breaking changes.
+Names and messages are kept as they are (it is data); the text printed holds nothing a log acts on
+(scanner.report.plain.log_json)."""
 
 from __future__ import annotations
-
-import json
 
 from scanner import __version__
 from scanner.model import Finding
 from scanner.report import hop_label
 from scanner.paths import repo_path
+from scanner.report.plain import log_json
 from scanner.scan import ScanResult
 
 SCHEMA_VERSION = 1
@@ -86,4 +87,4 @@ def render(result: ScanResult, color: bool = False) -> str:
         "unrendered": [{"file": repo_path(d.path), "reason": d.message} for d in result.unrendered],
         "notices": result.notices,
     }
-    return json.dumps(document, indent=2, sort_keys=False) + "\n"
+    return log_json(document, ensure_ascii=True)

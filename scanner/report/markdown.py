@@ -178,7 +178,7 @@ def _folded(group: list[Finding], rows: list[list[Finding]], listed: int | None,
         if f.remediation:
             summary = (f"Steps for {where(f.origin.path, f.origin.line, f.origin.column)} {f.object_ref}"
                        if len(row) == 1 else f"Steps for the {count(len(row), 'object')} of {f.rule_id}")
-            blocks.append(_details(summary, md.fenced("\n".join(f.remediation), "text")))
+            blocks.append(_details(summary, md.fenced(list(f.remediation), "text")))
     return blocks
 
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
-
 from scanner import __version__
 from scanner.freshness import data_checked
 from scanner.model import Origin
 from scanner.plan import Migration, Plan, Step, Window
 from scanner.report import plan_orders
 from scanner.paths import repo_path
+from scanner.report.plain import log_json
 
 SCHEMA_VERSION = 1
 
@@ -44,8 +43,8 @@ def _window(plan: Plan, window: Window) -> dict:
         "api_blockers": [{**location(f.origin), "rule": f.rule_id, "object": f.object_ref, "message": f.message}
                          for f in window.api_blockers],
         "after": [_step(s) for s in window.after],
-        "notes": [{"distro": n.distro, "title": n.title, "detail": n.detail, "source": n.source}
-                  for n in window.notes],
+        "notes": [{"distro": n.distro, "title": n.title, "detail": n.detail, "source": n.source,
+                   "projected": n.projected} for n in window.notes],
         "problems": [{"severity": p.severity, "component": p.component, "message": p.message, "kind": p.kind,
                       "support": p.support, "fix": list(p.fix)} for p in window.problems],
         # Every finding `kubehop scan` reports that breaks at this hop (the window's counts are of these).
@@ -84,4 +83,4 @@ def render(plan: Plan) -> str:
         "orders_folder": plan.orders_folder,
         "order_notes": plan.order_notes,
     }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return log_json(document)

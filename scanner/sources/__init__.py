@@ -61,7 +61,7 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     from scanner.options import ScanOptions
 
     options = options or ScanOptions()
-    result = ScanInput(diagnostics=list(options.config_problems))
+    result = ScanInput(diagnostics=list(options.config_problems), scanned=list(paths))
     charts: list[str] = []
     kustomizations: list[str] = []
     files: list[ManifestFile] = []

@@ -37,6 +37,8 @@ class ScanInput:
     isolation: dict[str, str] = field(default_factory=dict)
     # Files the exclusions (`exclude` in the configuration, --exclude) left out: reports count them.
     excluded: int = 0
+    # The paths scanned: what a file the tree names may be read from (kustomize/refs.py repository_root).
+    scanned: list[str] = field(default_factory=list)
 
     def extend(self, other: "ScanInput") -> None:
         self.manifests.extend(other.manifests)
