@@ -87,6 +87,7 @@ def scan(paths, target, current, fmt, output, config_file, no_config, write_base
     """
     from scanner.baseline import BaselineError
     from scanner.data import DataError
+    from scanner.fleet import FleetChoiceError
     from scanner.report import documents
     from scanner.scan import scan as run_scan
 
@@ -98,8 +99,9 @@ def scan(paths, target, current, fmt, output, config_file, no_config, write_base
     options, version_file = options_of(config, inputs, write_baseline=write_baseline, fail_on=fail_on,
                                        unknown=unknown, **sources)
     try:
-        result = run_scan(paths, target=target, current=current, options=options, version_file=version_file)
-    except (BaselineError, DataError) as err:
+        result = run_scan(paths, target=target, current=current, options=options, version_file=version_file,
+                          cluster=inputs["cluster"])
+    except (BaselineError, DataError, FleetChoiceError) as err:
         raise click.UsageError(str(err)) from None
     for report_fmt, path in reports:
         emit_all(documents(result, report_fmt, path))
@@ -139,7 +141,7 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
     from scanner.report import patch
     from scanner.report.plain import log_line, printable
     from scanner.fix.plan import Planner
-    from scanner.fix.write import NotWritten, write_fixed
+    from scanner.fix.write import NotWritten, Stopped, die_of, write_fixed
     from scanner.model import Diagnostic
     from scanner.rulebook import load_rulebook
     from scanner.exclusions import Exclusions
@@ -166,8 +168,13 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
             except OSError as err:
                 unwritten.append(change)
                 result.diagnostics.append(Diagnostic(change.path, f"cannot write: {err.strerror or err}"))
+            except Stopped as stop:  # the file being written was left as it was, its temporary file removed
+                done = result.files.index(change) - len(unwritten)
+                click.echo(f"stopped by signal {stop.signum}: {count(done, 'file')} written, the rest left as "
+                           "they were", err=True)
+                die_of(stop.signum)
         else:
-            diff = patch.unified_diff(os.path.relpath(change.path), change.original, change.fixed)
+            diff = patch.unified_diff(os.path.relpath(change.path), change.original, change.fixed, change.pieces)
             unsafe = patch.unsafe_line(diff)
             if unsafe is None:
                 click.echo(diff, nl=False)

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from scanner.options import ScanOptions
 
 __all__ = ["BLOCKER", "UNKNOWN", "WARNING", "ComponentState", "Migration", "Plan", "PlanInputError", "PlanRequest",
-           "Problem", "Step", "Window", "build_plan", "component_states", "plan_paths"]
+           "Problem", "Step", "Window", "build_plan", "component_states", "plan_of"]
 
 
 @dataclass
@@ -180,24 +180,14 @@ class PlanRequest:
     # a view of the same analysis (None: the defaults).
     options: ScanOptions | None = None
     allow_network: bool = False  # without `options`
+    cluster: str | None = None  # --cluster: of a repository of several clusters, plan this one
 
 
-def plan_paths(request: PlanRequest) -> tuple[Plan, "Analysis"]:
-    """Analyse a tree and plan its hops: the service behind `kubehop plan`."""
-    from scanner.analysis import NoCurrentMinor, analyse
+def plan_of(analysis: "Analysis", request: PlanRequest) -> Plan:
+    """The plan of one cluster's analysis."""
     from scanner.components.catalog import load_catalog
-    from scanner.current_minor import given_by, resolve_current
-    from scanner.options import ScanOptions
+    from scanner.current_minor import resolve_current
 
-    options = request.options or ScanOptions(unknown=request.unknown, allow_network=request.allow_network)
-    if request.current is not None and request.current >= request.target:
-        raise PlanInputError(f"the cluster is at {request.current} ({given_by(options)}): --target "
-                             f"{request.target} is not newer")
-    try:
-        analysis = analyse(request.paths, request.target, request.current, options, request.version_file,
-                           need_current=True)
-    except NoCurrentMinor as why:
-        raise PlanInputError(str(why)) from None
     found, current = analysis.current_from, analysis.current
     if current >= request.target:
         raise PlanInputError(f"the cluster is at {current} ({found.said_by}): --target {request.target} is not newer")
@@ -214,7 +204,7 @@ def plan_paths(request: PlanRequest) -> tuple[Plan, "Analysis"]:
     plan.current_said_by = found.said_by
     plan.analysis = analysis
     plan.input_errors = len(analysis.input_errors)
-    return plan, analysis
+    return plan
 
 
 def _distro(given: str | None, pin: ClusterPin | None) -> tuple[str, str]:

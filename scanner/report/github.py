@@ -47,6 +47,8 @@ def _where(path: str) -> str | None:
 
 def _finding(f: Finding) -> str:
     details = [f"{f.object_ref}: {f.message}"]
+    if f.clusters:
+        details.append(f"breaks in cluster{'s' if len(f.clusters) > 1 else ''} {', '.join(f.clusters)}")
     if f.origin.via:
         details.append(f"via {f.origin.via}")
     if f.note:

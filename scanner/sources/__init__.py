@@ -61,7 +61,9 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     from scanner.options import ScanOptions
 
     options = options or ScanOptions()
-    result = ScanInput(diagnostics=list(options.config_problems), scanned=list(paths))
+    # What the repository spans: the paths, and (a fleet's cluster reading part of it) its top.
+    scanned = [*paths, *(r for r in options.repository_roots if r not in paths)]
+    result = ScanInput(diagnostics=list(options.config_problems), scanned=scanned)
     charts: list[str] = []
     kustomizations: list[str] = []
     files: list[ManifestFile] = []
@@ -99,7 +101,7 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
         before_render(result)
     hazards = hazardous_files(result.diagnostics)
     if hazards and (charts or kustomizations):
-        charts, kustomizations, held = held_back(charts, kustomizations, hazards, paths)
+        charts, kustomizations, held = held_back(charts, kustomizations, hazards, scanned)
         result.unrendered.extend(held)
     if kustomizations and charts:
         from scanner.sources.kustomize.source import without_kustomize_charts
@@ -108,13 +110,13 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     if charts or any(m.kind == "HelmRelease" for m in result.manifests):
         from scanner.sources.helm.source import read_charts
 
-        result.extend(_all_or_each(charts, read_charts, charts, result.manifests, target, options, paths))
+        result.extend(_all_or_each(charts, read_charts, charts, result.manifests, target, options, scanned))
     if kustomizations:
         from scanner.sources.kustomize.errors import said_once
         from scanner.sources.kustomize.source import build_kustomizations
 
         built = _all_or_each(kustomizations, build_kustomizations, kustomizations, result.manifests, target,
-                             options, paths)
+                             options, scanned)
         result.diagnostics, built.diagnostics = said_once(result.diagnostics, built.diagnostics)
         result.extend(built)
     for dump in options.helm_releases:
