@@ -10,10 +10,10 @@ import io
 import json
 import os
 import subprocess
-import time
 import sys
 import tarfile
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
