@@ -116,8 +116,8 @@ def plan_command(paths, target, current, distro, output, fmt, output_file, order
     from scanner.baseline import BaselineError
     from scanner.data import DataError
     from scanner.fleet import FleetChoiceError
-    from scanner.fleet_plan import FleetPlan
-    from scanner.plan import PlanInputError, PlanRequest, plan_paths
+    from scanner.fleet_plan import FleetPlan, plan_paths
+    from scanner.plan import PlanInputError, PlanRequest
     from scanner.report import plan_json, plan_markdown, plan_text
 
     fmt, output = chosen_output(output, fmt, output_file, PLAN_FORMATS)

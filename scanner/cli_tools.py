@@ -30,9 +30,9 @@ def tools_group(ctx) -> None:
 
 def _list() -> None:
     from scanner.report.plain import log_lines
-    from scanner.sources import no_network, sandbox
-    from scanner.sources.helm_capture import find_helm, unsupported
-    from scanner.sources.tools import cache_dir, find_tool, kustomize_command, tool_version
+    from scanner.sources.tools import no_network, sandbox
+    from scanner.sources.helm.capture import find_helm, unsupported
+    from scanner.sources.tools.find import cache_dir, find_tool, kustomize_command, tool_version
 
     def described(name: str, path: str | None) -> str:
         if path is None:
@@ -81,8 +81,8 @@ def install_command(pinned: bool, with_helm3: bool) -> None:
     """
     from scanner import tool_install
     from scanner.report.plain import log_line, printable
-    from scanner.sources.helm_capture import find_helm, unsupported
-    from scanner.sources.tools import cache_dir, find_tool
+    from scanner.sources.helm.capture import find_helm, unsupported
+    from scanner.sources.tools.find import cache_dir, find_tool
 
     def say(text: str) -> None:
         click.echo(log_line(printable(f"kubehop: {text}")), err=True)

@@ -45,6 +45,6 @@ def _paths_read(analysis):
 
 
 def _holds_chart_or_kustomization(folder: str) -> bool:
-    from scanner.sources.files import ChartFolder, KustomizeFolder, walk
+    from scanner.sources.files.walk import ChartFolder, KustomizeFolder, walk
 
     return any(isinstance(item, (ChartFolder, KustomizeFolder)) for item in walk([folder]))

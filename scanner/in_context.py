@@ -27,7 +27,7 @@ import os
 from dataclasses import dataclass, field
 
 from scanner.containment import git_top, within
-from scanner.sources.files import KUSTOMIZATION_FILES
+from scanner.sources.files.walk import KUSTOMIZATION_FILES
 
 # The folders of a chart that hold its objects; everything else in a chart shapes every object of it.
 _OBJECT_FOLDERS = frozenset({"templates", "crds"})
@@ -175,7 +175,7 @@ def _names(folder: str, top: str) -> tuple[frozenset[str], frozenset[str], bool]
     """What the kustomization at `folder` builds from: the real paths its closure names as objects,
     those that shape it (its kustomization files and every other reference), and whether it is a
     Component (not built alone); None when `folder` holds no readable kustomization."""
-    from scanner.sources.kustomize_refs import closure, kustomization_file, read_kustomization, references
+    from scanner.sources.kustomize.refs import closure, kustomization_file, read_kustomization, references
 
     kustomization = read_kustomization(folder)
     if kustomization.problem == "no kustomization file":

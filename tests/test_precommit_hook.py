@@ -21,7 +21,7 @@ _GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
 
 def _tools() -> dict[str, str]:
     """The helm and kubectl kubehop finds here, named for the hook (its render cache is the test's own)."""
-    from scanner.sources.tools import find_tool
+    from scanner.sources.tools.find import find_tool
 
     return {f"KUBEHOP_{name.upper()}": path for name in ("helm", "kubectl") if (path := find_tool(name))}
 

@@ -18,7 +18,7 @@ import sys
 from scanner.report import md
 from scanner.report.github import command
 
-# kubehop's own words for a tool it could not use (scanner.sources, helm_capture.unsupported).
+# kubehop's own words for a tool it could not use (scanner.sources.helm.source, helm.capture.unsupported).
 _TOOL_NOTICES = ("helm was not found", "neither kustomize nor kubectl found", "kubehop renders with helm ")
 
 

@@ -10,7 +10,7 @@ import csv
 import io
 
 from scanner.report import hop_label
-from scanner.report.paths import repo_path
+from scanner.paths import repo_path
 from scanner.report.plain import csv_cell, log_line
 from scanner.report.wide import fix_words
 from scanner.scan import ScanResult

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from scanner.model import Finding
 from scanner.report import counts, hop_label, verdict
-from scanner.report.paths import where
+from scanner.paths import where
 from scanner.report.plain import log_lines, printable
 from scanner.scan import ScanResult
 
