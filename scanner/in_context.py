@@ -63,6 +63,9 @@ class Selection:
     changed: set[str] = field(default_factory=set)  # real paths of the files checked in a context
     contexts: list[Context] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    # Where the repository of each context ends (scanner.containment): what a context's files may name,
+    # however small the folder analysed (a kustomization's `../../components`).
+    tops: list[str] = field(default_factory=list)
 
     def keep(self, analysis):
         """`analysis` (of `paths`) cut to what the paths given are about; as it is without contexts."""
@@ -100,6 +103,9 @@ def select(paths: list[str]) -> Selection:
                 selection.whole.append(real)
             continue
         selection.changed.add(real)
+        top = _top(real)
+        if top not in selection.tops:
+            selection.tops.append(top)
         if context.real not in analysed:
             analysed[context.real] = context
             selection.contexts.append(context)

@@ -3,6 +3,7 @@ call this; `plan`, `components` and `inventory` are other views of the same anal
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 from scanner.analysis import Analysis
@@ -28,6 +29,8 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None, options:
     from scanner.fleet import analyse_fleet
 
     selection = in_context.select(paths)
+    if selection.tops:  # a context's files may name what the repository holds beyond the folder analysed
+        options = dataclasses.replace(options, repository_roots=(*options.repository_roots, *selection.tops))
     analysis = selection.keep(analyse_fleet(selection.paths, target, current, options, only=cluster,
                                             version_file=version_file))
     analysis.nothing_in = given_paths.nothing_in(paths, analysis)

@@ -126,3 +126,20 @@ def test_a_missing_path_says_it_does_not_exist(repo):
     assert "deploy: does not exist" in result.stdout
     assert result.stdout.splitlines()[-1].startswith("nothing checked for ")
     assert ": deploy does not exist (0 blockers, 0 warnings, 1 unreadable input)" in result.stdout
+
+
+def test_a_context_may_name_what_the_repository_holds_above_it(tmp_path, monkeypatch):
+    """With no Git work tree the repository is the working folder, not the context's own folder: a
+    kustomization's `../../components/alerts` stays inside it, as when the whole tree is scanned."""
+    from conftest import kustomize_or_skip
+
+    kustomize_or_skip()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("KUBEHOP_CACHE_DIR", str(tmp_path / "cache"))
+    write(tmp_path, {"apps/a/kustomization.yaml": "resources: [ing.yaml]\ncomponents: [../../components/alerts]\n",
+                     "apps/a/ing.yaml": INGRESS.format(name="a"),
+                     "components/alerts/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\n"
+                                                             "kind: Component\nresources: []\n"})
+    code, report = scan("apps/a/ing.yaml")
+    assert report["diagnostics"] == [] and code == 1
+    assert found(report) == ["apps/a/ing.yaml:1 a"]
