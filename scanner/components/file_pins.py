@@ -117,10 +117,21 @@ def _version_variables(node: Any, path: str, catalog: Catalog) -> Iterator[Detec
         if not m or version is None or parse_version(version) is None:
             continue
         stem = m.group(1).replace("_", "-").lower()
-        component = catalog.components.get(stem) or component_for_chart(catalog, stem, None)
+        component = catalog.components.get(stem) or component_for_chart(catalog, stem, None) or \
+            _named_first(stem, catalog)
         if component is not None:
             yield detection(component, version, False, origin_of(path, value), "variable",
                              f"variable {key.value}")
+
+
+def _named_first(stem: str, catalog: Catalog):
+    """`cilium_bootstrap_chart_version`: a variable named after a component first, for a version of it
+    (a chart version only where the chart is numbered as the component is)."""
+    names = [n for n in catalog.components if stem.startswith(n + "-")]
+    component = catalog.components[max(names, key=len)] if names else None
+    if component is not None and "chart" in stem.split("-") and component.chart_lines is not None:
+        return None
+    return component
 
 
 def _release_urls(key: Any, value: Any, path: str, catalog: Catalog) -> Iterator[Detection]:

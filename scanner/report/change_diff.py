@@ -1,0 +1,36 @@
+"""A window's change set as one unified diff `git apply` takes (from the repository's top).
+
+Each file as every report names it (relative to its Git work tree, else the working folder), quoted
+as git quotes it (scanner.report.patch); a file the change set adds is a creation (`--- /dev/null`).
+A file whose diff would print a line a CI log or a terminal acts on is left out of the printed diff
+and named (`--write` applies it), as `kubehop fix` does.
+"""
+
+from __future__ import annotations
+
+from scanner.changes.model import ChangeSet, FileChange
+from scanner.report import patch
+from scanner.report.paths import repo_path
+
+
+def render(change_set: ChangeSet) -> tuple[str, list[str]]:
+    """The diff, and the files left out of it with why."""
+    out, left_out = [], []
+    for change in change_set.files:
+        diff = file_diff(change)
+        unsafe = patch.unsafe_line(diff)
+        if unsafe is not None:
+            left_out.append(f"{repo_path(change.path)}: its diff is not printed: line {unsafe} of it would be read as a "
+                            "command by a CI log or a terminal; `kubehop plan --window N --write` applies it")
+            continue
+        out.append(diff)
+    return "".join(out), left_out
+
+
+def file_diff(change: FileChange) -> str:
+    name = repo_path(change.path)
+    diff = patch.unified_diff(name, change.original or "", change.text)
+    if change.original is None:  # a creation: git apply wants /dev/null as the old side
+        first, rest = diff.split("\n", 1)
+        diff = f"--- /dev/null\n{rest}"
+    return diff
