@@ -85,14 +85,21 @@ def test_seed_window_1_is_a_diff_git_applies_that_leaves_only_the_flux_regenerat
     git(root, "apply", str(tmp_path / "w1.diff"))
     changed = git(root, "diff", "-U0").stdout
     # Only the pins move, each in its own style and with its comment; every other line stays.
-    assert [line for line in changed.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")] == [
+    assert changes(changed) == [
         '-cilium_bootstrap_chart_version: "1.16.5"', '+cilium_bootstrap_chart_version: "1.17.0"',  # kept in step
-        "-k3s_version: v1.31.5+k3s1", "+k3s_version: v1.32.13+k3s1",
         '-      version: "1.16.5"', '+      version: "1.17.0"',
         '-      version: "3.3.x"', '+      version: "3.4.x"',
-    ]
+    ]  # the hop waits for Flux
     moves, blockers = left_in_window_1(root, "--from", "1.31")
     assert moves == {"flux"} and blockers == []
+    regenerate_flux(root, change_set(root, "--from", "1.31"))
+    again = invoke("plan", "--from", "1.31", "--window", "1", "--diff", ".", cwd=root)
+    assert again.returncode == 0, again.stderr  # nothing else is left: the run writes the hop
+    assert changes(again.stdout) == ["-k3s_version: v1.31.5+k3s1", "+k3s_version: v1.32.13+k3s1"]
+
+
+def changes(diff: str) -> list[str]:
+    return [line for line in diff.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")]
 
 
 def test_seed_campaign_to_1_36_one_change_set_at_a_time(tmp_path):
@@ -100,7 +107,7 @@ def test_seed_campaign_to_1_36_one_change_set_at_a_time(tmp_path):
     leaves nothing in its window but what it listed, and the tree ends where the seed's plan did."""
     root = tree(SEED, tmp_path)
     hops = []
-    for _ in range(15):
+    for _ in range(25):
         done = invoke("plan", "--target", "1.36", "--format", "json", "--window", "1", ".", cwd=root)
         if done.returncode == 2:  # the tree is at the target: nothing left to plan
             assert "is not newer" in done.stderr
@@ -132,11 +139,12 @@ def test_seed_campaign_to_1_36_one_change_set_at_a_time(tmp_path):
 
 def test_a_one_minor_at_a_time_chain_lands_step_by_step_and_the_hop_waits_for_its_end(tmp_path):
     root = tree(SEED, tmp_path)
-    written = change_set(root, "--from", "1.31")  # W1 of the original tree
-    window_3 = json.loads(invoke("plan", "--format", "json", "--from", "1.33", "--window", "1", ".",
-                                 cwd=root).stdout)
-    assert {m["component"]: m["to"] for m in window_3["moves"]}["longhorn"] == "1.8.2"
-    assert written["hop"]["variables"] and window_3["hop"]["variables"] == []  # 1.33 is not what the tree says
+    written = change_set(root, "--from", "1.33")  # Longhorn 1.7.3 must reach 1.11 before the hop to 1.34
+    [longhorn] = [m for m in written["moves"] if m["component"] == "longhorn"]
+    assert (longhorn["from"], longhorn["to"]) == ("1.7.3", "1.8.2")
+    assert [(s["from"], s["to"]) for s in longhorn["later"]] == [("1.8.2", "1.9"), ("1.9", "1.10"), ("1.10", "1.11")]
+    assert written["hop"] == {"orders": [], "variables": []}
+    assert any(m["what"] == "the hop to 1.34" for m in written["manual"])
 
 
 # --- Flux reconciling itself from its OCI release manifests ---------------------------------------------
@@ -217,7 +225,6 @@ def test_every_kind_of_pin_in_its_own_style(tmp_path):
     assert changes == [
         "-    targetRevision: v1.16.5   # pinned", "+    targetRevision: v1.17.0   # pinned",  # Argo CD
         '-    version: "~4.10.0"', '+    version: "~4.12.0"',  # a Chart.yaml dependency: the chart line of 1.12
-        "-  version: v1.30.4+k3s1", "+  version: v1.31.14+k3s1",  # the system-upgrade Plan
         "-kyverno_version: 'v1.12.5'", "+kyverno_version: 'v1.13.0'",  # a variable, single-quoted
         "-  - https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.1.0/standard-install.yaml",
         "+  - https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.2.0/standard-install.yaml",
@@ -243,7 +250,8 @@ def test_an_exact_chart_version_comes_from_the_repository_index(tmp_path):
     env = {"HELM_REPOSITORY_CACHE": str(cache), "HELM_REPOSITORY_CONFIG": str(config / "repositories.yaml")}
     done = invoke("plan", "--target", "1.31", "--no-render", "--window", "1", "--diff", ".", cwd=root, env=env)
     assert "-    version: 4.10.1\n+    version: 4.12.3\n" in done.stdout
-    assert "kustomization helmCharts ingress-nginx" not in done.stderr
+    assert done.returncode == 0, done.stderr  # the whole window, and so the hop too
+    assert "-  version: v1.30.4+k3s1\n+  version: v1.31.14+k3s1\n" in done.stdout
 
 
 def test_write_leaves_a_hard_linked_file_and_says_so(tmp_path):
@@ -304,3 +312,48 @@ def test_diff_and_body_in_one_run(tmp_path):
                   ".", cwd=root)
     assert done.stdout.startswith("--- a/infra/ansible/roles/cilium/defaults/main.yml\n")
     assert body.read_text().startswith("## kubehop: W1 · Kubernetes 1.31 → 1.32 (k3s)\n")
+
+
+def test_write_keeps_a_byte_order_mark_and_crlf_line_ends(tmp_path):
+    root = write_tree(tmp_path / "repo", {"cluster/plans.yaml": STYLES["cluster/plans.yaml"]})
+    (root / "apps").mkdir()
+    (root / "apps/cilium.yaml").write_bytes(b"\xef\xbb\xbf" + STYLES["apps/cilium.yaml"].replace("\n", "\r\n").encode())
+    done = invoke("plan", "--target", "1.31", "--no-render", "--window", "1", "--write", ".", cwd=root)
+    assert done.returncode == 0, done.stderr
+    written = (root / "apps/cilium.yaml").read_bytes()
+    assert written == b"\xef\xbb\xbf" + STYLES["apps/cilium.yaml"].replace("v1.16.5", "v1.17.0").replace(
+        "\n", "\r\n").encode()
+
+
+def test_the_diff_of_a_file_with_a_byte_order_mark_applies(tmp_path):
+    root = tree(write_tree(tmp_path / "src", {"cluster/plans.yaml": STYLES["cluster/plans.yaml"]}), tmp_path)
+    (root / "infra").mkdir()
+    (root / "infra/vars.yml").write_bytes(b"\xef\xbb\xbf" + STYLES["infra/vars.yml"].encode())
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "bom")
+    done = invoke("plan", "--target", "1.31", "--no-render", "--window", "1", "--diff", ".", cwd=root)
+    assert "@@ -1,4 +1,4 @@\n \ufeff---\n-kyverno_version: 'v1.12.5'\n" in done.stdout  # line 1 is context
+    (tmp_path / "w.diff").write_text(done.stdout, encoding="utf-8")
+    git(root, "apply", str(tmp_path / "w.diff"))
+    assert (root / "infra/vars.yml").read_bytes().startswith(b"\xef\xbb\xbf---\nkyverno_version: 'v1.13.0'\n")
+
+
+def test_a_move_across_minors_the_data_does_not_list_is_a_persons(tmp_path):
+    """Cilium moves one minor at a time; 1.12 and 1.13 are not in the data: writing 1.14 would skip 1.13."""
+    plans = STYLES["cluster/plans.yaml"].replace("v1.30.4+k3s1", "v1.26.4+k3s1")
+    root = write_tree(tmp_path / "repo", {"cluster/plans.yaml": plans,
+                                          "apps/cilium.yaml": STYLES["apps/cilium.yaml"].replace("v1.16.5", "1.12.0")})
+    done = invoke("plan", "--target", "1.27", "--no-render", "--window", "1", "--diff", ".", cwd=root)
+    assert done.returncode == 1 and done.stdout == ""
+    assert ("cilium 1.12 → 1.14: Cilium moves one minor at a time and kubehop's data lists no release between 1.12 "
+            "and 1.14: take each minor in turn by hand") in done.stderr
+
+
+def test_pins_that_disagree_move_only_where_they_install_the_moves_start(tmp_path):
+    """The plan starts from the oldest pin; a pin already past it is not moved back, nor skipped ahead."""
+    files = dict(STYLES, **{"apps/cilium-bootstrap.yaml": STYLES["apps/cilium.yaml"].replace("v1.16.5", "1.17.1")
+                            .replace("name: cilium\n", "name: cilium-bootstrap\n")})
+    root = write_tree(tmp_path / "repo", files)
+    done = invoke("plan", "--target", "1.31", "--no-render", "--window", "1", "--diff", ".", cwd=root)
+    assert "+    targetRevision: v1.17.0   # pinned\n" in done.stdout  # 1.16.5 -> 1.17.0
+    assert "cilium-bootstrap" not in done.stdout + done.stderr  # 1.17.1 installs 1.17 already

@@ -40,25 +40,25 @@ def change_set(plan, analysis, number: int, paths: Sequence[str], options) -> Ch
     result = ChangeSet(plan, window)
     texts = Texts(tree_root(paths))
     tree = analysis.tree
-    index = _chart_index(tree, options)
+    index = _chart_index(tree, window, analysis.timeline.states, options)
     result.moves, manual = pin_edits.moves(window.before, analysis.timeline.states, tree.detections, texts, index)
     result.manual.extend(manual)
-    waiting = [m for m in result.moves if m.later]
-    if waiting:  # the hop waits for the last step of every chain: a later run of the window writes it
-        names = ", ".join(m.step.component.name for m in waiting)
-        result.manual.append(Manual(f"the hop to {window.target}", (
-            f"not written yet: {names} move one minor at a time and take more steps before it; run the same "
-            "`kubehop plan --window` again after each has landed: the run that writes the last step writes the hop")))
-    else:
-        result.orders = hop.upgrade_orders(analysis.manifests, number, window.source, window.target, texts,
-                                           result.manual, result.notices)
-        result.hop = hop.version_variables(tree.cluster, window.source, window.target, texts, result.manual)
     planner = Planner(window.target, window.source, load_rulebook(options.rule_folders), options.ignore)
     result.migrated = migrations.migrate(window, planner, list(paths), options.exclude, texts, result.manual)
     moved = {m.step.component.name for m in result.moves}
     result.manual.extend(Manual(p.component or "component", p.message, _first_pin(p))
                          for p in window.problems if p.severity == BLOCKER and p.kind == BLOCKED
                          and p.component not in moved)
+    if result.manual:  # the hop comes last: the run that leaves nothing else to a person writes it
+        result.hop_waits = True
+        result.manual.append(Manual(f"the hop to {window.target}", (
+            "not written yet: it waits for the steps above (a chain of one-minor-at-a-time moves lands a step at a "
+            "time); once they are done, run the same kubehop plan --window command again: the run that leaves nothing "
+            "else to a person writes the hop")))
+    else:
+        result.orders = hop.upgrade_orders(analysis.manifests, number, window.source, window.target, texts,
+                                           result.manual, result.notices)
+        result.hop = hop.version_variables(tree.cluster, window.source, window.target, texts, result.manual)
     result.files = texts.files()
     return result
 
@@ -69,12 +69,16 @@ def _first_pin(problem) -> str:
     return where(problem.pins[0].path, problem.pins[0].line) if problem.pins else ""
 
 
-def _chart_index(tree, options) -> dict[tuple[str, int], list[str]]:
-    """Chart versions the repository indexes list, by chart pin (path, line): helm's cache, and the
-    network with --allow-network (scanner.sources.chart_index)."""
+def _chart_index(tree, window, states, options) -> dict[tuple[str, int], list[str]]:
+    """Chart versions the repository indexes list for the chart pins the window moves, by pin (path,
+    line): helm's cache, and the network with --allow-network (scanner.sources.chart_index)."""
     from scanner.sources.chart_index import chart_versions
 
-    if not tree.charts:
+    moving = {s.component.name for s in window.before}
+    lines = {(d.origin.path, d.origin.line) for d in tree.detections if d.component in moving and d.source == "chart"}
+    lines |= {(d.origin.path, d.origin.line) for s in states if s.component.name in moving for d in s.detections}
+    pins = [pin for pin in tree.charts if (pin.origin.path, pin.origin.line) in lines]
+    if not pins:
         return {}
-    found = chart_versions(tree.charts, options.allow_network)
-    return {(pin.origin.path, pin.origin.line): [v.version for v in found.for_pin(pin)] for pin in tree.charts}
+    found = chart_versions(pins, options.allow_network)
+    return {(pin.origin.path, pin.origin.line): [v.version for v in found.for_pin(pin)] for pin in pins}

@@ -29,6 +29,7 @@ class FileChange:
     original: str | None  # None: a file the change set adds
     text: str
     changes: list[str] = field(default_factory=list)  # what it does, one line each
+    bom: bool = False  # the file starts with a byte-order mark (the texts do not hold it; the diff does)
 
     @property
     def new(self) -> bool:
@@ -79,6 +80,7 @@ class ChangeSet:
     orders: list[str] = field(default_factory=list)  # what the written upgrade orders do
     manual: list[Manual] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    hop_waits: bool = False  # the hop is not written: other steps are left to a person first
 
     @property
     def complete(self) -> bool:

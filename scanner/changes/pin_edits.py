@@ -23,6 +23,7 @@ from scanner.changes.scalar_edit import NotEditable
 from scanner.changes.texts import Texts
 from scanner.components.catalog import Component, Generated, Release
 from scanner.components.pins import Detection
+from scanner.components.semver import parse_version
 from scanner.components.timeline import ComponentState, Step
 from scanner.report.paths import repo_path, where
 
@@ -50,6 +51,12 @@ def moves(window_steps: Sequence[Step], states: Sequence[ComponentState], others
         step = chain[0] if first_only else Step(component, chain[0].source, chain[-1].target, chain[0].pins,
                                                 chain[-1].why)
         later = tuple(chain[1:]) if first_only else ()
+        if _skips_unlisted(step):
+            manual.append(Manual(f"{name} {step.source.version} → {step.target.version}", (
+                f"{component.title} moves one minor at a time and kubehop's data lists no release between "
+                f"{step.source.version} and {step.target.version}: take each minor in turn by hand"),
+                where(state.pins[0].path, state.pins[0].line) if state.pins else ""))
+            continue
         edits, in_step = [], []
         for detection in state.detections:
             edit = _write(detection, component, step, texts, index, manual, generated_done)
@@ -60,11 +67,18 @@ def moves(window_steps: Sequence[Step], states: Sequence[ComponentState], others
         if later:
             manual.append(Manual(f"{name} {' → '.join([_label(later[0].source)] + [_label(s.target) for s in later])}",
                                  f"{component.title} moves one minor at a time: once {_label(step.target)} has "
-                                 "landed and is healthy, run the same `kubehop plan --window` again to write the "
+                                 "landed and is healthy, run the same kubehop plan --window command again to write the "
                                  "next step", where(state.pins[0].path, state.pins[0].line) if state.pins else ""))
         if edits or in_step:
             written.append(Move(step, tuple(edits), later, tuple(in_step)))
     return written, manual
+
+
+def _skips_unlisted(step: Step) -> bool:
+    """A one-minor-at-a-time move out of a release the data does not list, past the next minor."""
+    source, target = step.source.key, step.target.key
+    return step.component.one_minor_at_a_time is True and not step.source.listed and \
+        (source[0] != target[0] or target[1] - source[1] > 1)
 
 
 def _chains(steps: Sequence[Step]) -> Iterable[tuple[str, list[Step]]]:
@@ -114,20 +128,20 @@ def _write(detection: Detection, component: Component, step: Step, texts: Texts,
             manual.append(Manual(label, f"{detection.what} pins {detection.pin!r}, which installs whatever is newest: "
                                         f"pin a {step.target.version} release", place))
         return None
-    if detection.releases and step.source.listed and all(r.key != step.source.key for r in detection.releases):
-        if not quiet:  # the windows before have not landed: writing this one would skip their moves
+    target = target_for(component, step.target, detection, index.get((origin.path, origin.line), []))
+    new = moved_pin(detection.pin, target) if isinstance(target, Target) else None
+    if new == detection.pin or _exact_at_or_past(detection.pin, target):
+        return None  # it installs the release already (a range: the newest of its line)
+    if step.source.key not in _installs(detection):
+        if not quiet:  # writing it would skip the moves between what it pins and the move's start
             manual.append(Manual(label, f"{detection.what} pins {detection.pin!r}, not {step.source.version} the move "
                                         "starts from: the tree's pins disagree, or an earlier window's moves have not "
                                         "landed (write those first)", place))
         return None
-    target = target_for(component, step.target, detection, index.get((origin.path, origin.line), []))
-    new = moved_pin(detection.pin, target) if isinstance(target, Target) else None
     if new is None:
         if not quiet:
             manual.append(Manual(label, _why_not(detection, component, step, target), place))
         return None
-    if new == detection.pin:
-        return None  # it admits the release already: it installs the newest of its line
     change = (lambda url: with_version(url, detection.pin, new)) if detection.source in _URLS else \
         (lambda value: new if value == detection.pin else None)
     try:
@@ -138,6 +152,23 @@ def _write(detection: Detection, component: Component, step: Step, texts: Texts,
         return None
     texts.note(origin.path, f"{label}: {detection.what} {edit.old} → {edit.new}")
     return edit
+
+
+def _exact_at_or_past(pin: str, target: Target | str) -> bool:
+    """An exact pin on the target's line, at its version or a later patch (1.17.1 for 1.17.0)."""
+    if not is_exact(pin) or not isinstance(target, Target) or target.exact is None:
+        return False
+    have, want = parse_version(pin.lstrip("= ")), parse_version(target.exact)
+    return have is not None and want is not None and tuple(have.floor[:len(target.line)]) == target.line \
+        and have.floor >= want.floor
+
+
+def _installs(detection: Detection) -> set[tuple[int, int]]:
+    """The release lines the pin installs: those the data lists, else the line it names itself."""
+    if detection.releases:
+        return {r.key for r in detection.releases}
+    parsed = parse_version(detection.pin.lstrip("=~^ "))
+    return {tuple(parsed.floor[:2])} if parsed is not None and parsed.precision >= 2 else set()
 
 
 def _why_not(detection: Detection, component: Component, step: Step, target: Target | str) -> str:

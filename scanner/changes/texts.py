@@ -78,7 +78,7 @@ class Texts:
             notes.append(change)
 
     def files(self) -> list[FileChange]:
-        changed = [FileChange(p, self.original[p], self.current[p], self.changes.get(p, []))
+        changed = [FileChange(p, self.original[p], self.current[p], self.changes.get(p, []), _has_bom(p))
                    for p in sorted(self.current) if self.current[p] != self.original[p]]
         return changed + [FileChange(p, None, t, self.changes.get(p, [])) for p, t in sorted(self.added.items())]
 
@@ -104,3 +104,16 @@ def _scalar_at(text: str, line: int, column: int) -> str | None:
         elif isinstance(node, SequenceNode):
             stack.extend(node.value)
     return None
+
+
+def _has_bom(path: str) -> bool:
+    try:  # non-blocking, as read_file opens it
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        return os.read(descriptor, 3) == b"\xef\xbb\xbf"
+    except OSError:
+        return False
+    finally:
+        os.close(descriptor)

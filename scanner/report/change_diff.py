@@ -29,7 +29,8 @@ def render(change_set: ChangeSet) -> tuple[str, list[str]]:
 
 def file_diff(change: FileChange) -> str:
     name = repo_path(change.path)
-    diff = patch.unified_diff(name, change.original or "", change.text)
+    bom = "\ufeff" if change.bom else ""  # the file's first line holds it: git apply matches it there
+    diff = patch.unified_diff(name, bom + (change.original or ""), bom + change.text)
     if change.original is None:  # a creation: git apply wants /dev/null as the old side
         first, rest = diff.split("\n", 1)
         diff = f"--- /dev/null\n{rest}"

@@ -26,7 +26,7 @@ def _head(change_set: ChangeSet) -> str:
     files = change_set.files
     done = "✅ the whole window is written" if change_set.complete else \
         f"⚠️ {count(len(change_set.manual), 'step')} left to a person (below)"
-    then = "then the hop itself" if change_set.orders or change_set.hop else "the hop is not in it (below)"
+    then = "the hop waits (below)" if change_set.hop_waits else "then the hop itself"
     lines = [f"## kubehop: {md.text(title(change_set))}", "",
              f"Moves what Kubernetes {window.target} needs before the hop, {then}: "
              f"{count(len(files), 'file')}, {done}.", ""]
@@ -79,6 +79,10 @@ def _hop(change_set: ChangeSet) -> str:
     lines += [f"- {md.path(where(e.path, e.line))} {md.text(e.what)}: {md.code(e.old, in_table=False)} → "
               f"{md.code(e.new, in_table=False)}" for e in change_set.hop]
     lines += [f"- upgrade order {md.code(what, in_table=False)}" for what in change_set.orders]
+    if change_set.hop_waits:
+        lines.append(f"- Not in this change set: the hop waits for the steps left to a person below. Once they "
+                     f"are done, `kubehop plan --window {window.number} --write` writes it.")
+        return "\n".join(lines) + "\n\n"
     if not change_set.hop and not change_set.orders:
         lines.append(f"- The tree holds no upgrade order or version variable for the cluster at {window.source}: "
                      f"upgrade it to {window.target} as you do.")

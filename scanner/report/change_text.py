@@ -67,6 +67,7 @@ def render_json(change_set: ChangeSet) -> str:
         "window": window.number, "from": str(window.source), "to": str(window.target),
         "distro": change_set.plan.distro,
         "complete": change_set.complete,
+        "hop_waits": change_set.hop_waits,
         "moves": [{"component": m.step.component.name, "from": m.step.source.version, "to": m.step.target.version,
                    "why": m.step.why, "source": m.step.target.source, "edits": [edit(e) for e in m.edits],
                    "kept_in_step": [edit(e) for e in m.in_step],
