@@ -13,17 +13,18 @@ from scanner.cli_shared import emit, emit_all
 from scanner.model import EXIT_BLOCKED, EXIT_OK
 
 
-def change_set_command(plan, analysis, paths, options, number: int, diff: bool, write: bool, fmt: str,
+def change_set_command(plan, analysis, paths, scope, options, number: int, diff: bool, write: bool, fmt: str,
                        output: str | None) -> int:
     """Make, print or write window `number`'s change set; the exit code (0: the whole window is written,
-    1: steps are left to a person or files could not be written)."""
+    1: steps are left to a person or files could not be written). `paths`: the tree given (nothing
+    outside it is written); `scope`: the paths of the cluster planned (all of them, but in a fleet)."""
     from scanner.changes import NoSuchWindow, change_set, tree_root
     from scanner.report import change_diff, change_markdown, change_text, comment
     from scanner.report.paths import repo_path
     from scanner.report.plain import log_line, printable
 
     try:
-        changes = change_set(plan, analysis, number, list(paths), options)
+        changes = change_set(plan, analysis, number, list(scope), options, root=tree_root(paths))
     except NoSuchWindow as why:
         raise click.BadParameter(str(why), param_hint="--window") from None
     problems: list[str] = []

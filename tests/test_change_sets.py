@@ -131,7 +131,7 @@ def test_seed_campaign_to_1_36_one_change_set_at_a_time(tmp_path):
     assert 'version: "1.20.0"' in read("platform/cilium/helmrelease.yaml")
     assert 'version: ">=1.21.0 <1.22.0"' in read("platform/cert-manager/helmrelease.yaml")
     assert 'version: ">=1.11.0 <1.12.0"' in read("platform/longhorn/helmrelease.yaml")
-    assert "releases/download/v1.6.0/standard-install.yaml" in read("infra/ansible/roles/cilium/defaults/main.yml")
+    assert 'cilium_bootstrap_chart_version: "1.20.0"' in read("infra/ansible/roles/cilium/defaults/main.yml")
     automation = read("platform/image-automation/image-update-automation.yaml")
     assert automation.startswith("apiVersion: image.toolkit.fluxcd.io/v1\n")  # migrated before Flux 2.9
     assert "v1beta2" not in read("platform/image-automation/per-service/pihole.example.yaml")
@@ -197,7 +197,8 @@ STYLES = {
                            "  upgrade:\n    image: rancher/k3s-upgrade\n"),
     "apps/cilium.yaml": ("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: cilium\n"
                          "  namespace: argocd\nspec:\n  source:\n    repoURL: https://helm.cilium.io\n"
-                         "    chart: cilium\n    targetRevision: v1.16.5   # pinned\n"),
+                         "    chart: cilium\n    targetRevision: v1.16.5   # pinned\n"
+                         "    helm:\n      valuesObject:\n        gatewayAPI: {enabled: true}\n"),
     "apps/ingress/kustomization.yaml": ("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
                                         "helmCharts:\n  - name: ingress-nginx\n"
                                         "    repo: https://kubernetes.github.io/ingress-nginx\n"
@@ -357,3 +358,16 @@ def test_pins_that_disagree_move_only_where_they_install_the_moves_start(tmp_pat
     done = invoke("plan", "--target", "1.31", "--no-render", "--window", "1", "--diff", ".", cwd=root)
     assert "+    targetRevision: v1.17.0   # pinned\n" in done.stdout  # 1.16.5 -> 1.17.0
     assert "cilium-bootstrap" not in done.stdout + done.stderr  # 1.17.1 installs 1.17 already
+
+
+def test_a_fleet_gets_one_change_set_per_cluster(tmp_path):
+    """A repository of several clusters: a pull request moves one (--cluster), and only its files."""
+    files = {".kubehop.yaml": "clusters:\n  - {name: dev, paths: [dev]}\n  - {name: prod, paths: [prod]}\n"}
+    for name, minor in (("dev", "v1.30.4+k3s1"), ("prod", "v1.29.9+k3s1")):
+        files[f"{name}/plans.yaml"] = STYLES["cluster/plans.yaml"].replace("v1.30.4+k3s1", minor)
+        files[f"{name}/cilium.yaml"] = STYLES["apps/cilium.yaml"]
+    root = write_tree(tmp_path / "repo", files)
+    refused = invoke("plan", "--target", "1.31", "--window", "1", ".", cwd=root)
+    assert refused.returncode == 2 and "give --cluster NAME with --window" in refused.stderr
+    done = invoke("plan", "--target", "1.31", "--cluster", "dev", "--window", "1", "--diff", ".", cwd=root)
+    assert "--- a/dev/cilium.yaml\n" in done.stdout and "prod/" not in done.stdout

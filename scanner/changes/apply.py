@@ -35,7 +35,7 @@ def _write(change: FileChange, root: str) -> None:
         text, _ = read_file(change.path)  # non-blocking: a file swapped for a FIFO meanwhile does not hang it
         if text != change.original:
             raise NotWritten("changed since kubehop read it: not written; run again")
-        write_fixed(change.path, change.text)
+        write_fixed(change.path, ("\ufeff" if change.bom else "") + change.text)  # it writes the mark it is given
         return
     descriptor = os.open(change.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
     with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as handle:

@@ -31,14 +31,15 @@ def tree_root(paths: Sequence[str]) -> str:
     return os.path.realpath(os.path.commonpath(folders)) if folders else os.path.realpath(".")
 
 
-def change_set(plan, analysis, number: int, paths: Sequence[str], options) -> ChangeSet:
-    """Window `number` of `plan` (a view of `analysis` of `paths`, read with ScanOptions `options`)."""
+def change_set(plan, analysis, number: int, paths: Sequence[str], options, root: str | None = None) -> ChangeSet:
+    """Window `number` of `plan` (a view of `analysis` of `paths`, read with ScanOptions `options`);
+    nothing outside `root` (default: the folder holding `paths`) is edited."""
     if not 1 <= number <= len(plan.windows):
         raise NoSuchWindow(f"the plan has {len(plan.windows)} window(s): W1 to W{len(plan.windows)}"
                            if plan.windows else "the plan has no window")
     window = plan.windows[number - 1]
     result = ChangeSet(plan, window)
-    texts = Texts(tree_root(paths))
+    texts = Texts(root or tree_root(paths))
     tree = analysis.tree
     index = _chart_index(tree, window, analysis.timeline.states, options)
     result.moves, manual = pin_edits.moves(window.before, analysis.timeline.states, tree.detections, texts, index)

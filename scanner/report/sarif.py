@@ -148,6 +148,7 @@ def _result(finding: Finding, rule_index: int, result: ScanResult, root: str | N
             "migrate": finding.migrate,
             "via": finding.origin.via,
             "support": finding.support,
+            **({"clusters": list(finding.clusters)} if finding.clusters else {}),
         },
     }
     location = _location(root, finding.origin.path, finding.origin.line, finding.origin.column)
