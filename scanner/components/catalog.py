@@ -112,6 +112,17 @@ class Chart:
 
 
 @dataclass(frozen=True)
+class Generated:
+    """A file of the component's manifests its own tool writes (a marker says so): regenerated, never edited."""
+
+    marker: str
+    command: str  # with {version}, {path} and {components} to fill in
+    components_header: str | None
+    version_prefix: str
+    source: str
+
+
+@dataclass(frozen=True)
 class Component:
     name: str
     title: str
@@ -133,6 +144,10 @@ class Component:
     # prometheus-operator): a message names the chart version and the app's release apart.
     release_title: str | None = None
     chart_track: bool = False  # a chart's own versions, ranges read from their kubeVersion (components.charts)
+    # Flux sources (OCIRepository, GitRepository) serving the component's own release manifests: the
+    # pin the running system reads (Flux reconciling itself); their URLs hold one of these.
+    manifest_sources: tuple[str, ...] = ()
+    generated: Generated | None = None
 
     def release(self, version: str) -> Release | None:
         try:
@@ -275,7 +290,16 @@ def component_from_data(document: dict) -> Component:
         kustomize_urls=tuple(detect.get("kustomize_urls", ())),
         release_label="release_label_source" in detect,
         release_title=document.get("release_title"),
+        manifest_sources=tuple(detect.get("manifest_sources", ())),
+        generated=_generated(detect.get("generated")),
     )
+
+
+def _generated(entry: dict | None) -> Generated | None:
+    if not entry:
+        return None
+    return Generated(entry["marker"], entry["command"], entry.get("components_header"),
+                     entry.get("version_prefix", ""), entry["source"])
 
 
 def _range(support: dict, through: Minor | None = None) -> Range:

@@ -117,6 +117,8 @@ class _Finder:
             yield from self._argo(manifest)
         elif manifest.kind == "HelmChart" and group == "helm.cattle.io":
             yield from self._k3s_helm_chart(manifest)
+        elif manifest.kind in ("OCIRepository", "GitRepository") and group == "source.toolkit.fluxcd.io":
+            yield from self._manifest_source(manifest)
 
     def object_pins(self, manifest: Manifest) -> Iterator[Detection]:
         """Version labels and image tags: the object's own tree, nothing else."""
@@ -168,6 +170,17 @@ class _Finder:
         kind, name = scalar(value_at(source_ref, "kind")), scalar(value_at(source_ref, "name"))
         source = self.objects.get((kind, scalar(value_at(source_ref, "namespace")) or namespace, name))
         return scalar(value_at(source.node, "spec", "url")) if source is not None else None
+
+    def _manifest_source(self, manifest: Manifest) -> Iterator[Detection]:
+        """A Flux source of a component's own release manifests (Flux's flux-manifests): its ref is the pin."""
+        url = scalar(value_at(manifest.node, "spec", "url")) or ""
+        component = next((c for c in self.catalog.components.values()
+                          if any(fragment in url for fragment in c.manifest_sources)), None)
+        ref = value_at(manifest.node, "spec", "ref")
+        version = value_at(ref, "tag") or value_at(ref, "semver")
+        if component is not None and scalar(version):
+            yield detection(component, scalar(version), False, _located(manifest, version), "source",
+                            f"{manifest.object_ref} ({url})")
 
     def _argo(self, manifest: Manifest) -> Iterator[Detection]:
         spec = value_at(manifest.node, "spec")

@@ -115,14 +115,38 @@ def remote_version(url: str) -> str | None:
 
 
 def _version_variables(node: Any, path: str, catalog: Catalog) -> Iterator[Detection]:
-    """`gateway_api_version: v1.2.1` in Ansible defaults or values files."""
+    """`gateway_api_version: v1.2.1` in Ansible defaults or values files, and the release URLs such a
+    file lists (`gateway_api_crd_urls: [.../releases/download/v1.2.1/standard-install.yaml]`)."""
     for key, value in node.value:
+        yield from _release_urls(key, value, path, catalog)
         m = _VARIABLE.match(scalar(key) or "")
         version = scalar(value)
         if not m or version is None or parse_version(version) is None:
             continue
         stem = m.group(1).replace("_", "-").lower()
-        component = catalog.components.get(stem) or component_for_chart(catalog, stem, None)
+        component = catalog.components.get(stem) or component_for_chart(catalog, stem, None) or \
+            _named_first(stem, catalog)
         if component is not None:
             yield detection(component, version, False, origin_of(path, value), "variable",
                              f"variable {key.value}")
+
+
+def _named_first(stem: str, catalog: Catalog):
+    """`cilium_bootstrap_chart_version`: a variable named after a component first, for a version of it
+    (a chart version only where the chart is numbered as the component is)."""
+    names = [n for n in catalog.components if stem.startswith(n + "-")]
+    component = catalog.components[max(names, key=len)] if names else None
+    if component is not None and "chart" in stem.split("-") and component.chart_lines is not None:
+        return None
+    return component
+
+
+def _release_urls(key: Any, value: Any, path: str, catalog: Catalog) -> Iterator[Detection]:
+    """A variable holding a component's release URL (or a list of them): each URL's version is a pin."""
+    for item in [value] if scalar(value) is not None else sequence_items(value):
+        url = scalar(item) or ""
+        version = remote_version(url) if "://" in url else None
+        component = next((c for c in catalog.components.values()
+                          if any(fragment in url for fragment in c.kustomize_urls)), None) if version else None
+        if component is not None:
+            yield detection(component, version, False, origin_of(path, item), "url", f"URL in variable {scalar(key)}")
