@@ -20,7 +20,7 @@ def change_set_command(plan, analysis, paths, scope, options, number: int, diff:
     outside it is written); `scope`: the paths of the cluster planned (all of them, but in a fleet)."""
     from scanner.changes import NoSuchWindow, change_set, tree_root
     from scanner.report import change_diff, change_markdown, change_text, comment
-    from scanner.report.paths import repo_path
+    from scanner.paths import repo_path
     from scanner.report.plain import log_line, printable
 
     try:

@@ -6,7 +6,7 @@ import pytest
 
 from scanner.changes.pin_text import Target, moved_pin, with_version
 from scanner.changes.scalar_edit import NotEditable, replace_scalar
-from scanner.components.semver import parse_pin
+from scanner.semver import parse_pin
 
 
 @pytest.mark.parametrize("pin, target, moved", [

@@ -11,7 +11,7 @@ import os
 from scanner.changes.model import ChangeSet, FileChange
 from scanner.containment import inside
 from scanner.fix.write import NotWritten, write_fixed
-from scanner.sources.files import read_file
+from scanner.sources.files.walk import read_file
 
 
 def apply(change_set: ChangeSet, root: str) -> list[tuple[FileChange, str]]:

@@ -65,15 +65,15 @@ def change_set(plan, analysis, number: int, paths: Sequence[str], options, root:
 
 
 def _first_pin(problem) -> str:
-    from scanner.report.paths import where
+    from scanner.paths import where
 
     return where(problem.pins[0].path, problem.pins[0].line) if problem.pins else ""
 
 
 def _chart_index(tree, window, states, options) -> dict[tuple[str, int], list[str]]:
     """Chart versions the repository indexes list for the chart pins the window moves, by pin (path,
-    line): helm's cache, and the network with --allow-network (scanner.sources.chart_index)."""
-    from scanner.sources.chart_index import chart_versions
+    line): helm's cache, and the network with --allow-network (scanner.components.chart_index)."""
+    from scanner.components.chart_index import chart_versions
 
     moving = {s.component.name for s in window.before}
     lines = {(d.origin.path, d.origin.line) for d in tree.detections if d.component in moving and d.source == "chart"}

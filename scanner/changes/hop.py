@@ -19,7 +19,7 @@ from scanner.model import Manifest
 from scanner.orders.read import read_orders
 from scanner.orders.releases import newest_patch
 from scanner.orders.write import orders_for_windows, window_folder
-from scanner.report.paths import where
+from scanner.paths import where
 from scanner.versions import Minor
 
 

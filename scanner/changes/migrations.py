@@ -19,7 +19,7 @@ from scanner.fix import fix, fix_text
 from scanner.fix.migrations import Migration, load_migrations
 from scanner.fix.plan import Planner
 from scanner.model import Finding
-from scanner.report.paths import where
+from scanner.paths import where
 
 _BOM = "\ufeff"
 # Blockers that restate a component's support at an order's version: the moves (or what is left of

@@ -23,9 +23,9 @@ from scanner.changes.scalar_edit import NotEditable
 from scanner.changes.texts import Texts
 from scanner.components.catalog import Component, Generated, Release
 from scanner.components.pins import Detection
-from scanner.components.semver import parse_version
+from scanner.semver import parse_version
 from scanner.components.timeline import ComponentState, Step
-from scanner.report.paths import repo_path, where
+from scanner.paths import repo_path, where
 
 _EDITABLE = ("source", "chart", "kustomize", "url", "variable")
 _URLS = ("kustomize", "url")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from scanner.components.semver import Interval, line_interval, parse_pin, parse_version
+from scanner.semver import Interval, line_interval, parse_pin, parse_version
 
 # A version literal inside a pin: optional v, up to three parts, a part may be a wildcard.
 _LITERAL = re.compile(r"(?<![\w.])([vV]?)(\d+)(?:\.(\d+|[xX*]))?(?:\.(\d+|[xX*]))?(?![\w.+-])")

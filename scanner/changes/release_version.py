@@ -12,7 +12,7 @@ from __future__ import annotations
 from scanner.changes.pin_text import Target
 from scanner.components.catalog import Component, Release
 from scanner.components.pins import Detection
-from scanner.components.semver import line_interval, parse_version
+from scanner.semver import line_interval, parse_version
 
 
 def target_for(component: Component, release: Release, detection: Detection,

@@ -16,7 +16,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from scanner.changes.model import Edit, FileChange
 from scanner.changes.scalar_edit import NotEditable, replace_scalar
 from scanner.containment import inside
-from scanner.sources.files import read_file
+from scanner.sources.files.walk import read_file
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

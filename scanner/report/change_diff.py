@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from scanner.changes.model import ChangeSet, FileChange
 from scanner.report import patch
-from scanner.report.paths import repo_path
+from scanner.paths import repo_path
 
 
 def render(change_set: ChangeSet) -> tuple[str, list[str]]:

@@ -12,7 +12,7 @@ from scanner.changes.model import ChangeSet, Manual
 from scanner.freshness import data_checked
 from scanner.report import comment, md
 from scanner.report.change_text import title
-from scanner.report.paths import where
+from scanner.paths import where
 from scanner.words import count
 
 

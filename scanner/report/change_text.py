@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from scanner import __version__
 from scanner.changes.model import ChangeSet, Manual
-from scanner.report.paths import repo_path, where
+from scanner.paths import repo_path, where
 from scanner.report.plain import log_json, log_lines
 from scanner.words import count
 
