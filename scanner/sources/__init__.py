@@ -19,6 +19,8 @@ from yaml.nodes import MappingNode, ScalarNode
 from scanner.containment import within
 from scanner.guard import unexpected
 from scanner.model import STDIN_PATH, Diagnostic, Finding, Manifest
+from scanner.sources.config_files import read_config
+from scanner.sources.tool_pins import pins_in_documents
 from scanner.sources.files import KUSTOMIZATION_FILES, ChartFolder, KustomizeFolder, ManifestFile, read_file, walk
 from scanner.sources.hazards import hazardous_files, held_back
 from scanner.sources.parallel import read_all
@@ -63,6 +65,9 @@ class ScanInput:
     excluded: int = 0
     # The paths scanned: what a file the tree names may be read from (kustomize_refs.repository_root).
     scanned: list[str] = field(default_factory=list)
+    # What the plain files configure the cluster's components with (sources/config_files.py).
+    cluster_config: list[Any] = field(default_factory=list)
+    tool_pins: list[Any] = field(default_factory=list)  # client tools the files pin (sources/tool_pins.py)
 
     def extend(self, other: "ScanInput") -> None:
         if other.checked_early and self.checked_early == len(self.manifests):
@@ -73,6 +78,8 @@ class ScanInput:
         self.findings.extend(other.findings)
         self.latent.update(other.latent)
         self.documents.extend(other.documents)
+        self.cluster_config.extend(other.cluster_config)
+        self.tool_pins.extend(other.tool_pins)
         self.diagnostics.extend(other.diagnostics)
         self.unrendered.extend(other.unrendered)
         self.suppressions.extend(other.suppressions)
@@ -416,6 +423,9 @@ def read_manifest_file(item: ManifestFile, stdin_bytes: bytes | None = None) -> 
     result.diagnostics = diagnostics
     pin_file = os.path.basename(display) in PIN_FILES
     result.documents = [(display, node) for node in documents if pin_file or _holds_version_variable(node)]
+    result.cluster_config, problems = read_config(display, text, documents)
+    result.diagnostics.extend(problems)
+    result.tool_pins = pins_in_documents(display, documents, manifests)
     if MARKER in text:
         result.suppressions, problems = read_suppressions(text, display)
         result.diagnostics.extend(problems)
