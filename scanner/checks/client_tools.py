@@ -101,7 +101,7 @@ def _ranged(pin: ToolPin, tool: ClientTool, version: tuple[int, int], hops: list
         return _finding(pin, UNKNOWN, "notice",
                         f"{pin.tool} {pin.version}: the support policy kubehop read states ranges up to "
                         f"{pin.tool} {newest.version[0]}.{newest.version[1]} ({newest.min}-{newest.max}), none for "
-                        f"this release: its support of {hops[0]} to {hops[-1]} is unknown", hops[0],
+                        f"this release: its support of {_span(hops)} is unknown", hops[0],
                         tool.ranges_source)
     if current is not None and not stated.min <= current <= stated.max:
         return _finding(pin, UNSUPPORTED, "warning",
@@ -114,6 +114,10 @@ def _ranged(pin: ToolPin, tool: ClientTool, version: tuple[int, int], hops: list
     return _finding(pin, UNSUPPORTED, "warning",
                     f"{pin.tool} {pin.version} supports Kubernetes {stated.min} to {stated.max}, not {hop}: move it "
                     f"to a release that supports {hop}{_supporting(tool, hop)}", hop, tool.ranges_source)
+
+
+def _span(hops: list[Minor]) -> str:
+    return f"{hops[0]}" if len(hops) == 1 else f"{hops[0]} to {hops[-1]}"
 
 
 def _supporting(tool: ClientTool, hop: Minor) -> str:
@@ -132,7 +136,7 @@ def _paired(pin: ToolPin, tool: ClientTool, hops: list[Minor]) -> Finding | None
     if release is None:
         return _finding(pin, UNKNOWN, "notice",
                         f"{pin.tool} CLI {pin.version} installs {tool.pairs_with} {pin.version}, a release the data "
-                        f"does not list: whether it supports {hops[0]} to {hops[-1]} is unknown", hops[0],
+                        f"does not list: whether it supports {_span(hops)} is unknown", hops[0],
                         tool.pairing_source)
     for hop in hops:
         supported = release.supports(hop)
