@@ -145,7 +145,7 @@ class Reading:
             if not isinstance(key, ScalarNode) or text is None:
                 continue
             if text not in _TRUE + _FALSE:
-                self.problem(place.origin(key), f"{via}: featureGates.{key.value} is {text!r}, not true or false")
+                self.problem(place.origin(key), f"{via}: featureGates {key.value!r} is {text!r}, not true or false")
                 continue
             self.gate(component, key.value, text in _TRUE, place.origin(key), via)
 
