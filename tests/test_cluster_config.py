@@ -163,3 +163,28 @@ def test_the_gate_data_holds_together():
         if "locked_in" in gate and stages:
             assert stages[-1]["stage"] == "stable" and "to" not in stages[-1] and \
                 stages[-1]["from"] == gate["locked_in"], gate["name"]
+
+
+def test_a_quoted_patch_string_points_at_the_string_and_a_literal_block_at_its_own_line(tmp_path):
+    (tmp_path / "talconfig.yaml").write_text(
+        "clusterName: c\ntalosVersion: v1.6.0\nnodes: []\nworker:\n  patches:\n"
+        "    - \"machine:\\n  kubelet:\\n    extraArgs:\\n      feature-gates: TTLAfterFinished=true\\n\"\n"
+        "    - |\n\n      machine:\n        kubelet:\n          extraArgs:\n            feature-gates: IndexedJob=true\n")
+    report = scan_json("--from", "1.24", "--target", "1.36", str(tmp_path))
+    assert {(f["object"]["name"], f["line"], f["column"]) for f in report["findings"]} == {
+        ("TTLAfterFinished", 6, 7),  # the quoted string itself
+        ("IndexedJob", 12, 13),  # the key in the block, a blank line after its indicator
+    }
+
+
+def test_excluded_files_and_links_out_of_the_tree_are_not_read_for_tools(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / ".tool-versions").write_text("kubectl 1.20.0\n")
+    tree = tmp_path / "tree"
+    (tree / "vendor-ish").mkdir(parents=True)
+    (tree / ".tool-versions").symlink_to(outside / ".tool-versions")
+    (tree / "vendor-ish" / "versions.env").write_text("KUBECTL_VERSION=1.20.0\n")
+    done = invoke("scan", "--no-config", "--no-render", "--format", "json", "--from", "1.30", "--target", "1.33",
+                  "--exclude", "**/vendor-ish", str(tree))
+    assert json.loads(done.stdout)["findings"] == []

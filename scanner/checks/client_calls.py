@@ -15,7 +15,13 @@ from scanner.model import Finding, Manifest
 from scanner.rulebook import ApiRule
 
 REMOVED_API_CALLED = "client-calls/removed-api"
-RULE_IDS = (REMOVED_API_CALLED,)
+# What the rule is (title, description, severity), for the check registry.
+RULE_INFO = {
+    REMOVED_API_CALLED: ("something still calls an API the hop removes", "A cluster dump (the API server's metrics, "
+                         "an audit log) shows requests to the API and the tree holds no object of it: find the "
+                         "client (the audit log names it) and update it before the hop.", "error"),
+}
+RULE_IDS = tuple(RULE_INFO)
 
 
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:

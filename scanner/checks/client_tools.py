@@ -18,7 +18,16 @@ from scanner.versions import Minor
 SKEW = "client-tool/kubectl-skew"
 UNSUPPORTED = "client-tool/unsupported"
 UNKNOWN = "client-tool/support-unknown"
-RULE_IDS = (SKEW, UNSUPPORTED, UNKNOWN)
+# What each rule is (title, description, severity), for the check registry.
+RULE_INFO = {
+    SKEW: ("a kubectl outside one minor of the hop's API server", "The version-skew policy supports kubectl within "
+           "one minor of kube-apiserver, older or newer: move the pin along with the hops.", "warning"),
+    UNSUPPORTED: ("a client tool whose release does not support the hop", "Move the pin to a release that supports "
+                  "the hop (helm's support policy; for flux, the Flux release the CLI installs).", "warning"),
+    UNKNOWN: ("a client tool whose support of the hop no source states", "kubehop's data states nothing for this "
+              "release: check its release notes.", "notice"),
+}
+RULE_IDS = tuple(RULE_INFO)
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)")
 
 

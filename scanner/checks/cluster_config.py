@@ -25,8 +25,30 @@ SCHEDULER_PLUGIN_REMOVED = "cluster-config/scheduler-plugin-removed"
 SETTING_DEPRECATED = "cluster-config/setting-deprecated"
 NODE_FILE_CHANGED = "cluster-config/node-file"
 RUNTIME_CONFIG_REMOVED = "cluster-config/runtime-config-removed"
-RULE_IDS = (GATE_REMOVED, GATE_LOCKED, FLAG_REMOVED, ADMISSION_PLUGIN_REMOVED, CONFIG_VERSION_REMOVED,
-            SCHEDULER_PLUGIN_REMOVED, SETTING_DEPRECATED, NODE_FILE_CHANGED, RUNTIME_CONFIG_REMOVED)
+# What each rule is (title, description, severity once it applies), for the check registry.
+RULE_INFO = {
+    GATE_REMOVED: ("a feature gate the hop removes", "A component given a feature gate it no longer knows does not "
+                   "start: remove the gate from its --feature-gates (or featureGates) before the hop.", "error"),
+    GATE_LOCKED: ("a feature gate the hop locks to its default", "Set against the lock, the component does not start "
+                  "(an error); set to the locked value it only warns and the gate is removed later (a warning).",
+                  "error"),
+    FLAG_REMOVED: ("a component flag the hop removes", "A component given a flag it no longer has does not start: "
+                   "remove the flag before the hop.", "error"),
+    ADMISSION_PLUGIN_REMOVED: ("an admission plugin the hop removes", "The API server does not start with an admission "
+                               "plugin it does not have: take it out of the list before the hop.", "error"),
+    CONFIG_VERSION_REMOVED: ("a configuration version the hop's component no longer reads", "Move the configuration "
+                             "file to the replacement version before the hop.", "error"),
+    SCHEDULER_PLUGIN_REMOVED: ("a scheduler plugin the hop removes", "kube-scheduler does not start with a profile "
+                               "that enables or configures a plugin it does not have; a disabled one is a warning.",
+                               "error"),
+    SETTING_DEPRECATED: ("a component setting the hop deprecates", "Still works; plan the move the note names.",
+                         "warning"),
+    NODE_FILE_CHANGED: ("a node file the hop's distribution reads differently", "Rewrite the file as the detail "
+                        "says before the hop.", "warning"),
+    RUNTIME_CONFIG_REMOVED: ("a --runtime-config group version no minor serves any more", "The API server does not "
+                             "start with a group version it does not have: drop it from --runtime-config.", "error"),
+}
+RULE_IDS = tuple(RULE_INFO)
 
 
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:
