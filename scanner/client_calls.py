@@ -1,6 +1,7 @@
 """Clients that still call deprecated APIs, as a cluster dump tells it (`--cluster-state`):
 
-  kubectl get --raw /metrics > metrics.txt      apiserver_requested_deprecated_apis{group,version,resource,removed_release}
+  kubectl get --raw /metrics > metrics.txt   apiserver_requested_deprecated_apis{group, version, resource,
+                                             removed_release}
   an audit log (JSON lines, audit.k8s.io/v1)    events annotated k8s.io/deprecated, k8s.io/removed-release,
                                                 with the caller's user agent and user
 
@@ -145,7 +146,8 @@ def read_audit_log(path: str, text: str) -> tuple[list[ApiCall], list[Diagnostic
                                              Origin(path, number), "the audit log"))
         call.requests += 1
         user = event.get("user") if isinstance(event.get("user"), dict) else {}
-        client = f"{_printable(event.get('userAgent')) or 'an unnamed client'} ({_printable(user.get('username')) or '?'})"
+        agent, username = _printable(event.get("userAgent")), _printable(user.get("username"))
+        client = f"{agent or 'an unnamed client'} ({username or '?'})"
         call.clients[client] = call.clients.get(client, 0) + 1
     problems = [Diagnostic(path, f"{unread} line{'s' if unread != 1 else ''} of the audit log "
                                  f"{'are not JSON events' if unread != 1 else 'is not a JSON event'}; the others "
@@ -156,7 +158,8 @@ def read_audit_log(path: str, text: str) -> tuple[list[ApiCall], list[Diagnostic
 def clients_text(call: ApiCall) -> str:
     """The callers, busiest first, for a person."""
     ranked = sorted(call.clients.items(), key=lambda item: (-item[1], item[0]))
-    named = ", ".join(f"{client}: {count} request{'s' if count != 1 else ''}" for client, count in ranked[:_MAX_CLIENTS])
+    named = ", ".join(f"{client}: {count} request{'s' if count != 1 else ''}"
+                      for client, count in ranked[:_MAX_CLIENTS])
     more = len(ranked) - _MAX_CLIENTS
     return named + (f", and {more} more" if more > 0 else "")
 

@@ -19,8 +19,10 @@ class Gate:
     locked_in: Minor | None
     locked_to: bool | None
     history: str  # its stages for a person: "alpha 1.16-1.22, beta 1.23-1.24, GA 1.25-1.26"
-    source: str
-    projected: bool = False
+    source: str  # its page: stages, lock
+    removal_source: str  # where removed_in comes from (its page, unless the data names another)
+    projected: bool = False  # removed_in rests on a pre-release source
+    lock_projected: bool = False  # locked_in does
 
 
 @dataclass(frozen=True)
@@ -151,9 +153,11 @@ def _gate(entry: dict) -> Gate:
                         + (f"-{s['to']}" if s.get("to") and s["to"] != s["from"] else "" if s.get("to") else "+")
                         for s in stages)
     removed, locked = entry.get("removed_in"), entry.get("locked_in")
+    projected = entry.get("status") == PROJECTED
+    # `removal_source`: only the removal rests on it (and on `status`); the page stated the rest
     return Gate(entry["name"], parse_minor(removed) if removed else None, parse_minor(locked) if locked else None,
-                entry.get("locked_to"), history, entry.get("removal_source") or entry["source"],
-                entry.get("status") == PROJECTED)
+                entry.get("locked_to"), history, entry["source"], entry.get("removal_source") or entry["source"],
+                projected, projected and "removal_source" not in entry)
 
 
 def _removed(name: str, entry: dict, **extra) -> RemovedName:

@@ -78,7 +78,8 @@ def test_the_plan_carries_the_callers_in_the_window_of_the_removal():
     plan = json.loads(done.stdout)
     windows = {f["object"]: w["to"] for w in plan["windows"] for f in w["findings"]
                if f["rule"] == "client-calls/removed-api"}
-    assert windows == {"FlowSchema flowschemas": "1.32", "PriorityLevelConfiguration prioritylevelconfigurations": "1.32",
+    assert windows == {"FlowSchema flowschemas": "1.32",
+                       "PriorityLevelConfiguration prioritylevelconfigurations": "1.32",
                        "ResourceClaim resourceclaims": "1.36"}
 
 

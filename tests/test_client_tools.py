@@ -97,7 +97,8 @@ def test_a_mise_file_that_is_not_toml_is_named_and_the_scan_goes_on(tmp_path):
 def test_without_a_current_minor_the_pins_are_held_against_the_target_alone(tmp_path):
     (tmp_path / "versions.env").write_text("KUBECTL_VERSION=1.34.2\n")
     found = {f["breaks_in"] for f in json.loads(invoke(
-        "scan", "--no-config", "--no-render", "--format", "json", "--target", "1.36", str(tmp_path)).stdout)["findings"]}
+        "scan", "--no-config", "--no-render", "--format", "json", "--target", "1.36",
+        str(tmp_path)).stdout)["findings"]}
     assert found == {"1.36"}
     assert not json.loads(invoke("scan", "--no-config", "--no-render", "--format", "json", "--target", "1.35",
                                  str(tmp_path)).stdout)["findings"]

@@ -71,6 +71,15 @@ def test_a_locked_gate_set_to_its_default_warns_and_set_against_it_blocks():
     assert findings["AnyVolumeDataSource"]["severity"] == "error"  # =false, locked to true
     assert "refuses to start when it is set to false" in findings["AnyVolumeDataSource"]["message"]
     assert findings["PodSchedulingReadiness"]["severity"] == "error"
+    assert "projected" not in findings["PodSchedulingReadiness"]["message"]  # the lock is its page's
+
+
+def test_a_removal_announced_before_its_release_is_shown_as_projected():
+    (removal,) = [f for f in scan_json("--target", "1.38", str(TREE))["findings"]
+                  if f["rule"] == "cluster-config/feature-gate-removed" and f["object"]["name"] == "PodSchedulingReadiness"]
+    assert removal["breaks_in"] == "1.38"
+    assert "removed in 1.38 (projected: announced before 1.38's release" in removal["message"]
+    assert removal["source"].startswith("https://github.com/kubernetes/sig-release/")
 
 
 def test_gates_not_yet_refused_at_the_target_and_gates_kubehop_does_not_know_are_quiet():
@@ -169,7 +178,8 @@ def test_a_quoted_patch_string_points_at_the_string_and_a_literal_block_at_its_o
     (tmp_path / "talconfig.yaml").write_text(
         "clusterName: c\ntalosVersion: v1.6.0\nnodes: []\nworker:\n  patches:\n"
         "    - \"machine:\\n  kubelet:\\n    extraArgs:\\n      feature-gates: TTLAfterFinished=true\\n\"\n"
-        "    - |\n\n      machine:\n        kubelet:\n          extraArgs:\n            feature-gates: IndexedJob=true\n")
+        "    - |\n\n      machine:\n        kubelet:\n          extraArgs:\n"
+        "            feature-gates: IndexedJob=true\n")
     report = scan_json("--from", "1.24", "--target", "1.36", str(tmp_path))
     assert {(f["object"]["name"], f["line"], f["column"]) for f in report["findings"]} == {
         ("TTLAfterFinished", 6, 7),  # the quoted string itself

@@ -77,5 +77,6 @@ def _finding(call: ApiCall, rule: ApiRule | None, removed, context: ScanContext)
                f"CronJob's kubectl, a script){move}, then take the dump again")
     return Finding(rule_id=REMOVED_API_CALLED, severity="error", message=message, origin=call.origin,
                    api_version=call.group_version, kind=rule.kind if rule is not None else call.resource,
-                   name=call.resource, breaks_in=removed, deprecated_in=rule.deprecated_in if rule is not None else None,
+                   name=call.resource, breaks_in=removed,
+                   deprecated_in=rule.deprecated_in if rule is not None else None,
                    replacement=replacement, source_url=rule.source if rule is not None else calls_source())

@@ -94,12 +94,12 @@ def _gate(setting: Setting, rules: ConfigRules, target: Minor) -> Iterable[Findi
                        f"{said}: the feature gate{history} is removed in {gate.removed_in}"
                        f"{_projected(gate.removed_in, gate.projected)}, and {setting.component} refuses to start "
                        f"with a gate it does not know; remove it before the hop",
-                       gate.removed_in, gate.source, "FeatureGate", gate.name, note=_semantics(rules))
+                       gate.removed_in, gate.removal_source, "FeatureGate", gate.name, note=_semantics(rules))
 
 
 def _locked(setting: Setting, gate: Gate, said: str, history: str, rules: ConfigRules) -> Finding:
     locked = "true" if gate.locked_to else "false"
-    projected = _projected(gate.locked_in, gate.projected)
+    projected = _projected(gate.locked_in, gate.lock_projected)
     if setting.value == locked:
         return _finding(setting, GATE_LOCKED, "warning",
                         f"{said}: the feature gate{history} is locked to {locked} from {gate.locked_in}{projected}; "

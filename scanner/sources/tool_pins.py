@@ -169,8 +169,8 @@ def read_tool_files(paths: list[str], excluded: Iterable[Any] = ()) -> ToolFiles
         text, problem = read_file(path)
         if problem is not None:
             if name in TOOL_VERSIONS or name in MISE:  # env files and Dockerfiles are read if they can be
-                found.diagnostics.append(dataclasses.replace(problem, level="notice",
-                                                             message=f"{problem.message}: its tool versions were not read"))
+                said = f"{problem.message}: its tool versions were not read"
+                found.diagnostics.append(dataclasses.replace(problem, level="notice", message=said))
             continue
         found.files_read += 1
         if name in TOOL_VERSIONS:
