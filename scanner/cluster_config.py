@@ -1,7 +1,7 @@
 """What the tree configures its cluster's own components and clients with, as the sources read it.
 
 Not Kubernetes objects: a K3s `kubelet-arg` entry, a kubeadm `extraArgs` key, a Talos patch, the
-kubectl a devcontainer installs. Sources (sources/config_files.py, sources/tool_files.py) turn the
+kubectl a devcontainer installs. Sources (sources/cluster/settings.py, sources/tool_files.py) turn the
 files into these records, each at the file, line and column a person edits; the checks
 (checks/cluster_config.py, checks/client_tools.py) hold them against the data of each hop.
 """

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Iterator
 from scanner import data
 from scanner.model import Finding, Manifest, Origin
 from scanner.nodes import key_node, mapping_get
-from scanner.report.paths import where
+from scanner.paths import where
 
 CRD_API_VERSION = "apiextensions.k8s.io/v1"
 CRD_KIND = "CustomResourceDefinition"

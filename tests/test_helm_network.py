@@ -21,7 +21,8 @@ import pytest
 
 from conftest import kustomize_or_skip
 from scanner.scan import ScanOptions, scan
-from scanner.sources import chart_schemas, helm, sandbox, tool_helper
+from scanner.sources.helm import chart_schemas, render as helm
+from scanner.sources.tools import sandbox, tool_helper
 from scanner.versions import Minor
 from test_helm_versions import helm_or_skip
 

@@ -1,46 +1,19 @@
 """Checks: each module looks at the manifests for one kind of upgrade blocker.
 
-A check is a callable `check(manifests, context) -> Iterable[Finding]`,
-listed in `all_checks()`. Checks never read files: sources did that.
+A check is a callable `check(manifests, context) -> Iterable[Finding]` (context.py: the context and
+the helpers a check builds its findings with), listed in `all_checks()`, run by `run_checks`.
+Checks never read files: sources did that.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
-from scanner.crds import CrdIndex
+# ScanContext: what the analysis hands every check (context.py).
+from scanner.checks.context import Check, ScanContext  # noqa: F401
 from scanner.guard import debugging, unexpected
-from scanner.model import Diagnostic, Finding, Manifest, Origin
-from scanner.rulebook import ApiRule, FieldRule, Rulebook
+from scanner.model import Diagnostic, Finding, Manifest
 from scanner.versions import Minor
-
-if TYPE_CHECKING:
-    from scanner.cluster_state import ClusterState
-    from scanner.components.state import Timeline
-
-
-@dataclass(frozen=True)
-class ScanContext:
-    target: Minor
-    rulebook: Rulebook
-    current: Minor | None = None  # --from: the minor the cluster runs today
-    # `current` was read from the tree itself (its upgrade orders or version variables, no --from, no
-    # cluster dump): checks of those orders must not compare them with their own reading.
-    current_from_tree: bool = False
-    current_said_by: str = "--from"  # where `current` was read, for a person (scanner.current_minor)
-    crds: CrdIndex = field(default_factory=CrdIndex)  # the CRDs among the scanned manifests
-    cluster: ClusterState | None = None  # --cluster-state: what the cluster holds today
-    # The component state of the whole tree (pins in files too), resolved by the scan; None: the
-    # component checks resolve it from the manifests they get.
-    components: Timeline | None = None
-    unknown: str = "warn"  # --unknown: what a fact nobody states counts as (warn, block, ignore)
-    # What the tree configures the cluster's components and clients with (scanner.cluster_config).
-    cluster_config: tuple = ()
-    tool_pins: tuple = ()
-
-
-Check = Callable[[Sequence[Manifest], ScanContext], Iterable[Finding]]
 
 
 def all_checks() -> list[Check]:
@@ -58,35 +31,14 @@ def per_object_checks() -> list[Check]:
 def tree_checks() -> list[Check]:
     """Checks that look across objects (CRDs, components, orders, the cluster) or read no node."""
     from scanner.checks import (api_references, api_removal, client_calls, client_tools, cluster_config,
-                                cluster_objects,
-                                component_support,
-                                crd_component_removal, crd_schema, crd_served, node_skew, order_components,
-                                order_concurrency, order_skew, stored_versions, upgrade_orders)
+                                cluster_objects, component_support, crd_component_removal, crd_schema, crd_served,
+                                node_skew, order_components, order_concurrency, order_skew, stored_versions,
+                                upgrade_orders)
 
     return [api_removal.check, api_references.check, crd_served.check, crd_schema.check, stored_versions.check,
             cluster_objects.check, node_skew.check, crd_component_removal.check, component_support.check,
             upgrade_orders.check, order_skew.check, order_concurrency.check, order_components.check,
             cluster_config.check, client_tools.check, client_calls.check]
-
-
-def rule_finding(manifest: Manifest, rule: ApiRule | FieldRule, removed: bool, message: str,
-                 origin: Origin | None = None, **extra) -> Finding:
-    """A finding about `manifest` from a rule (API or field: both carry id, minors, replacement, note, source).
-
-    `extra` sets further Finding fields, or overrides the rule's (the replacement the target serves; the id
-    and minor of a finding about a reference to the rule's API)."""
-    fields = dict(rule_id=rule.id, breaks_in=rule.removed_in, deprecated_in=rule.deprecated_in,
-                  replacement=rule.replacement, note=rule.note, source_url=rule.source)
-    return Finding(
-        severity="error" if removed else "warning",
-        message=message,
-        origin=origin or manifest.origin,
-        api_version=manifest.api_version,
-        kind=manifest.kind,
-        name=manifest.name,
-        namespace=manifest.namespace,
-        **{**fields, **extra},
-    )
 
 
 def run_checks(manifests: Sequence[Manifest], context: ScanContext, problems: list[Diagnostic] | None = None,

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
-from scanner.checks import ScanContext, rule_finding
+from scanner.checks.context import ScanContext, rule_finding
 from scanner.checks.api_removal import verdict
 from scanner.model import Finding, Manifest
 from scanner.references import ReferenceField, load_reference_fields

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from scanner.checks import ScanContext, rule_finding
+from scanner.checks.context import ScanContext, rule_finding
 from scanner.model import Finding, Manifest
 from scanner.rulebook import ApiRule, Successor
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from scanner.checks import ScanContext
+from scanner.checks.context import ScanContext
 from scanner.client_calls import ApiCall, calls_source, clients_text
 from scanner.model import Finding, Manifest
 from scanner.rulebook import ApiRule

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
-from scanner.checks import ScanContext
+from scanner.checks.context import ScanContext
 from scanner.cluster_config import ToolPin
 from scanner.config_rules import ClientTool, client_tools
 from scanner.model import Finding, Manifest

@@ -1,7 +1,7 @@
 """What the tree tells the cluster's own components that a minor along the way refuses: removed or
 locked feature gates, removed flags and admission plugins, configuration versions and scheduler
 plugins a component no longer reads, and settings it deprecates; each at the line of the flag or
-field, at the hop where it breaks. The settings come from the sources (sources/config_files.py);
+field, at the hop where it breaks. The settings come from the sources (sources/cluster/settings.py);
 the facts from rules/cluster-config/ (scanner.config_rules).
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from scanner.checks import ScanContext
+from scanner.checks.context import ScanContext
 from scanner.cluster_config import ADMISSION_PLUGIN, CONFIG_FIELD, CONFIG_VERSION, FEATURE_GATE, FLAG, NODE_FILE, \
     RUNTIME_CONFIG, SCHEDULER_PLUGIN, Setting
 from scanner.config_rules import ConfigRules, Gate, config_rules

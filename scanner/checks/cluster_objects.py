@@ -11,7 +11,7 @@ from typing import Iterable, Sequence
 from yaml.nodes import SequenceNode
 
 from scanner import kubectl
-from scanner.checks import ScanContext
+from scanner.checks.context import ScanContext
 from scanner.crds import Crd, object_finding
 from scanner.model import Finding, Manifest, Origin
 from scanner.nodes import key_node, mapping_get, scalar

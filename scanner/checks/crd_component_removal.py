@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from scanner.checks import ScanContext
+from scanner.checks.context import ScanContext
 from scanner.components.catalog import load_crd_rules
 from scanner.model import Finding, Manifest
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from scanner.checks import ScanContext
+from scanner.checks.context import ScanContext
 from scanner.crds import Crd, CrdVersion, object_finding
 from scanner.model import Finding, Manifest
 from scanner.nodes import locate

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from scanner.checks import ScanContext
+from scanner.checks.context import ScanContext
 from scanner.crds import Crd, object_finding, successor
 from scanner.model import Finding, Manifest
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from scanner.checks import ScanContext, rule_finding
+from scanner.checks.context import ScanContext, rule_finding
 from scanner.model import Finding, Manifest
 from scanner.pathexpr import Match
 from scanner.rulebook import FieldCheck, FieldRule

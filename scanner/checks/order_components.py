@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator, Sequence
 
-from scanner.checks import ScanContext
+from scanner.checks.context import ScanContext
 from scanner.model import Finding, Manifest
-from scanner.report.paths import where
+from scanner.paths import where
 from scanner.orders.read import UpgradeOrder, clusters, read_orders
 from scanner.versions import Minor
 

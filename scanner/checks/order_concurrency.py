@@ -16,7 +16,7 @@ import math
 import re
 from typing import Any, Iterable, Iterator, Sequence
 
-from scanner.checks import ScanContext
+from scanner.checks.context import ScanContext
 from scanner.cluster_state import ClusterNode
 from scanner.model import Finding, Manifest
 from scanner.orders.kinds import CONTROL_PLANE, MaxUnavailable, control_plane_labels

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from scanner import kubectl
-from scanner.checks import ScanContext
+from scanner.checks.context import ScanContext
 from scanner.cluster_state import ClusterState
 from scanner.crds import Crd, object_finding
 from scanner.model import Finding, Manifest

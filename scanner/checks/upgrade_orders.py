@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator, Sequence
 
-from scanner.checks import ScanContext
+from scanner.checks.context import ScanContext
 from scanner.model import Finding, Manifest
-from scanner.report.paths import where
+from scanner.paths import where
 from scanner.orders.kinds import control_plane_labels
 from scanner.orders.read import UpgradeOrder, clusters, order_key, read_orders
 from scanner.versions import Minor, minor_range

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from scanner.components.state import BLOCKER, UNKNOWN, Migration, Problem, Timeline
 from scanner.model import Finding, Manifest, Origin
-from scanner.report.paths import where
+from scanner.paths import where
 from scanner.versions import Minor
 
 _SEVERITY = {BLOCKER: "error", UNKNOWN: "warning"}  # anything else: "warning"
