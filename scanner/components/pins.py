@@ -16,7 +16,8 @@ from scanner.versions import Minor
 
 # How much a kind of pin is trusted to say which release runs: the chart or manifest a tree
 # installs from wins over a variable, which wins over labels and images (often sidecars).
-PIN_RANK = {"chart": 0, "kustomize": 0, "variable": 1, "label": 2, "image": 3}
+# A vendored copy of a chart (its appVersion) counts as a chart.
+PIN_RANK = {"chart": 0, "kustomize": 0, "vendored": 0, "variable": 1, "label": 2, "image": 3}
 
 
 @dataclass(frozen=True)
