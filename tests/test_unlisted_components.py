@@ -208,3 +208,15 @@ def test_a_chart_whose_kubeversion_helm_cache_states_is_judged_by_it(tmp_path):
     assert not any(r.startswith("component/hajimari/") for r in rules)
     listed = json.loads(invoke("components", "--format", "json", ".", cwd=root, env=env).stdout)
     assert [c["data"] for c in listed["components"] if c["component"].endswith("hajimari")] == ["chart-kubeVersion"]
+
+
+def test_a_hostile_chart_name_is_named_safely_in_the_rule_and_printed_escaped(tmp_path):
+    root = write(tmp_path, {"apps/evil.yaml": hajimari("2.0.2").replace(
+        "chart: hajimari", 'chart: "evil\\u202e::error title=x::y\\nname"'), "talconfig.yaml": TALCONFIG})
+    _, scan = as_json("scan", "--target", "1.36", cwd=root)
+    [finding] = [f for f in scan["findings"] if f["rule"].endswith("/no-data")]
+    assert finding["rule"] == "component/evil-error-title-x-y-name/no-data"
+    text = invoke("components", ".", cwd=root).stdout
+    assert "\u202e" not in text and "\nname" not in text
+    github = invoke("scan", "--target", "1.36", "--format", "github", ".", cwd=root).stdout
+    assert not any(line.startswith("::error title=x") for line in github.splitlines())

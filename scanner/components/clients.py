@@ -20,7 +20,8 @@ _CLIENT_STEM = re.compile(r"(?:[_-](?:cli|client)|ctl)$")
 _HOST_BINARY = re.compile(r"linux|darwin|windows|amd64|arm64|x86_64|aarch64|ansible_architecture|ansible_system|"
                           r"/usr/(?:local/)?bin|\.exe\b")
 _ROLE_VARIABLES = re.compile(r"^(.*[/\\]roles[/\\][^/\\]+)[/\\](?:defaults|vars)[/\\]")
-_MAX_TASK_FILES = 64
+_MAX_TASK_FILES = 64  # a role's task files read, at most, each of at most _MAX_TASK_BYTES
+_MAX_TASK_BYTES = 1024 * 1024
 
 
 def client_stem(stem: str) -> bool:
@@ -55,6 +56,11 @@ def _task_texts(role: str) -> list[str]:
         for name in sorted(files):
             path = os.path.join(top, name)
             if not name.endswith((".yml", ".yaml")) or os.path.islink(path) or len(texts) >= _MAX_TASK_FILES:
+                continue
+            try:
+                if os.stat(path).st_size > _MAX_TASK_BYTES:
+                    continue
+            except OSError:
                 continue
             text, problem = read_file(path)
             if problem is None and text is not None:

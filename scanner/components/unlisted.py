@@ -30,6 +30,8 @@ _HOSTED = re.compile(r"^(?:git::)?(?:[a-z+]+://)?(?:[^@/]+@)?(?:www\.)?"
                      r"(github\.com|gitlab\.com|bitbucket\.org|raw\.githubusercontent\.com)[/:]([^/]+)/([^/?#]+)(.*)$")
 _REF = re.compile(r"[?&](?:ref|version)=([^&#]+)")
 _RELEASE_PATH = re.compile(r"/releases/download/([^/]+)/")
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+_MAX_NAME = 100
 _REMOTE = ("http://", "https://", "git::", "ssh://", "git@", "github.com/", "gitlab.com/", "bitbucket.org/")
 
 
@@ -122,7 +124,7 @@ def no_data_components(detections: Sequence[Detection], taken: Iterable[str]) ->
     components: dict[str, Component] = {}
     renamed = []
     for detection in detections:
-        name = detection.component
+        name = _SAFE_NAME.sub("-", detection.component)[:_MAX_NAME] or "unnamed"  # it becomes part of a rule id
         if name in taken:
             name = f"{name} ({detection.source})"
         if name not in components:
