@@ -6,11 +6,13 @@ sequential `helm template` loop over the same charts, timed in turn in one run.
     python bench/bench_helm.py --charts 50 --target 1.25 --rounds 3
     python bench/bench_helm.py --command plan --from 1.31 # `kubehop plan` instead of `kubehop scan`
     python bench/bench_helm.py --kubehop /path/to/other/checkout   # e.g. the code before a change
+    python bench/bench_helm.py --against /path/to/other/checkout   # both, side by side in each round
 
 Each round runs the helm loop (`helm template x CHART` for one chart after another, the way a
 person checks charts by hand), then kubehop with an empty render cache, then kubehop again with
 the cache it left. Printed per round: the three wall times and the ratio cold / helm loop; then
-the median ratio. The charts are read in place (never copied).
+the median ratio. With --against, the other checkout runs cold in each round too, right after this
+one, and the ratio this / that is printed. The charts are read in place (never copied).
 """
 
 from __future__ import annotations
@@ -36,8 +38,8 @@ def helm_loop(helm: str, charts: list[Path]) -> float:
     return time.perf_counter() - start
 
 
-def kubehop(args: argparse.Namespace, charts: list[Path], cache: str) -> tuple[float, dict]:
-    env = {**os.environ, "PYTHONPATH": str(args.kubehop), "NO_COLOR": "1", "KUBEHOP_CACHE_DIR": cache}
+def kubehop(args: argparse.Namespace, charts: list[Path], cache: str, checkout: Path | None = None) -> tuple[float, dict]:
+    env = {**os.environ, "PYTHONPATH": str(checkout or args.kubehop), "NO_COLOR": "1", "KUBEHOP_CACHE_DIR": cache}
     command = [args.command, "--format", "json", "--target", args.target]
     if args.command == "plan":
         command += ["--from", args.current]
@@ -59,6 +61,7 @@ def main() -> None:
     parser.add_argument("--command", choices=("scan", "plan"), default="scan")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--kubehop", type=Path, default=REPO, help="the checkout whose kubehop runs")
+    parser.add_argument("--against", type=Path, help="another checkout, timed cold in the same rounds")
     args = parser.parse_args()
 
     sys.path.insert(0, str(REPO))
@@ -73,7 +76,7 @@ def main() -> None:
     charts = sorted(p.parent for p in args.corpus.glob("*/Chart.yaml"))[:args.charts or None]
     print(f"{len(charts)} charts from {args.corpus}; kubehop {args.command} --target {args.target} from "
           f"{args.kubehop}; helm {tool_version(helm)} ({helm}); {os.cpu_count()} CPUs")
-    ratios = []
+    ratios, against = [], []
     for round_ in range(1, args.rounds + 1):
         loop = helm_loop(helm, charts)
         with tempfile.TemporaryDirectory(prefix="kubehop-bench-cache-") as cache:
@@ -83,11 +86,19 @@ def main() -> None:
         ratios.append(cold / loop)
         print(f"  round {round_}: helm loop {loop:6.2f} s   kubehop cold {cold:6.2f} s   warm {warm:6.2f} s   "
               f"cold / helm loop {cold / loop:.2f}")
+        if args.against:
+            with tempfile.TemporaryDirectory(prefix="kubehop-bench-cache-") as cache:
+                other, theirs = kubehop(args, charts, cache, args.against)
+            assert report.get("findings") == theirs.get("findings"), "both checkouts must find the same"
+            against.append(cold / other)
+            print(f"           {args.against}: cold {other:6.2f} s   this / that {cold / other:.2f}")
     if args.command == "scan":
         summary = report["summary"]
         print(f"  rendered objects {summary['objects']}, template files {summary['files']}, "
               f"findings {len(report['findings'])}, charts not rendered {summary['unrendered']}")
     print(f"median cold / helm loop: {statistics.median(ratios):.2f}")
+    if against:
+        print(f"median cold, this / {args.against}: {statistics.median(against):.2f}")
 
 
 if __name__ == "__main__":

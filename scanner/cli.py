@@ -12,6 +12,7 @@ import scanner.cli_plan  # noqa: F401 - registers components, plan and inventory
 from scanner.cli_shared import (MINOR, analysis_inputs, check_outputs, cli, config_for, config_options, emit_all,
                                 minor_sources, options_of, settings, unknown_option, use_color)
 from scanner.config import CONFIG_FILE
+from scanner.freshness import data_checked
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, FAIL_ON_LEVELS
 from scanner.report import FORMATS
 from scanner.versions import Minor
@@ -86,6 +87,7 @@ def scan(paths, target, current, fmt, output, config_file, no_config, write_base
     """
     from scanner.baseline import BaselineError
     from scanner.data import DataError
+    from scanner.fleet import FleetChoiceError
     from scanner.report import documents
     from scanner.scan import scan as run_scan
 
@@ -97,8 +99,9 @@ def scan(paths, target, current, fmt, output, config_file, no_config, write_base
     options, version_file = options_of(config, inputs, write_baseline=write_baseline, fail_on=fail_on,
                                        unknown=unknown, **sources)
     try:
-        result = run_scan(paths, target=target, current=current, options=options, version_file=version_file)
-    except (BaselineError, DataError) as err:
+        result = run_scan(paths, target=target, current=current, options=options, version_file=version_file,
+                          cluster=inputs["cluster"])
+    except (BaselineError, DataError, FleetChoiceError) as err:
         raise click.UsageError(str(err)) from None
     for report_fmt, path in reports:
         emit_all(documents(result, report_fmt, path))
@@ -135,9 +138,10 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
     """
     from scanner.data import DataError
     from scanner.fix import fix
+    from scanner.report import patch
     from scanner.report.plain import log_line, printable
     from scanner.fix.plan import Planner
-    from scanner.fix.write import NotWritten, write_fixed
+    from scanner.fix.write import NotWritten, Stopped, die_of, write_fixed
     from scanner.model import Diagnostic
     from scanner.rulebook import load_rulebook
     from scanner.sources.exclude import Exclusions
@@ -164,8 +168,21 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
             except OSError as err:
                 unwritten.append(change)
                 result.diagnostics.append(Diagnostic(change.path, f"cannot write: {err.strerror or err}"))
+            except Stopped as stop:  # the file being written was left as it was, its temporary file removed
+                done = result.files.index(change) - len(unwritten)
+                click.echo(f"stopped by signal {stop.signum}: {count(done, 'file')} written, the rest left as "
+                           "they were", err=True)
+                die_of(stop.signum)
         else:
-            click.echo(_unified_diff(change.path, change.original, change.fixed), nl=False)
+            diff = patch.unified_diff(os.path.relpath(change.path), change.original, change.fixed, change.pieces)
+            unsafe = patch.unsafe_line(diff)
+            if unsafe is None:
+                click.echo(diff, nl=False)
+            else:  # a line of the file itself would be a workflow command or a terminal control in a log
+                unwritten.append(change)
+                result.diagnostics.append(Diagnostic(change.path, (
+                    f"its diff is not printed: line {unsafe} of it would be read as a command by a CI log or a "
+                    "terminal; `kubehop fix --write` applies it"), level="notice"))
     for line in [*(f"not migrated: {left}" for left in result.left), *map(str, result.diagnostics)]:
         click.echo(log_line(printable(line)), err=True)
     changed = [f for f in result.files if f not in unwritten]
@@ -174,20 +191,6 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
                "a person", err=True)
     sys.exit(EXIT_INPUT if any(d.level == "error" for d in result.diagnostics)
              else EXIT_BLOCKED if result.left or unwritten else EXIT_OK)
-
-
-def _unified_diff(path: str, original: str, fixed: str) -> str:
-    """A diff `git apply` takes; lines are split on newlines only (YAML may hold U+2028 in strings)."""
-    import difflib
-
-    def lines(text: str) -> list[str]:
-        *complete, last = text.split("\n")
-        return [line + "\n" for line in complete] + ([last] if last else [])
-
-    name = os.path.relpath(path)
-    diff = difflib.unified_diff(lines(original), lines(fixed), f"a/{name}", f"b/{name}")
-    # A last line without a newline is marked as diff(1) and git mark it, so the diff still ends with one.
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff)
 
 
 @cli.command("rules")
@@ -205,8 +208,7 @@ def rules_command(removed_in, fmt, fields) -> None:
       kubehop rules --format json
       kubehop rules --fields --removed-in 1.33
     """
-    import json
-
+    from scanner.report.plain import log_json, log_lines
     from scanner.rulebook import load_rulebook
 
     if fields:
@@ -216,37 +218,41 @@ def rules_command(removed_in, fmt, fields) -> None:
         return
     rules = [r for r in load_rulebook().rules() if removed_in is None or r.removed_in == removed_in]
     if fmt == "json":
-        click.echo(json.dumps([{
+        click.echo(log_json([{
             "id": r.id, "apiVersion": r.api_version, "kind": r.kind,
             "deprecated_in": str(r.deprecated_in),
             "removed_in": str(r.removed_in) if r.removed_in else None,
-            "replacement": r.replacement, "note": r.note, "source": r.source,
-        } for r in rules], indent=2))
+            "replacement": r.replacement, "note": r.note, "source": r.source, "projected": r.projected,
+        } for r in rules], ensure_ascii=True), nl=False)
         return
+    lines = []
     for r in rules:
         removed = f"removed in {r.removed_in}" if r.removed_in else "deprecated only"
-        click.echo(f"{r.id:<60} deprecated {r.deprecated_in}, {removed}; use {r.replacement or '(no successor)'}")
-    click.echo(count(len(rules), "rule"))
+        if r.projected:
+            removed += " (projected)"
+        lines.append(f"{r.id:<60} deprecated {r.deprecated_in}, {removed}; use {r.replacement or '(no successor)'}")
+    click.echo(log_lines([*lines, f"{count(len(rules), 'rule')} (data checked {data_checked()})"]), nl=False)
 
 
 def _echo_field_rules(rules, fmt: str) -> None:
     def minor(value) -> str | None:
         return str(value) if value else None
 
-    if fmt == "json":
-        import json
+    from scanner.report.plain import log_json, log_lines
 
-        click.echo(json.dumps([{
+    if fmt == "json":
+        click.echo(log_json([{
             "id": r.id, "title": r.title,
             "deprecated_in": minor(r.deprecated_in), "removed_in": minor(r.removed_in),
             "replacement": r.replacement, "note": r.note, "source": r.source,
-        } for r in rules], indent=2))
+        } for r in rules], ensure_ascii=True), nl=False)
         return
+    lines = []
     for r in rules:
         deprecated = f"deprecated {r.deprecated_in}" if r.deprecated_in else "deprecated"
         when = f"stops working in {r.removed_in}" if r.removed_in else deprecated
-        click.echo(f"{r.id:<48} {when}; use {r.replacement or '(nothing)'}")
-    click.echo(count(len(rules), "field rule"))
+        lines.append(f"{r.id:<48} {when}; use {r.replacement or '(nothing)'}")
+    click.echo(log_lines([*lines, f"{count(len(rules), 'field rule')} (data checked {data_checked()})"]), nl=False)
 
 
 def main() -> None:

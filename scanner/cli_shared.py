@@ -20,8 +20,12 @@ from scanner.versions import Minor, parse_minor
 
 def _version_message() -> str:
     from scanner.freshness import data_checked
+    from scanner.sources import no_network, sandbox
 
-    return f"kubehop {__version__} (data checked {data_checked()})"
+    # How renders are kept from the network here without --allow-network (README, Security).
+    return (f"kubehop {__version__} (data checked {data_checked()})\n"
+            f"without --allow-network, helm runs with: {sandbox.isolation()}\n"
+            f"without --allow-network, kustomize runs with: {no_network.isolation()}")
 
 
 class MinorType(click.ParamType):
@@ -55,7 +59,34 @@ def _print_version(ctx, param, value) -> None:
         ctx.exit()
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    """The kubehop command group. A usage error may quote the tree (a configuration key, a baseline
+    path a pull request wrote), and so may a library's warning (ruamel.yaml quotes the file's lines):
+    both reach standard error printable, as every other line kubehop prints (scanner.report.plain)."""
+
+    def invoke(self, ctx):
+        import warnings
+
+        from scanner.report.plain import log_line, printable
+
+        try:
+            with warnings.catch_warnings():
+                warnings.showwarning = _show_warning
+                # An anchor defined twice: YAML allows it, and kubehop reads it as YAML does.
+                warnings.filterwarnings("ignore", message=r"\s*found duplicate anchor")
+                return super().invoke(ctx)
+        except click.ClickException as err:
+            err.message = log_line(printable(err.message))
+            raise
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    from scanner.report.plain import log_line, printable
+
+    click.echo(log_line(f"kubehop: warning: {printable(f'{category.__name__}: {message}')}"), err=True)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
               help="Show the version and the date the data was last checked.")
 def cli() -> None:
@@ -167,6 +198,9 @@ def analysis_inputs(command):
                           "version -o json): checks stored versions, objects and node skew. Repeatable."),
         click.option("--cluster-version-file", type=click.Path(exists=True, dir_okay=False), default=None,
                      help="Output of `kubectl version -o json`: the cluster's current version."),
+        click.option("--cluster", "cluster", default=None, metavar="NAME",
+                     help="Of a repository that deploys several clusters (`clusters:` in the configuration, or "
+                          "the folders Flux is bootstrapped into), analyse this one only."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -196,6 +230,7 @@ def options_of(config, inputs: dict, write_baseline: str | None = None, **flags)
 def scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline, **flags):
     """The configuration, with the command line's flags on top; `flags` are the options the
     configuration does not cover."""
+    from scanner.clusters import configured_clusters
     from scanner.options import ScanOptions
     from scanner.sources.exclude import Exclusions
 
@@ -208,6 +243,7 @@ def scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline
         write_baseline=write_baseline is not None,
         kustomize_unrestricted=config.kustomize_load_restrictor == "LoadRestrictionsNone",
         config_problems=config.problems,
+        clusters=tuple(configured_clusters(config.clusters, ".")),
         **flags,
     )
 

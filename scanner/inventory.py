@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
 
 from scanner.components.catalog import Catalog
+from scanner.freshness import data_checked
 from scanner.model import Manifest
 from scanner.rulebook import ServedApis
 from scanner.sources.files import KUSTOMIZATION_FILES
 from scanner.versions import Minor
-from scanner.report.plain import log_lines
+from scanner.report.plain import log_json, log_lines
 
 
 @dataclass(frozen=True)
@@ -62,11 +62,12 @@ def render_text(uses: list[ApiUse], minors: tuple) -> str:
         served = f"CRD ({use.owner})" if use.owner else use.served
         lines.append(f"{use.api_version + ' ' + use.kind:<{width}}  {use.count:>7}  {served}")
     builtin = sum(u.builtin for u in uses)
-    lines.append(f"{len(uses)} APIs: {builtin} built-in, {len(uses) - builtin} from CRDs; "
-                 f"served minors known for Kubernetes {minors[0]}–{minors[-1]}" if minors else f"{len(uses)} APIs")
+    lines.append((f"{len(uses)} APIs: {builtin} built-in, {len(uses) - builtin} from CRDs; "
+                  f"served minors known for Kubernetes {minors[0]}–{minors[-1]}" if minors else f"{len(uses)} APIs")
+                 + f" (data checked {data_checked()})")
     return log_lines(lines)  # one line each: nothing from the tree breaks one (report/plain.py)
 
 
 def render_json(uses: list[ApiUse]) -> str:
-    return json.dumps([{"apiVersion": u.api_version, "kind": u.kind, "objects": u.count, "served": u.served,
-                        "component": u.owner} for u in uses], indent=2) + "\n"
+    return log_json([{"apiVersion": u.api_version, "kind": u.kind, "objects": u.count, "served": u.served,
+                      "component": u.owner} for u in uses], ensure_ascii=True)

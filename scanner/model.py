@@ -136,6 +136,8 @@ class Finding:
     # A component finding's state for the minor it is about: "supported", "unsupported", "unknown"
     # (no source states it) or "unverified" (no release states support); None for other findings.
     support: str | None = None
+    # The clusters of a fleet repository this finding breaks in (scanner.fleet); empty: one cluster.
+    clusters: tuple[str, ...] = ()
 
     @property
     def unscheduled(self) -> bool:

@@ -27,6 +27,7 @@ from scanner.versions import Minor, minor_range
 
 if TYPE_CHECKING:
     from scanner.analysis import Analysis
+    from scanner.fleet_plan import FleetPlan
     from scanner.options import ScanOptions
 
 __all__ = ["BLOCKER", "UNKNOWN", "WARNING", "ComponentState", "Migration", "Plan", "PlanInputError", "PlanRequest",
@@ -78,6 +79,7 @@ class Plan:
     timeline: Timeline | None = None
     input_errors: int = 0  # inputs that could not be read (the scan counts them in its verdict too)
     current_said_by: str = ""  # where `current` was read (scanner.current_minor), for a person
+    analysis: "Analysis | None" = None  # what the plan is a view of (where the minors came from, inputs)
 
     @property
     def findings(self) -> list[Finding]:
@@ -180,13 +182,16 @@ class PlanRequest:
     # a view of the same analysis (None: the defaults).
     options: ScanOptions | None = None
     allow_network: bool = False  # without `options`
+    cluster: str | None = None  # --cluster: of a repository of several clusters, plan this one
 
 
-def plan_paths(request: PlanRequest) -> tuple[Plan, "Analysis"]:
-    """Analyse a tree and plan its hops: the service behind `kubehop plan`."""
-    from scanner.analysis import NoCurrentMinor, analyse
-    from scanner.components.catalog import load_catalog
-    from scanner.current_minor import given_by, resolve_current
+def plan_paths(request: PlanRequest) -> tuple["Plan | FleetPlan", "Analysis"]:
+    """Analyse a tree and plan its hops: the service behind `kubehop plan`. A repository of several
+    clusters gets a plan per cluster (scanner.fleet), each from its own current minor."""
+    from scanner.analysis import NoCurrentMinor
+    from scanner.current_minor import given_by
+    from scanner.fleet import analyse_fleet
+    from scanner.fleet_plan import FleetPlan
     from scanner.options import ScanOptions
 
     options = request.options or ScanOptions(unknown=request.unknown, allow_network=request.allow_network)
@@ -194,10 +199,21 @@ def plan_paths(request: PlanRequest) -> tuple[Plan, "Analysis"]:
         raise PlanInputError(f"the cluster is at {request.current} ({given_by(options)}): --target "
                              f"{request.target} is not newer")
     try:
-        analysis = analyse(request.paths, request.target, request.current, options, request.version_file,
-                           need_current=True)
+        analysis = analyse_fleet(request.paths, request.target, request.current, options, only=request.cluster,
+                                 version_file=request.version_file, need_current=True)
     except NoCurrentMinor as why:
         raise PlanInputError(str(why)) from None
+    if len(analysis.clusters) > 1:
+        plans = [(v.cluster, plan_of(v.analysis, request)) for v in analysis.clusters if v.analysis.current]
+        return FleetPlan(plans, analysis), analysis
+    return plan_of(analysis, request), analysis
+
+
+def plan_of(analysis: "Analysis", request: PlanRequest) -> Plan:
+    """The plan of one cluster's analysis."""
+    from scanner.components.catalog import load_catalog
+    from scanner.current_minor import resolve_current
+
     found, current = analysis.current_from, analysis.current
     if current >= request.target:
         raise PlanInputError(f"the cluster is at {current} ({found.said_by}): --target {request.target} is not newer")
@@ -212,8 +228,9 @@ def plan_paths(request: PlanRequest) -> tuple[Plan, "Analysis"]:
     plan = build_plan(analysis.timeline.states, current, request.target, catalog, analysis.manifests, others,
                       distro, found.pin, distro_from, analysis.timeline, layer)
     plan.current_said_by = found.said_by
+    plan.analysis = analysis
     plan.input_errors = len(analysis.input_errors)
-    return plan, analysis
+    return plan
 
 
 def _distro(given: str | None, pin: ClusterPin | None) -> tuple[str, str]:

@@ -1,6 +1,7 @@
 """Mutations for the fuzzer (tests/fuzzing.py): what a hostile or unlucky tree does to a file's bytes,
 lines and YAML structure (types where names belong, aliases, tags, huge numbers, template syntax,
-names holding workflow commands). Each is a function of the text and a seeded random generator."""
+names holding workflow commands, terminal controls, bidi overrides and markup). Each is a function of the
+text and a seeded random generator."""
 
 from __future__ import annotations
 
@@ -13,12 +14,19 @@ HOSTILE_SCALARS = [
     "{{ .Values.x }}", "${VAR}", "\"a\\n::error::spoofed\"", "\"##[error]legacy\"", "\"\\u2028::warning::x\"",
     "\"\\e[2J\"", "\"\\0\"", "'x' # kubehop: ignore[*]", "*undefined", "&a x", "\"" + "x" * 5000 + "\"",
     "v1", "extensions/v1beta1", "v1beta1", "1.2.3", ">=1.0.0 <2.0.0", "'*'", "oci://localhost/x", "http://127.0.0.1:9/x",
+    # what a terminal, a log or a renderer acts on (tests/hostile_text.py): OSC 8, C1, bidi, separators, markup
+    "\"\\e]8;;http://x\\ax\\e]8;;\\a\"", "\"\\x9b31m\\N\"", "\"\\u202e\\u2066x\"", "\"\\L\\P\"", "\"a\\r::error::x\"",
+    "'<img src=x onerror=alert(1)>'", "'[x](javascript:alert(1))'", "'@mention #1'",
 ]
 REMOVED_APIS = ["extensions/v1beta1", "policy/v1beta1", "batch/v1beta1", "autoscaling/v2beta2",
                 "flowcontrol.apiserver.k8s.io/v1beta3", "networking.k8s.io/v1beta1", "apiextensions.k8s.io/v1beta1",
                 "helm.toolkit.fluxcd.io/v2beta1", "source.toolkit.fluxcd.io/v1beta2", "cert-manager.io/v1alpha2"]
 BYTES = [b"\xff", b"\xfe\xff", b"\x00", b"\r", b"\r\n", b"\t", b"\x1b[31m", "\u2028".encode(), b"\xef\xbb\xbf",
-         b"---\n", b"...\n", b"%YAML 1.1\n", b"%TAG ! tag:x,2000:\n", b"{{", b"}}", b"<<: *a\n", b"? ", b"|-\n", b"&a ", b"*a"]
+         b"---\n", b"...\n", b"%YAML 1.1\n", b"%TAG ! tag:x,2000:\n", b"{{", b"}}", b"<<: *a\n", b"? ", b"|-\n", b"&a ", b"*a",
+         b"\x1b]8;;http://x\x07", "\u202e\u0085\u009b".encode(), b"##[error]x", b"\n::error::x\n"]
+# File names a pull request may write (a case renames one of its files to one of them).
+FILE_NAMES = ["a\n::error::x", "##[error]x", "\u202eevil", "\x1b]8;;x\x07y\x1b[2J", "\u2028\u0085\u009b",
+              b"latin\xff".decode("utf-8", "surrogateescape"), "[x](javascript:alert(1)) @mention <img src=x>"]
 
 
 def mutate(text: bytes, rng: random.Random) -> bytes:
@@ -44,11 +52,17 @@ def _scalar_swap(text: bytes, rng: random.Random) -> bytes:
     return b"\n".join(lines)
 
 
+# How a removed API may be written (what fix must migrate or say it cannot, as scan reports it).
+API_SHAPES = ["{}", "!!str {}", "'{}'", "!!str \"{}\"", "!<tag:yaml.org,2002:str> {}", "!custom {}", "|-\n  {}"]
+
+
 def _api_swap(text: bytes, rng: random.Random) -> bytes:
     lines = _lines(text)
     for i, line in enumerate(lines):
         if line.lstrip().startswith(b"apiVersion:") and rng.random() < 0.5:
-            lines[i] = line.split(b"apiVersion:")[0] + b"apiVersion: " + rng.choice(REMOVED_APIS).encode()
+            api = rng.choice(API_SHAPES).format(rng.choice(REMOVED_APIS)) if rng.random() < 0.3 \
+                else rng.choice(REMOVED_APIS)
+            lines[i] = line.split(b"apiVersion:")[0] + b"apiVersion: " + api.encode()
     return b"\n".join(lines)
 
 

@@ -4,8 +4,9 @@ dumps and cluster dumps, and run every command and every report format on them, 
 A case is a small tree built from the repository's own fixtures and examples, one to four of its
 files mutated (tests/fuzz_mutations.py), and one command line. It fails when kubehop raises, asks
 for a bug report ("please report it": its last line of defence caught a bug), exits with a code the
-README does not promise for it, prints a workflow command from the tree in a text report or on
-standard error, or takes over the time bound (processor time). Every case is a function of (seed,
+README does not promise for it, prints what a log or a terminal acts on (a workflow command but its
+own annotations, `##[`, a raw control, bidirectional or separator character: tests/hostile_text.py)
+in any format, on standard error or in a report file, or takes over the time bound (processor time). Every case is a function of (seed,
 number) and of the fixtures: a failure is built again with `build_case(seed, number, ...)`.
 
 The short deterministic run is tests/test_fuzz.py; long runs: bench/fuzz.py.
@@ -25,7 +26,8 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fuzz_mutations import mutate
+from fuzz_mutations import FILE_NAMES, mutate
+from hostile_text import log_problems
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
@@ -181,6 +183,9 @@ def build_case(seed: int, number: int, seeds: Seeds, where: Path, render_share: 
     if command in ("scan",) and rng.random() >= render_share:
         args.append("--no-render")
     args.append(str(tree))
+    if rng.random() < 0.1:  # a file of the tree gets a hostile name (its suffix kept: it is still read)
+        renamed = rng.choice(sorted(p for p in tree.rglob("*") if p.is_file() and p.name != ".kubehop.yaml"))
+        renamed.rename(renamed.with_name(rng.choice(FILE_NAMES) + renamed.suffix))
     return Case(seed, number, command, args, root, wrote_config)
 
 
@@ -226,13 +231,23 @@ def run_case(case: Case, time_bound: float = 5.0) -> Outcome:
     elif result.exit_code not in EXPECTED_EXITS and not (result.exit_code == 2 and case.wrote_config):
         problem = f"exit code {result.exit_code}: {(stdout + stderr).strip().splitlines()[-1:]}"
     else:
-        printed = stderr + (stdout if case.command != "fix" and _format(case.args) == "text" else "")
-        bad = [line for line in printed.split("\n") if line.lstrip().startswith("::") or "##[" in line]
-        if bad:
-            problem = f"a workflow command from the tree reached a log line: {bad[0][:200]!r}"
+        problem = _unsafe_output(case, stdout, stderr)
     if problem is None and cpu_seconds > time_bound:  # processor time: a shared machine's load is no slowness
         problem = f"took {cpu_seconds:.1f} s of processor time ({seconds:.1f} s wall)"
     return Outcome(case.number, case.command, result.exit_code, seconds, cpu_seconds, problem)
+
+
+def _unsafe_output(case: Case, stdout: str, stderr: str) -> str | None:
+    """What a log or a terminal would act on in anything the case printed or wrote; None: nothing."""
+    printed = [("standard output", stdout, case.command == "scan" and _format(case.args) == "github"),
+               ("standard error", stderr, False)]
+    printed += [(path.name, path.read_text(encoding="utf-8", errors="surrogateescape"), path.suffix == ".github")
+                for path in sorted(case.root.glob("report.*"))]
+    for where, text, commands_allowed in printed:
+        problems = log_problems(text, commands_allowed)
+        if problems:
+            return f"{where} holds what a log acts on: {problems[0]}"
+    return None
 
 
 def _cpu() -> float:

@@ -378,3 +378,27 @@ def test_a_hostile_pull_request_tree(action):
     assert any(m.startswith("rules[0]: ../outside/rules leaves the repository") for m in problems)
     if job.step_outputs["tools"]["outputs"].get("helm"):  # the HelmRelease is read by the Helm source
         assert any("spec.chart.spec.chart ../outside/chart leaves the repository" in m for m in problems)
+
+
+def test_a_hostile_tree_reaches_the_job_log_and_the_summary_escaped(action):
+    """Names a pull request writes (tests/hostile_text.py: OSC 8, C1, bidi, separators, `\\n::error::`,
+    `##[`, HTML, links): the job log holds no raw control and no workflow command but kubehop's own
+    annotations; the step summary renders with no HTML, link or mention from the tree."""
+    from hostile_text import HOSTILE, HOSTILE_FILE, log_problems, yaml_string
+
+    name = yaml_string(HOSTILE)
+    job = action({f"deploy/{HOSTILE_FILE}.yaml": (f"apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata:\n"
+                                                   f"  name: {name}\n  namespace: {name}\nspec: {{}}\n"),
+                  f"deploy/broken{HOSTILE_FILE}.yaml": f"metadata: [{HOSTILE}\n"}, target="1.36")
+    assert job.failed_step == "Verdict" and job.outputs["exit-code"] == "3"
+    assert (job.outputs["errors"], job.outputs["warnings"]) == ("1", "0")
+    assert log_problems(job.log, commands_allowed=True) == []
+    assert job.log.count("title=kubehop extensions/v1beta1/Ingress::") == 1  # the annotation, on its one line
+    assert "Ingress \\x1b]8;;http://x\\x07link" in job.log  # the text report, escaped visibly
+    assert log_problems(job.summary) == []
+    pytest.importorskip("cmarkgfm")
+    from test_markdown_html import Page, assert_inert, github_html
+
+    page = Page(github_html(job.summary))
+    assert_inert(page, job.summary)
+    assert "img" not in page.elements

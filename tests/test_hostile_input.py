@@ -375,10 +375,12 @@ def test_the_other_text_reports_print_no_workflow_command_from_the_tree(tmp_path
     assert not [line for line in printed if line.lstrip().startswith("::") or "##[" in line]
 
 
-@pytest.mark.parametrize("command", [["scan", "--target", "1.36"], ["plan", "--target", "1.36", "--from", "1.31"]])
+@pytest.mark.parametrize("command", [["scan", "--target", "1.36"], ["plan", "--target", "1.36", "--from", "1.31"],
+                                     ["components"], ["inventory"]])
 def test_a_configuration_naming_a_missing_baseline_is_a_usage_error(tmp_path, command):
     """Fuzz find (seed 1, case 422): `plan` applies the configuration's baseline as `scan` does, and a
-    missing one escaped it as a traceback (exit 1, which CI reads as "blockers found")."""
+    missing one escaped it as a traceback (exit 1, which CI reads as "blockers found"). `components`
+    and `inventory` read the tree through the same analysis since, and asked for a bug report."""
     root = tree(tmp_path, {".kubehop.yaml": "baseline: .kubehop-baseline.json\n"})
     done = kubehop(*command, str(root), cwd=root)
     assert done.returncode == 2 and "Traceback" not in done.stderr

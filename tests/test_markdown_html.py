@@ -25,8 +25,10 @@ REPORT_ELEMENTS = {"h2", "h3", "p", "strong", "em", "sub", "br", "wbr", "code", 
                    "table", "thead", "tbody", "tr", "th", "td", "details", "summary", "blockquote"}
 # A comment's content box (848 px less its padding), and a generous width of a character in it.
 COMMENT_PX, CHAR_PX, CELL_PADDING_PX = 816, 8, 26
-HOSTILE_NAME = "evil|name @team <b>50%</b>, x:y ::warning::injected [link](https://example.com)"
+# as a reader sees it: the newline it holds is shown as \n (scanner.report.plain), the rest as written
+HOSTILE_NAME = "evil|name @team <b>50%</b>, x:y\\n::warning::injected [link](https://example.com)"
 TREE_URLS = ("https://example.com", "http://www.evil.example", "https://evil.example")
+PRINTABLE_ESCAPE = re.compile(r"\\(?:[ntr]|x[0-9a-f]{2}|u[0-9a-f]{4})")  # as scanner.report.plain writes them
 
 
 def github_html(markdown: str) -> str:
@@ -100,7 +102,9 @@ def assert_inert(page: Page, markdown: str) -> None:
         assert not href.startswith(TREE_URLS) and "%5C" not in href and "\\" not in href, (href, text)
         assert href.startswith("https://"), href
     assert not [t for t in page.prose() if MENTION.search(t)], [t for t in page.prose() if MENTION.search(t)]
-    assert "\\" not in page.visible, [t for t, _ in page.texts if "\\" in t]
+    # A backslash shows only as the escape of a character from the tree a log would act on (a newline: \n)
+    visible = PRINTABLE_ESCAPE.sub("", page.visible)
+    assert "\\" not in visible, [t for t, _ in page.texts if "\\" in PRINTABLE_ESCAPE.sub("", t)]
     assert not re.search(r"(?<!\\)\$[^$\n]+(?<!\\)\$", markdown.replace("`", "")), "a $…$ pair is math on GitHub"
 
 

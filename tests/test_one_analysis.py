@@ -79,3 +79,16 @@ def test_plan_takes_the_inputs_scan_takes():
         assert option in done.stdout, option
     scan_help = invoke("scan", "--help").stdout
     assert "--cluster-version-file" in scan_help
+
+
+def test_the_plan_says_where_its_minors_came_from(tmp_path):
+    """A pull request may lower `target` in .kubehop.yaml: the plan says so, as the scan does."""
+    tree = tmp_path / "repo"
+    (tree / ".git").mkdir(parents=True)
+    (tree / "cronjob.yaml").write_text((TREES / "pinned-by-role" / "apps" / "cronjob.yaml").read_text())
+    (tree / ".kubehop.yaml").write_text('target: "1.33"\nfrom: "1.31"\n')
+    text = invoke("plan", ".", cwd=tree).stdout
+    assert "target 1.33 set by the configuration .kubehop.yaml; from 1.31 set by the configuration" in text
+    plan = json.loads(invoke("plan", "--format", "json", ".", cwd=tree).stdout)
+    assert (plan["target_source"], plan["current_source"], plan["configuration"]) == (
+        "configuration", "configuration", str(tree / ".kubehop.yaml"))

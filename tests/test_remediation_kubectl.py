@@ -80,3 +80,26 @@ def test_every_kubectl_invocation_parses(commands):
         proc = subprocess.run([kubectl, server, "--request-timeout=2s", *args], capture_output=True, text=True,
                               timeout=60)
         assert "refused" in proc.stderr, f"{args}\n{proc.stderr[-400:]}"
+
+
+def test_names_from_the_tree_stay_one_argument_each():
+    """A name is the tree's (or a cluster dump's), and a person pastes the command into a shell:
+    `x; touch pwned` or a quote in it must stay one argument, and run nothing."""
+    from scanner.crds import Crd
+    from scanner.kubectl import clear_managed_fields, delete_all, rewrite, set_stored_versions
+    from scanner.model import Manifest, Origin
+
+    hostile = "x'; touch pwned; echo '$(touch pwned)`touch pwned`"
+    crd = Crd(f"widgets.ex.io{hostile}", "ex.io", "Widget", True, (), None, "None")
+    obj = Manifest("ex.io/v1", "Widget", hostile, hostile, Origin("w.yaml", 1, 1))
+    commands = [rewrite(crd, obj), clear_managed_fields(crd, obj), set_stored_versions(crd, [hostile]),
+                *delete_all(crd, [hostile])]
+    for command in commands:
+        args = shlex.split(command)
+        assert hostile in args or f"widgets.ex.io{hostile}" in args, command
+        stub = 'kubectl() { printf "%s\\n" "$@"; }; '
+        done = subprocess.run(["bash", "-c", stub + command], capture_output=True, text=True, cwd="/tmp")
+        assert done.stdout.split("\n")[:-1] == args[1:], command
+    assert rewrite(Crd("widgets.ex.io", "ex.io", "Widget", True, (), None, "None"),
+                   Manifest("ex.io/v1", "Widget", "web", "shop", Origin("w.yaml", 1, 1))) == \
+        "kubectl -n shop patch widgets.ex.io web --type=merge -p '{}'"

@@ -11,7 +11,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from scanner.freshness import data_checked
+
 from conftest import FIXTURES, kustomize_or_skip, run_kubehop, tool_or_skip
+from scanner.report.plain import printable
 
 TREE = FIXTURES / "reports"  # scanned as a checkout of its own (see `checkout`): reports name files from its root
 FORMATS = ["text", "json", "sarif", "markdown", "github"]
@@ -194,24 +197,28 @@ def test_annotations_point_at_each_finding():
         assert props["file"] == finding["file"].removeprefix("./")
         assert (int(props["line"]), int(props["col"])) == (finding["line"], finding["column"])
         assert props["title"] == f"kubehop {finding['rule']}"
-        assert finding["message"] in message and finding["object"]["name"] in message
-    assert lines[-1] == "kubehop: blocked: 1.36 cannot be reached as is (3 blockers, 1 warning)"
+        # names from the tree as the text report prints them: a newline in one shows as \n (report/plain.py)
+        assert finding["message"] in message and printable(finding["object"]["name"]) in message
+    assert lines[-1] == f"kubehop: blocked: 1.36 cannot be reached as is (3 blockers, 1 warning; data checked {data_checked()})"
 
 
 def test_annotation_text_cannot_start_a_command():
     out = kubehop_ok(*SCAN, "--format", "github", ".").stdout.decode()
-    # The hostile name holds a newline followed by '::warning::'; it must stay inside its annotation.
+    # The hostile name holds a newline followed by '::warning::'; it must stay inside its annotation, on
+    # the annotation's own line: shown as \n, as the text report shows it.
     assert all(line.startswith("::") or line.startswith("kubehop: ") for line in out.splitlines())
-    assert "%0A::warning::injected" in out and "50%25" in out
+    assert "x:y\\n::warning::injected" in out and "50%25" in out
 
 
-@pytest.mark.parametrize("text", ["a,b:c", "100%", "line\r\nbreak", "%0A literal", "::x::"])
+@pytest.mark.parametrize("text", ["a,b:c", "100%", "line\r\nbreak", "%0A literal", "::x::", "a\x1b]8;;x\x07\u202e"])
 def test_workflow_command_escaping_round_trips(text):
+    """The runner reads back what kubehop meant: the text, with what a log acts on shown as escapes."""
     from scanner.report.github import command
 
-    line = command("error", text, file=text, title=text)
+    line = command("error", [text, "second line"], file=text, title=text)
     assert "\n" not in line and "\r" not in line
-    assert decode_command(line) == ("error", {"file": text, "title": text}, text)
+    assert decode_command(line) == ("error", {"file": printable(text), "title": printable(text)},
+                                    printable(text) + "\nsecond line")
 
 
 # --- Markdown -------------------------------------------------------------------------------------

@@ -9,6 +9,8 @@ from scanner.checks import ScanContext, rule_finding
 from scanner.model import Finding, Manifest
 from scanner.rulebook import ApiRule, Successor
 
+PROJECTED = "projected"  # how a report names a fact that rests on pre-release sources only
+
 
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:
     rules = context.rulebook.api_rules
@@ -39,6 +41,8 @@ def verdict(rule: ApiRule, context: ScanContext) -> Verdict:
         state = f"is deprecated since {rule.deprecated_in} and stops being served in {rule.removed_in}"
     else:
         state = f"is deprecated since {rule.deprecated_in}"
+    if rule.projected and rule.removed_in is not None:
+        state += f" ({PROJECTED}: announced before {rule.removed_in}'s release, not yet confirmed by its release notes)"
     successor = context.rulebook.successor(rule, context.target)
     advice = ""
     if successor.api_version:

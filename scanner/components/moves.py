@@ -6,13 +6,16 @@ A component moves only as far as the hop needs: to the oldest release stated to 
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from scanner.components.catalog import (SUPPORTED, UNKNOWN as UNSTATED, UNSUPPORTED as EXCLUDED, Catalog, Component,
-                                        Release)
+                                        Release, Requirement)
 from scanner.components.timeline import (BLOCKED, BLOCKER, NEWER_THAN_CLUSTER, REQUIRES, WARNING, ComponentState,
                                          Hop, Problem, Step)
 from scanner.versions import Minor
+
+if TYPE_CHECKING:
+    from scanner.components.pins import Detection
 
 
 def route(component: Component, start: Release, a: Minor, b: Minor) -> tuple[list[Release], Problem | None, bool]:
@@ -116,11 +119,17 @@ def _skips(component: Component, source: Release, target: Release) -> bool:
 
 def with_requirements(moves: list[Step], states: dict[str, ComponentState], releases: dict[str, Release],
                        hop: Hop, catalog: Catalog, reported: set[tuple[str, str]]) -> list[Step]:
-    """Moves a release requires of another component (Gateway API CRDs for Cilium) come first, for
-    every install of it the tree has. `states` and `releases` are by install (ComponentState.key)."""
+    """Moves a release requires of another component (Gateway API CRDs for Cilium) come first, for every
+    install of it the tree has; a requirement with a condition only when the release's values meet it
+    (`condition`). `states` and `releases` are by install (ComponentState.key)."""
     first: list[Step] = []
     for step in moves:
-        for name, version in step.target.requires:
+        for requirement in step.target.requires:
+            name, version = requirement.component, requirement.version
+            own = states.get(step.state or step.component.name)
+            holds, why = condition(requirement, own.detections if own is not None else [])
+            if holds is False:
+                continue
             component = catalog.components.get(name)
             needed = component.release(version) if component else None
             installs = [key for key, state in states.items() if state.component.name == name]
@@ -128,9 +137,14 @@ def with_requirements(moves: list[Step], states: dict[str, ComponentState], rele
                 missing = "a release the data does not list" if installs else "not found in the tree"
                 if (step.state, name) not in reported:  # once per install and requirement
                     reported.add((step.state, name))
-                    hop.problems.append(Problem(WARNING, step.component.name,
-                                                f"{step.label} requires {name} {version}: {missing}", REQUIRES,
-                                                hop.target, step.pins, state=step.state))
+                    text = f"{step.label} requires {name} {version}: {missing}"
+                    if requirement.when_values:
+                        text = (f"{step.label} requires {name} {version} when {requirement.when_values} is set "
+                                f"({why}): {missing}") if holds else (
+                            f"{step.label} requires {name} {version} when {requirement.when_values} is set, "
+                            f"which kubehop cannot tell ({why}); if it is: {missing}")
+                    hop.problems.append(Problem(WARNING, step.component.name, text, REQUIRES, hop.target, step.pins,
+                                                source=requirement.source, state=step.state))
                 continue
             for key in installs:
                 have = releases.get(key)
@@ -139,3 +153,21 @@ def with_requirements(moves: list[Step], states: dict[str, ComponentState], rele
                                       f"required by {step.component.title} {step.target.version}", key))
                     releases[key] = needed
     return first + moves
+
+
+def condition(requirement: Requirement, pins: Sequence[Detection]) -> tuple[bool | None, str]:
+    """Whether a requirement's condition holds for the installation its pins describe: True when a pin's
+    values set it, False when every pin's values are read and none does, None when that cannot be told;
+    with what decided it."""
+    if requirement.when_values is None:
+        return True, ""
+    path = requirement.when_values
+    answers = [(p, p.values.setting(path)) if p.values is not None else
+               (p, (None, f"{p.what} gives the chart no values kubehop reads")) for p in pins]
+    for pin, (state, why) in answers:
+        if state is True:
+            return True, why
+    unknown = [why for _, (state, why) in answers if state is None]
+    if unknown or not answers:
+        return None, "; ".join(dict.fromkeys(unknown)) or "no pin gives the chart values"
+    return False, "; ".join(dict.fromkeys(why for _, (_, why) in answers))

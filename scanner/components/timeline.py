@@ -57,6 +57,7 @@ class Problem:
     pins: tuple[Origin, ...] = ()  # where the component is pinned
     fix: tuple[str, ...] = ()  # the moves that clear it, one line each
     support: str | None = None  # the state behind it: supported, unsupported, unknown or unverified
+    source: str | None = None  # where the fact behind it is stated, when not the start release's range
     state: str | None = None  # the key of the install it is about (ComponentState.key); None: the component's
 
 

@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass
 from typing import Callable
 
+from scanner.report import md
 from scanner.words import count
 
 LIMIT = 65_536  # characters in an issue or pull-request comment
@@ -31,7 +32,10 @@ def size(text: str) -> int:
 
 def fit(head: str, parts: list[Part], tail: str, limit: int | None, full_report: str | None,
         what: str = "finding") -> str:
-    """head + the parts that fit + a note about the rest + tail; everything when `limit` is None."""
+    """head + the parts that fit + a note about the rest + tail; everything when `limit` is None.
+    Every piece goes out through md.document (its sizes are what is written)."""
+    head, tail = md.document(head), md.document(tail)
+    parts = [Part(md.document(part.text), part.findings) for part in parts]
     budget = None if limit is None else limit - size(head) - size(tail) - _ROOM
     kept: list[str] = []
     for n, part in enumerate(parts):

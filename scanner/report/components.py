@@ -6,16 +6,17 @@ Three kinds of rows: components compat-matrix/ knows, charts judged by their own
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
+from scanner import __version__
 from scanner.components.catalog import Catalog
 from scanner.components.pins import Detection
 from scanner.components.tree import TreeComponents
 from scanner.components.unlisted import NO_DATA
 from scanner.report.plan_json import location
 from scanner.report.paths import at
-from scanner.report.plain import log_lines
+from scanner.freshness import data_checked
+from scanner.report.plain import log_json, log_lines
 from scanner.words import count
 
 if TYPE_CHECKING:
@@ -67,7 +68,8 @@ def render_text(tree: TreeComponents, catalog: Catalog, timeline: Timeline | Non
         lines.append(f"cluster: Kubernetes {pin.minor} ({pin.version}, {pin.distro or 'kubernetes'}) "
                      f"at {at(pin.origin)}, {pin.what}")
     found = len({d.component for d in tree.detections})
-    lines.append(f"{found} of {len(catalog.components)} known components detected")
+    lines.append(f"{found} of {len(catalog.components)} known components detected "
+                 f"(data checked {data_checked()}: releases after it are unknown to kubehop)")
     by_kind = {kind: sorted({d.component for k, d in rows(tree, timeline) if k == kind})
                for kind in (CHART_KUBE_VERSION, NONE)}
     if by_kind[CHART_KUBE_VERSION]:
@@ -81,10 +83,12 @@ def render_text(tree: TreeComponents, catalog: Catalog, timeline: Timeline | Non
 
 def render_json(tree: TreeComponents, timeline: Timeline | None = None) -> str:
     document = {
+        "tool": {"name": "kubehop", "version": __version__, "data_checked": data_checked()},
         "components": [{
             "component": d.component, "pin": d.pin, "releases": [r.version for r in d.releases],
             "kubernetes": [{"release": r.version, "min": str(r.min) if r.min else None,
-                            "max": str(r.max) if r.max else None, "released": r.released,
+                            "max": str(r.max) if r.max else None, "open_ended": r.open_ended,
+                            "stated_through": str(r.through) if r.through else None, "released": r.released,
                             "source": r.source, "source_kind": r.source_kind, "note": r.note} for r in d.releases],
             **location(d.origin), "how": d.source, "what": d.what,
             "data": kind,  # catalog (compat-matrix/), chart-kubeVersion (the chart's own), none (no data)
@@ -92,4 +96,4 @@ def render_json(tree: TreeComponents, timeline: Timeline | None = None) -> str:
         "cluster": [{"version": p.version, "minor": str(p.minor), "distro": p.distro, **location(p.origin),
                      "what": p.what} for p in tree.cluster],
     }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return log_json(document)

@@ -1,7 +1,11 @@
 """GitHub Actions workflow commands: one annotation per finding, shown on the pull request's diff.
 
 `::error file=…,line=…,col=…,title=…::message`. The runner decodes %25, %0D and %0A in the
-message, and in property values also %3A and %2C, so those characters are encoded here.
+message, and in property values also %3A and %2C, so those characters are encoded here. What
+comes from the tree goes through `command`, the one way out of this module: each line of a
+message and each property is made printable first (scanner.report.plain: a newline from the tree
+is shown as `\n`, not taken as the annotation's next line), and `##[` is broken up, as in the text
+report, so the only workflow commands in the output are the ones kubehop writes.
 """
 
 from __future__ import annotations
@@ -21,17 +25,19 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def command(level: str, message: str, **properties: object) -> str:
-    props = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties.items()
+def command(level: str, lines: list[str] | str, **properties: object) -> str:
+    """One workflow command; `lines` are the message's lines (an annotation shows them one under another)."""
+    message = "\n".join(printable(line) for line in ([lines] if isinstance(lines, str) else lines))
+    props = ",".join(f"{key}={escape_property(printable(value))}" for key, value in properties.items()
                      if value not in (None, "", 0))
-    return f"::{level}{' ' + props if props else ''}::{escape_data(message)}"
+    return f"::{level}{' ' + props if props else ''}::{escape_data(message)}".replace("##[", "##\\[")
 
 
 def render(result: ScanResult, color: bool = False) -> str:
     lines = [_finding(f) for f in result.findings]
     lines += [_diagnostic(d) for d in result.diagnostics]
     lines.append(log_line(printable(f"kubehop: {minor_sources(result, repo_path)}")))  # it names a file of the tree
-    lines.append(f"kubehop: {verdict(result)} ({counts(result)})")
+    lines.append(f"kubehop: {verdict(result)} ({counts(result)}; data checked {result.data_checked})")  # kubehop's words
     return "\n".join(lines) + "\n"
 
 
@@ -41,6 +47,8 @@ def _where(path: str) -> str | None:
 
 def _finding(f: Finding) -> str:
     details = [f"{f.object_ref}: {f.message}"]
+    if f.clusters:
+        details.append(f"breaks in cluster{'s' if len(f.clusters) > 1 else ''} {', '.join(f.clusters)}")
     if f.origin.via:
         details.append(f"via {f.origin.via}")
     if f.note:
@@ -49,7 +57,7 @@ def _finding(f: Finding) -> str:
         details += ["fix:", *f.remediation]
     if f.source_url:
         details.append(f"source: {f.source_url}")
-    return command({"error": "error", "notice": "notice"}.get(f.severity, "warning"), "\n".join(details),
+    return command({"error": "error", "notice": "notice"}.get(f.severity, "warning"), details,
                    file=_where(f.origin.path), line=f.origin.line, col=f.origin.column,
                    title=f"kubehop {f.rule_id}")
 

@@ -1,13 +1,14 @@
-"""JSON report: stable keys, documented in README (“JSON output”). Version it on breaking changes."""
+"""JSON report: stable keys, documented in README (“JSON output”). Version it on breaking changes.
+Names and messages are kept as they are (it is data); the text printed holds nothing a log acts on
+(scanner.report.plain.log_json)."""
 
 from __future__ import annotations
-
-import json
 
 from scanner import __version__
 from scanner.model import Finding
 from scanner.report import hop_label
 from scanner.report.paths import repo_path
+from scanner.report.plain import log_json
 from scanner.scan import ScanResult
 
 SCHEMA_VERSION = 1
@@ -42,7 +43,22 @@ def finding_dict(finding: Finding, result: ScanResult) -> dict:
         "source": finding.source_url,
         # A component finding's state for its minor: supported, unsupported, unknown or unverified.
         "support": finding.support,
+        # In a fleet repository: each cluster it breaks in, and the hop there (each has its own minor).
+        **({"clusters": [{"name": name, "hop": hop_label(finding, _cluster(result, name))}
+                         for name in finding.clusters]} if finding.clusters else {}),
     }
+
+
+def _cluster(result: ScanResult, name: str) -> ScanResult:
+    return next((v.analysis for v in result.clusters if v.cluster.name == name), result)
+
+
+def _clusters(result: ScanResult) -> list[dict]:
+    return [{"name": v.cluster.name, "declared_by": v.cluster.declared_by,
+             "paths": [repo_path(p) for p in v.cluster.paths], "from": _minor(v.analysis.current),
+             "from_source": v.analysis.current_source, "errors": len(v.analysis.errors),
+             "warnings": len(v.analysis.warnings), "input_errors": len(v.analysis.input_errors)}
+            for v in result.clusters]
 
 
 def render(result: ScanResult, color: bool = False) -> str:
@@ -55,7 +71,8 @@ def render(result: ScanResult, color: bool = False) -> str:
     document = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "kubehop", "version": __version__, "data_checked": result.data_checked,
-                 **({"rendered_with": result.rendered_with} if result.rendered_with else {})},
+                 **({"rendered_with": result.rendered_with} if result.rendered_with else {}),
+                 **({"isolation": result.isolation} if result.isolation else {})},
         "target": str(result.target),
         "from": _minor(result.current),
         # Where they came from: the configuration may be a pull request's (README, JSON output).
@@ -77,6 +94,7 @@ def render(result: ScanResult, color: bool = False) -> str:
                          for key in ("comments", "configuration", "baseline", "demoted", "excluded")},
         },
         "hops": list(hops.values()),
+        **({"clusters": _clusters(result)} if result.clusters else {}),
         "findings": [finding_dict(f, result) for f in result.findings],
         "diagnostics": [
             {"file": repo_path(d.path), "line": d.line, "level": d.level, "message": d.message}
@@ -85,4 +103,4 @@ def render(result: ScanResult, color: bool = False) -> str:
         "unrendered": [{"file": repo_path(d.path), "reason": d.message} for d in result.unrendered],
         "notices": result.notices,
     }
-    return json.dumps(document, indent=2, sort_keys=False) + "\n"
+    return log_json(document, ensure_ascii=True)

@@ -125,6 +125,8 @@ def _row(row: list[Finding]) -> str:
 def _place(f: Finding) -> str:
     place = md.path(where(f.origin.path, f.origin.line, f.origin.column))
     place += f"<br>{md.wrappable(md.text(f.object_ref))}"
+    if f.clusters:
+        place += f"<br><sub>cluster{'s' if len(f.clusters) > 1 else ''} {md.text(', '.join(f.clusters))}</sub>"
     if f.support:  # a component's state for the hop's minor: unsupported, unknown or unverified
         place += f" ({md.text(f.support)})"
     if f.origin.via:
@@ -178,7 +180,7 @@ def _folded(group: list[Finding], rows: list[list[Finding]], listed: int | None,
         if f.remediation:
             summary = (f"Steps for {where(f.origin.path, f.origin.line, f.origin.column)} {f.object_ref}"
                        if len(row) == 1 else f"Steps for the {count(len(row), 'object')} of {f.rule_id}")
-            blocks.append(_details(summary, md.fenced("\n".join(f.remediation), "text")))
+            blocks.append(_details(summary, md.fenced(list(f.remediation), "text")))
     return blocks
 
 

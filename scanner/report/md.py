@@ -11,6 +11,9 @@ Text that may come from the scanned tree (names, paths, messages that quote it) 
   (U+2060), invisible, which GitHub's filters do not look past either (a backslash would not stop them).
 kubehop's own sentences (data notes, with the URLs they cite) go through `prose`: escaped the same
 way, except that their URLs stay URLs, so GitHub links them.
+Before any of that, what a terminal or a log would act on is escaped visibly (scanner.report.plain:
+a newline in a name shows as `\\n`), and the whole document goes through `document` on its way out
+(scanner.report.comment): a Markdown report printed to a CI log holds no workflow command either.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from __future__ import annotations
 import html
 import re
 from urllib.parse import quote
+
+from scanner.report.plain import printable
 
 _INLINE = re.compile(r"([\\`*_\[\]<>&~|$])")
 _AUTOLINK = re.compile(r"(?i)(?<=[a-z0-9])(://)|\b(www)\.")
@@ -27,16 +32,23 @@ _TICKS = re.compile(r"`+")
 _JOINER = "\u2060"
 _LONG_WORD = re.compile(r"[^\s<>]{16,}")
 _URL_SAFE = ":/?#[]@!$&'*+,;=%~"  # kept as they are in a link's destination; ( ) and spaces are encoded
+_COMMAND_START = re.compile(r"^(\s*:):")
+
+
+def _one_line(value: object) -> str:
+    """`value` printable (scanner.report.plain), its runs of blanks one space."""
+    return " ".join(printable(value).split())
 
 
 def text(value: object) -> str:
     """Text from the tree, on one line: renders as itself, links and mentions nobody."""
-    return _inert(" ".join(str(value).split()))
+    return _inert(_one_line(value))
 
 
 def prose(value: object) -> str:
-    """kubehop's own sentence: escaped as `text`, but the URLs it cites stay links."""
-    flat = " ".join(str(value).split())
+    """kubehop's own sentence: escaped as `text`, but the URLs it cites stay links. Its line breaks
+    (a note folded in the data) are blanks."""
+    flat = _one_line(" ".join(str(value).split()))
     parts, last = [], 0
     for url in _URL.finditer(flat):
         parts += [_inert(flat[last:url.start()]), url.group(0).replace("|", "%7C")]
@@ -65,7 +77,7 @@ def path(value: str) -> str:
 
 def code(value: object, in_table: bool = True) -> str:
     """A code span: nothing in it is Markdown. In a table cell `|` still ends the cell unless escaped."""
-    flat = " ".join(str(value).split())
+    flat = _one_line(value)
     fence = "`" * (1 + max((len(t) for t in _TICKS.findall(flat)), default=0))
     pad = " " if flat.startswith("`") or flat.endswith("`") else ""
     body = flat.replace("|", r"\|") if in_table else flat
@@ -79,10 +91,21 @@ def link(label: str, url: str) -> str:
 
 def html_text(value: object) -> str:
     """Text inside raw HTML (a <summary>): entities for < > & \", and no mention or reference."""
-    return _MENTION.sub(lambda m: m.group(1) + _JOINER, html.escape(" ".join(str(value).split())))
+    return _MENTION.sub(lambda m: m.group(1) + _JOINER, html.escape(_one_line(value)))
 
 
-def fenced(body: str, info: str = "") -> list[str]:
-    """A fenced code block around `body`, its fence longer than any backtick run inside."""
-    fence = "`" * max(3, 1 + max((len(t) for t in _TICKS.findall(body)), default=0))
-    return [f"{fence}{info}", *body.splitlines(), fence]
+def fenced(lines: list[str], info: str = "") -> list[str]:
+    """A fenced code block of `lines` (each printable), its fence longer than any backtick run inside."""
+    body = [printable(line) for line in lines]
+    fence = "`" * max(3, 1 + max((len(t) for line in body for t in _TICKS.findall(line)), default=0))
+    return [f"{fence}{info}", *body, fence]
+
+
+def document(markdown: str) -> str:
+    """A Markdown document (or a piece of one, whole lines) as it is written out: each line printable,
+    and none a workflow command should it be printed to a CI log. Text through `text` holds no `##[`
+    already (`[` is escaped), but a code span or block cannot escape: there an invisible WORD JOINER
+    goes between `##` and `[`, and between the two colons of a line that starts with `::`."""
+    lines = [_COMMAND_START.sub("\\1" + _JOINER + ":", printable(line)).replace("##[", "##" + _JOINER + "[")
+             for line in markdown.split("\n")]
+    return "\n".join(lines)

@@ -3,18 +3,38 @@
 Names, paths and messages come from files a pull request may have written. Printed raw, a newline
 in an object name starts a new log line, and a log line that starts with `::` (after blanks), or
 holds `##[` anywhere, is a workflow command to the GitHub Actions runner (spoofed annotations,
-`::stop-commands::` to hide kubehop's own, `::add-mask::`); an escape sequence repaints a terminal.
-So every value from the tree is passed through `printable`, and every line through `log_line`.
+`::stop-commands::` to hide kubehop's own, `::add-mask::`); an escape sequence repaints a terminal
+or hides a hyperlink in it (OSC 8), and a bidirectional override makes text read as what it is not.
+So every value from the tree is passed through `printable`, and every line through `log_line`; a
+JSON document printed goes through `log_json`. Each other kind of output has its own sanitiser,
+built on `printable`: Markdown (scanner.report.md), workflow commands (scanner.report.github),
+SARIF message text (scanner.report.sarif), a patch's file names (scanner.report.patch).
 """
 
 from __future__ import annotations
 
-# Control characters (C0, DEL, C1), line and paragraph separators, and bidirectional overrides
-# (text that reads differently from what it is): shown as escapes.
+import json
+import re
+
+# Control characters (C0, DEL, C1), line and paragraph separators, bidirectional controls (text that
+# reads differently from what it is) and lone surrogates (a file name that is not UTF-8: U+DC80-U+DCFF
+# stand for its bytes; printed raw they cannot even be encoded): shown as escapes.
+UNSAFE = [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), 0x061C, 0x200E, 0x200F, 0x2028, 0x2029,
+          *range(0x202A, 0x202F), *range(0x2066, 0x206A), *range(0xD800, 0xE000)]
 _ESCAPES = {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"}
-_UNSAFE = [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), 0x2028, 0x2029, 0x200E, 0x200F,
-           *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
-_TABLE = {code: _ESCAPES.get(code) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}") for code in _UNSAFE}
+
+
+def _escape(code: int) -> str:
+    if code in _ESCAPES:
+        return _ESCAPES[code]
+    if code < 0x100 or 0xDC80 <= code <= 0xDCFF:  # a surrogate standing for a byte is shown as that byte
+        return f"\\x{code & 0xFF:02x}"
+    return f"\\u{code:04x}"
+
+
+_TABLE = {code: _escape(code) for code in UNSAFE}
+# What JSON text may hold raw: json.dumps escapes C0 controls in strings itself, and its raw newlines are its own.
+_JSON_UNSAFE = re.compile("[" + "".join(re.escape(chr(code)) for code in UNSAFE if code >= 0x20) + "]")
 
 
 def printable(text: object) -> str:
@@ -39,3 +59,12 @@ def log_lines(lines: list[str]) -> str:
     """A report made of `lines`, each meant as one line: whatever a value from the tree holds (a newline
     in an object name) is escaped within its line, and no line is a workflow command."""
     return "".join(log_line(printable(line)) + "\n" for line in lines)
+
+
+def log_json(document: object, indent: int | None = 2, ensure_ascii: bool = False) -> str:
+    """`document` as JSON text that reads back the same and is safe on a log line: what `printable`
+    would escape is written as a \\u escape, and so is the `[` of `##[` (JSON's own syntax is ASCII
+    and holds no `#`, so both can only be inside a string, where the escape means the character)."""
+    text = json.dumps(document, indent=indent, ensure_ascii=ensure_ascii)
+    text = _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    return text.replace("##[", "##\\u005b") + "\n"

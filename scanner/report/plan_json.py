@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
-
 from scanner import __version__
 from scanner.freshness import data_checked
 from scanner.model import Origin
 from scanner.plan import Migration, Plan, Step, Window
 from scanner.report import plan_orders
 from scanner.report.paths import repo_path
+from scanner.report.plain import log_json
 
 SCHEMA_VERSION = 1
 
@@ -45,8 +44,8 @@ def _window(plan: Plan, window: Window) -> dict:
         "api_blockers": [{**location(f.origin), "rule": f.rule_id, "object": f.object_ref, "message": f.message}
                          for f in window.api_blockers],
         "after": [_step(s) for s in window.after],
-        "notes": [{"distro": n.distro, "title": n.title, "detail": n.detail, "source": n.source}
-                  for n in window.notes],
+        "notes": [{"distro": n.distro, "title": n.title, "detail": n.detail, "source": n.source,
+                   "projected": n.projected} for n in window.notes],
         "problems": [{"severity": p.severity, "component": p.component, "install": p.state or p.component,
                       "message": p.message, "kind": p.kind, "support": p.support, "fix": list(p.fix)}
                      for p in window.problems],
@@ -68,6 +67,10 @@ def render(plan: Plan) -> str:
         "from": str(plan.current),
         "from_source": None if pin is None else {**location(pin.origin), "version": pin.version, "what": pin.what},
         "target": str(plan.target),
+        # where the minors came from, as `kubehop scan --format json` says it
+        "target_source": plan.analysis.target_source if plan.analysis else None,
+        "current_source": plan.analysis.current_source if plan.analysis else None,
+        "configuration": plan.analysis.configuration if plan.analysis else None,
         "distro": plan.distro,
         "distro_source": plan.distro_from,
         "blockers": plan.blocker_count,  # counted as `kubehop scan` counts them: the same findings
@@ -86,4 +89,4 @@ def render(plan: Plan) -> str:
         "orders_folder": plan.orders_folder,
         "order_notes": plan.order_notes,
     }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return log_json(document)

@@ -1,17 +1,13 @@
 """The upgrade orders of each plan window (scanner.orders.write), in the plan's text, Markdown and JSON.
 
-Paths and order names come from the scanned tree: Markdown escapes them, and a diff is fenced with
-more backticks than it holds, so a manifest cannot close the fence.
+Paths and order names come from the scanned tree: Markdown escapes them (scanner.report.md), and a
+diff is fenced with more backticks than it holds, so a manifest cannot close the fence.
 """
 
 from __future__ import annotations
 
-import re
-
-from scanner.report.markdown import escape
+from scanner.report import md
 from scanner.report.paths import repo_path
-
-_TICKS = re.compile(r"`+")
 
 
 def _location(plan, written) -> str:
@@ -28,24 +24,16 @@ def text_lines(plan, window) -> list[str]:
     return lines
 
 
-def _code(text: str) -> str:
-    """A code span around text from the tree: nothing in it renders as a link, a mention or HTML."""
-    text = " ".join(text.split())
-    fence = "`" * (1 + max((len(t) for t in _TICKS.findall(text)), default=0))
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
-
-
 def markdown_lines(plan, window) -> list[str]:
     lines = []
     for written in window.orders:
-        what = "; ".join(_code(w) for w in written.orders)
-        lines.append(f"  - {_code(_location(plan, written))}: {what}")
-        lines.extend(f"  - ⚠️ {escape(note)}" for note in written.notes)
+        what = "; ".join(md.code(w, in_table=False) for w in written.orders)
+        lines.append(f"  - {md.code(_location(plan, written), in_table=False)}: {what}")
+        lines.extend(f"  - ⚠️ {md.text(note)}" for note in written.notes)
         if written.diff:
-            fence = "`" * max(3, 1 + max((len(t) for t in _TICKS.findall(written.diff)), default=0))
-            lines += ["", "    <details><summary>the change</summary>", "", f"    {fence}diff",
-                      *(f"    {line}" for line in written.diff.splitlines()), f"    {fence}", "", "    </details>", ""]
+            diff = [line.removesuffix("\r") for line in written.diff.removesuffix("\n").split("\n")]
+            lines += ["", "    <details><summary>the change</summary>", "",
+                      *(f"    {line}" for line in md.fenced(diff, "diff")), "", "    </details>", ""]
     return lines
 
 

@@ -12,8 +12,8 @@ from scanner.components.state import (BLOCKED, NEWER_THAN_CLUSTER, NO_DATA as NO
                                       UNKNOWN_RELEASE, UNKNOWN_SUPPORT, UNSUPPORTED, UNVERIFIED)
 from scanner.components.unlisted import NO_DATA
 from scanner.plan import BLOCKER, UNKNOWN, WARNING, Migration, Plan, Step, Window
-from scanner.report import count_words, plan_orders, verdict_words
-from scanner.report.paths import at
+from scanner.report import count_words, minor_sources, plan_orders, verdict_words
+from scanner.report.paths import at, repo_path
 from scanner.report.plain import log_lines
 from scanner.words import count
 
@@ -76,6 +76,8 @@ def header(plan: Plan) -> list[str]:
         lines.append(f"  from {plan.current}: {pin.version}, {pin.what} at {where(pin.origin)}")
     if plan.distro_from != "--distro":
         lines.append(f"  distribution {plan.distro}: {plan.distro_from}")
+    if plan.analysis is not None:  # a pull request may have set them in the configuration: say where
+        lines.append(f"  {minor_sources(plan.analysis, repo_path)}")
     lines.append(f"  data checked {data_checked()}: releases after it are unknown to kubehop")
     return lines
 
@@ -166,7 +168,8 @@ def _window(plan: Plan, window: Window, distro: str) -> list[str]:
     lines.extend(_step_lines(window.after))
     lines.append(f"  5. Hop notes ({distro})" + ("" if window.notes else ": none in the data"))
     for note in window.notes:
-        lines.append(f"     {note.title} [{note.distro}]: {note.detail} ({note.source})")
+        projected = ", projected: from a pre-release source" if note.projected else ""
+        lines.append(f"     {note.title} [{note.distro}{projected}]: {note.detail} ({note.source})")
     lines.extend(f"  blocker: {message}" for message in problems(window, BLOCKER))
     lines.extend(f"  warning: {message}" for message in problems(window, WARNING))
     unknown = unknown_components(window)

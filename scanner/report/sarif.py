@@ -2,25 +2,39 @@
 
 Input problems (unreadable files) go to the invocation's notifications, not to results:
 they are about the scan, not about the code.
+
+Code scanning shows a message's `text` as plain text in which `[text](target)` is an embedded link
+(SARIF 2.1.0, 3.11.6), so every line of it goes through `text`: printable (scanner.report.plain),
+then the `]` of every `](` backslash-escaped, and every backslash (escaped brackets and backslashes
+are how CodeQL writes literal ones, and how its viewers read them back): no `[...](...)` from the
+tree is a link. A rule's help Markdown is written by scanner.report.md. Other strings (the object's name, the hop)
+are data, kept as they are; the JSON text holds nothing raw either way (plain.log_json).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
+import re
 from pathlib import Path
 from urllib.parse import quote
 
 from scanner import __version__
 from scanner.model import EXIT_INPUT, STDIN_PATH, Diagnostic, Finding
-from scanner.report import hop_label
+from scanner.report import hop_label, md
 from scanner.report.paths import repo_path, repo_root
+from scanner.report.plain import log_json, printable
 from scanner.scan import ScanResult
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 # Paths are relative to the repository root (scanner.report.paths), which this base id names.
 SRCROOT = "%SRCROOT%"
+_LINK_CHARACTER = re.compile(r"(\\|\](?=\())")
+
+
+def text(*lines: object) -> str:
+    """Plain message text of these lines: each printable, with no embedded link in it."""
+    return "\n".join(_LINK_CHARACTER.sub(r"\\\1", printable(line)) for line in lines)
 
 
 def render(result: ScanResult, color: bool = False) -> str:
@@ -51,7 +65,7 @@ def render(result: ScanResult, color: bool = False) -> str:
         run["originalUriBaseIds"] = {SRCROOT: {"uri": Path(root).as_uri().rstrip("/") + "/",
                                                "description": {"text": "The repository root."}}}
     document = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return log_json(document)
 
 
 def _rules(findings: list[Finding]) -> list[dict]:
@@ -79,15 +93,15 @@ def _rule(finding: Finding) -> dict:
         full = " ".join(_rule_facts(finding))
     rule = {
         "id": finding.rule_id,
-        "shortDescription": {"text": short},
-        "fullDescription": {"text": full},
-        "help": {"text": full},
+        "shortDescription": {"text": text(short)},
+        "fullDescription": {"text": text(full)},
+        "help": {"text": text(full)},
         "properties": {"tags": ["kubernetes", "upgrade"]},
     }
     if finding.source_url:
         rule["helpUri"] = finding.source_url
-        rule["help"] = {"text": f"{full} Source: {finding.source_url}",
-                        "markdown": f"{full}\n\n[Source]({finding.source_url})"}
+        rule["help"] = {"text": text(f"{full} Source: {finding.source_url}"),
+                        "markdown": md.document(f"{md.prose(full)}\n\n{md.link('Source', finding.source_url)}")}
     return rule
 
 
@@ -110,7 +124,7 @@ def _message(finding: Finding) -> str:
         lines.append(f"Note: {finding.note}")
     if finding.remediation:
         lines += ["Fix:", *finding.remediation]
-    return "\n".join(lines)
+    return text(*lines)
 
 
 def _root(result: ScanResult) -> str | None:
@@ -134,6 +148,7 @@ def _result(finding: Finding, rule_index: int, result: ScanResult, root: str | N
             "migrate": finding.migrate,
             "via": finding.origin.via,
             "support": finding.support,
+            **({"clusters": list(finding.clusters)} if finding.clusters else {}),
         },
     }
     location = _location(root, finding.origin.path, finding.origin.line, finding.origin.column)
@@ -146,7 +161,7 @@ def _fingerprint(finding: Finding) -> str:
     """Same object, same rule, same file: the same alert even when lines move."""
     key = "\0".join([finding.rule_id, repo_path(finding.origin.path), finding.kind,
                      finding.namespace or "", finding.name or ""])
-    return hashlib.sha256(key.encode()).hexdigest()[:32]
+    return hashlib.sha256(os.fsencode(key)).hexdigest()[:32]  # a name that is no UTF-8: its bytes
 
 
 def _location(root: str | None, path: str, line: int | None, column: int | None = None) -> dict | None:
@@ -161,7 +176,7 @@ def _location(root: str | None, path: str, line: int | None, column: int | None 
 def _artifact(root: str | None, path: str) -> dict:
     if root is None or repo_root(path) != root:  # outside the repository: no base to be relative to
         return {"uri": Path(os.path.abspath(path)).as_uri()}
-    return {"uri": quote(repo_path(path)), "uriBaseId": SRCROOT}
+    return {"uri": quote(os.fsencode(repo_path(path))), "uriBaseId": SRCROOT}  # a name's bytes, as as_uri
 
 
 def _invocation(result: ScanResult, root: str | None) -> dict:
@@ -175,7 +190,7 @@ def _invocation(result: ScanResult, root: str | None) -> dict:
 def _notification(diagnostic: Diagnostic, root: str | None) -> dict:
     notification = {
         "level": "error" if diagnostic.level == "error" else "note",
-        "message": {"text": diagnostic.message},
+        "message": {"text": text(diagnostic.message)},
     }
     location = _location(root, diagnostic.path, diagnostic.line)
     if location:

@@ -57,8 +57,12 @@ class ScanInput:
     live: list[Manifest] = field(default_factory=list)
     # The tools that rendered part of the input, and their versions, e.g. {"helm": "v4.1.4+g05fa379"}.
     rendered_with: dict[str, str] = field(default_factory=dict)
+    # How each tool that ran was kept from the network (sandbox.py, no_network.py), e.g. {"helm": "network namespace ..."}.
+    isolation: dict[str, str] = field(default_factory=dict)
     # Files the exclusions (`exclude` in the configuration, --exclude) left out: reports count them.
     excluded: int = 0
+    # The paths scanned: what a file the tree names may be read from (kustomize_refs.repository_root).
+    scanned: list[str] = field(default_factory=list)
 
     def extend(self, other: "ScanInput") -> None:
         if other.checked_early and self.checked_early == len(self.manifests):
@@ -76,6 +80,7 @@ class ScanInput:
         self.excluded += other.excluded
         self.notices.extend(other.notices)
         self.rendered_with.update(other.rendered_with)
+        self.isolation.update(other.isolation)
 
 
 def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions | None" = None,
@@ -91,7 +96,9 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     from scanner.options import ScanOptions
 
     options = options or ScanOptions()
-    result = ScanInput(diagnostics=list(options.config_problems))
+    # What the repository spans: the paths, and (a fleet's cluster reading part of it) its top.
+    scanned = [*paths, *(r for r in options.repository_roots if r not in paths)]
+    result = ScanInput(diagnostics=list(options.config_problems), scanned=scanned)
     charts: list[str] = []
     kustomizations: list[str] = []
     files: list[ManifestFile] = []
@@ -129,17 +136,17 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
         before_render(result)
     hazards = hazardous_files(result.diagnostics)
     if hazards and (charts or kustomizations):
-        charts, kustomizations, held = held_back(charts, kustomizations, hazards, paths)
+        charts, kustomizations, held = held_back(charts, kustomizations, hazards, scanned)
         result.unrendered.extend(held)
     if kustomizations and charts:
         charts = _without_kustomize_charts(charts, kustomizations, options)
     if charts or any(m.kind == "HelmRelease" for m in result.manifests):
-        result.extend(_all_or_each(charts, _charts, charts, result.manifests, target, options, paths))
+        result.extend(_all_or_each(charts, _charts, charts, result.manifests, target, options, scanned))
     if kustomizations:
         from scanner.sources.kustomize_errors import said_once
 
         built = _all_or_each(kustomizations, _kustomizations, kustomizations, result.manifests, target, options,
-                             paths)
+                             scanned)
         result.diagnostics, built.diagnostics = said_once(result.diagnostics, built.diagnostics)
         result.extend(built)
     for dump in options.helm_releases:
@@ -193,6 +200,7 @@ def _charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
     settings = _helm_settings(helm_path, manifests, target, options)
     if releases:
         result.rendered_with["helm"] = helm_version(helm_path).text
+        result.isolation["helm"] = helm.isolation(settings)
     latent = 0
     with ChartCopies(paths, helm_path, options.allow_network) as copies:  # what helm reads: chart_copies.py
         prepared = Preparation()
@@ -216,15 +224,16 @@ def _rendered(outcome: Any, options: "ScanOptions", capabilities: Any) -> tuple[
     from scanner.sources.helm_output import manifests_of
     from scanner.sources.rendered_duplicates import split_duplicate_keys
 
+    notices = [Diagnostic(outcome.release.where, notice, level="notice") for notice in outcome.notices]
     if outcome.error is not None:
         found, problems, not_rendered, templates = chart_fallback.unrenderable(outcome, capabilities)
-        return ScanInput(found, problems, not_rendered, files_read=templates), 0
+        return ScanInput(found, problems + notices, not_rendered, files_read=templates), 0
     try:
         found, problems, templates = manifests_of(outcome)
     except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
         found, problems, templates = [], [unexpected(outcome.release.where, err)], 0
     findings, problems = split_duplicate_keys(found, problems)
-    read = ScanInput(found, problems, findings=findings, files_read=templates)
+    read = ScanInput(found, problems + notices, findings=findings, files_read=templates)
     if not options.all_templates:
         return read, 0
     switched_off, via, latent = chart_fallback.latent_templates(outcome, found, problems, capabilities)
@@ -237,7 +246,7 @@ def _helm_settings(helm_path: str, manifests: list[Manifest], target: Minor | No
 
     capabilities = _capabilities(manifests, target, options)
     return helm.HelmSettings(helm_path, capabilities.minor, capabilities.served, tuple(options.values_files),
-                             builtin=capabilities.builtin)
+                             builtin=capabilities.builtin, allow_network=options.allow_network)
 
 
 def _capabilities(manifests: list[Manifest], target: Minor | None, options: "ScanOptions"):
@@ -290,7 +299,8 @@ def _charts_as_text(charts: list[str], why: str, paths: list[str], capabilities:
 
 def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor | None, options: "ScanOptions",
                     scanned: list[str]) -> ScanInput:
-    from scanner.sources import kustomize, kustomize_flux
+    from scanner.sources import helm, kustomize, kustomize_flux, no_network
+    from scanner.sources.helm_capture import helm_version
     from scanner.sources.kustomize_origins import identity
     from scanner.sources.tools import kustomize_command
 
@@ -308,6 +318,7 @@ def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor
     # An object already read from its own file (or from another build) is not reported again.
     seen = {identity(m) for m in manifests}
     charts = _kustomize_helm(manifests, target, options)
+    result.isolation["kustomize"] = "none (--allow-network)" if options.allow_network else no_network.isolation()
     flux_paths, result.diagnostics = kustomize_flux.flux_paths(manifests, scanned)
     for outcome in kustomize.build_all(folders, command, options.allow_network, os.cpu_count() or 1, charts,
                                        scanned, flux_paths, manifests, options.kustomize_unrestricted):
@@ -320,6 +331,9 @@ def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor
             if identity(manifest) not in seen:
                 seen.add(identity(manifest))
                 result.manifests.append(manifest)
+    if charts.used:
+        result.rendered_with["helm"] = helm_version(charts.settings.helm).text
+        result.isolation["helm"] = helm.isolation(charts.settings)
     return result
 
 

@@ -5,7 +5,8 @@ long-removed versions (`--api-versions` only adds to it). When helm talks to a s
 server's discovery instead. This server answers discovery with what the target minor serves (from
 kubehop's served-API data, plus the APIs of CRDs in the scanned tree) and "not found" to everything
 else, so templates render as they would against a real cluster of that minor. It binds 127.0.0.1
-only and lives as long as its `with` block.
+only (or serves on a socket listening there that it is given: one in the network namespace helm runs
+in, `sandbox.py`) and lives as long as its `with` block.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import tempfile
 import threading
 from collections import defaultdict
@@ -154,19 +156,26 @@ class _Server(ThreadingHTTPServer):
 
 
 class FakeDiscovery:
-    """`with FakeDiscovery(minor, served) as kubeconfig:` a kubeconfig file pointing helm at it."""
+    """`with FakeDiscovery(minor, served) as kubeconfig:` a kubeconfig file pointing helm at it;
+    `listener`: a socket already listening on 127.0.0.1 to serve on, instead of one of its own."""
 
-    def __init__(self, minor: Minor, served: Iterable[tuple[str, str]]):
+    def __init__(self, minor: Minor, served: Iterable[tuple[str, str]], listener: socket.socket | None = None):
         served = list(served)
         documents = {path: json.dumps(doc).encode() for path, doc in discovery_documents(minor, served).items()}
         aggregated = {(path, version): json.dumps(doc).encode() for version in _AGGREGATED_VERSIONS
                       for path, doc in aggregated_documents(served, f"{_AGGREGATED_GROUP}/{version}").items()}
         self._handler = type("Handler", (_Handler,), {"documents": documents, "aggregated": aggregated})
+        self._listener = listener
         self._server: _Server | None = None
         self._folder: tempfile.TemporaryDirectory | None = None
 
     def __enter__(self) -> str:
-        self._server = _Server(("127.0.0.1", 0), self._handler)
+        if self._listener is None:
+            self._server = _Server(("127.0.0.1", 0), self._handler)
+        else:
+            self._server = _Server(("127.0.0.1", 0), self._handler, bind_and_activate=False)
+            self._server.socket.close()
+            self._server.socket, self._server.server_address = self._listener, self._listener.getsockname()
         # shutdown() waits for serve_forever's next poll: at the default 0.5 s every scan that
         # rendered paid up to half a second at its end.
         threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},

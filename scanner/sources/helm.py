@@ -6,6 +6,9 @@ mode, so `.Capabilities.APIVersions` and `.Capabilities.KubeVersion` are the tar
 rendered stream is taken by a post-renderer (`helm_capture.py`: a plugin for helm 4, an executable
 for helm 3) before helm would map its objects to served resources. A render is cached
 (`render_cache.py`), bounded in time, memory and output (`render_limits.py`), and several run at once.
+Without --allow-network, a chart whose values.schema.json files refer out of the chart renders with
+helm's schema check off (`chart_schemas.py`), and helm runs where it can reach nothing but kubehop's
+discovery (`sandbox.py`; else with closed proxies, `no_network.py`).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from scanner.model import Origin
-from scanner.sources import render_cache
+from scanner.sources import chart_schemas, no_network, render_cache, sandbox
 from scanner.sources.discovery import FakeDiscovery
 from scanner.sources.files import read_yaml_file
 from scanner.sources.helm_capture import Capture
@@ -39,6 +42,7 @@ _RELEASE_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*
 _RELEASE_NAME_MAX = 53
 _NAMESPACE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _NAMESPACE_MAX = 63
+SKIP_SCHEMA = (3, 16)  # the first helm with --skip-schema-validation
 # Failures that say nothing about the chart (kubehop's discovery could not be reached in time): not kept.
 _TRANSIENT = re.compile(r"127\.0\.0\.1|connection|timeout|deadline|i/o", re.IGNORECASE)
 
@@ -91,6 +95,7 @@ class RenderOutcome:
     error: str | None = None
     cached: bool = False
     over_limit: bool = False  # stopped at one of its bounds (render_limits.py), not helm's verdict on the chart
+    notices: tuple[str, ...] = ()  # what kubehop changed in the render, e.g. the schema check switched off
 
 
 @dataclass
@@ -102,6 +107,7 @@ class HelmSettings:
     limits: RenderLimits = field(default_factory=RenderLimits)
     workers: int = 0  # renders at once; 0: as many as the cores and the free memory allow
     builtin: frozenset[str] = frozenset()  # the built-in group/versions of any minor (ServedApis.group_versions)
+    allow_network: bool = False  # else helm runs guarded (sandbox.py) and follows no schema reference out of the chart
 
     @property
     def capabilities(self) -> Capabilities:
@@ -137,47 +143,90 @@ def render_each(releases: list[ChartRelease], settings: HelmSettings, progress=N
     that the caller reads one while helm renders the next ones."""
     if not releases:
         return
-    with FakeDiscovery(settings.target, settings.served) as kubeconfig, \
+    guard = None if settings.allow_network else _namespace_listener()
+    helper, listener = guard or (None, None)
+    with FakeDiscovery(settings.target, settings.served, listener) as kubeconfig, \
             tempfile.TemporaryDirectory(prefix="kubehop-helm-") as work:
         capture = Capture(settings.helm, work)
         with ThreadPoolExecutor(max_workers=settings.workers or pool_size(settings.limits)) as pool:
-            jobs = pool.map(lambda r: _render(r, settings, kubeconfig, capture, work), releases)
+            jobs = pool.map(lambda r: _render(r, settings, kubeconfig, capture, work, helper), releases)
             for done, outcome in enumerate(jobs, 1):
                 if progress:
                     progress(done, len(releases))
                 yield outcome
 
 
+def isolation(settings: HelmSettings) -> str:
+    """How helm is kept from the network in these renders, as reports say it."""
+    return "none (--allow-network)" if settings.allow_network else sandbox.isolation()
+
+
+def _namespace_listener():
+    """(the helper in its network namespace, a socket listening there for discovery), or None."""
+    helper = sandbox.namespace()
+    if helper is None:
+        return None
+    try:
+        return helper, helper.listener()
+    except OSError:
+        return None
+
+
 def _render(release: ChartRelease, settings: HelmSettings, kubeconfig: str, capture: Capture,
-            work: str) -> RenderOutcome:
-    # A remote chart's version range may resolve to a newer chart tomorrow: never cached.
-    key = _cache_key(release, settings) if release.remote is None else None
-    cached = render_cache.load(key) if key else None
-    if cached is not None:
-        return RenderOutcome(release, text=cached, cached=True)
-    failed = render_cache.load_failure(key) if key else None
-    if failed is not None:
-        return RenderOutcome(release, error=failed, cached=True)
+            work: str, helper) -> RenderOutcome:
     refused = release_problem(release.release, release.namespace)
     if refused:  # the sources refuse these first; this is the last word before an argv is built
         return RenderOutcome(release, error=refused)
+    skip_schema, notices, not_followed = _schema_check(release, settings, capture)
+    if not_followed:
+        return RenderOutcome(release, error=not_followed)
+    # A remote chart's version range may resolve to a newer chart tomorrow: never cached.
+    key = _cache_key(release, settings, skip_schema) if release.remote is None else None
+    cached = render_cache.load(key) if key else None
+    if cached is not None:
+        return RenderOutcome(release, text=cached, cached=True, notices=notices)
+    failed = render_cache.load_failure(key) if key else None
+    if failed is not None:
+        return RenderOutcome(release, error=failed, cached=True, notices=notices)
     with tempfile.TemporaryDirectory(dir=work) as scratch:
         stream, stdout, stderr = (os.path.join(scratch, name) for name in ("rendered.yaml", "stdout", "stderr"))
         env = {**_clean_env(), "KUBECONFIG": kubeconfig, "KUBECACHEDIR": _NO_DISK_CACHE,
                **capture.environment(stream)}
-        command = _helm_command(release, settings, kubeconfig, scratch, capture.arguments())
-        done = run_bounded(command, env, settings.limits, stdout, stderr, written=(stream,))
+        if not settings.allow_network:
+            env = no_network.environment(env)
+        options = [*capture.arguments(), *(["--skip-schema-validation"] if skip_schema else [])]
+        command = _helm_command(release, settings, kubeconfig, scratch, options)
+        done = run_bounded(command, env, settings.limits, stdout, stderr, written=(stream,), helper=helper)
         if done.problem:
-            return RenderOutcome(release, error=f"helm {done.problem}", over_limit=True)
+            return RenderOutcome(release, error=f"helm {done.problem}", over_limit=True, notices=notices)
         if done.returncode != 0:
             error = _helm_message(done.stderr)
             if key and done.returncode > 0 and not _TRANSIENT.search(error):  # helm's verdict on these inputs
                 render_cache.store_failure(key, error)
-            return RenderOutcome(release, error=error)
+            return RenderOutcome(release, error=error, notices=notices)
         text = capture.stream(stream, stdout) or ""  # None: a chart whose templates emit nothing
     if key:
         render_cache.store(key, text)
-    return RenderOutcome(release, text=text)
+    return RenderOutcome(release, text=text, notices=notices)
+
+
+def _schema_check(release: ChartRelease, settings: HelmSettings, capture: Capture
+                  ) -> tuple[bool, tuple[str, ...], str | None]:
+    """(render with the schema check off, the notice saying so, why not to render at all): references
+    out of the chart's schemas that this render may not follow (`chart_schemas.py`). A remote chart is
+    downloaded by helm itself (only with --allow-network) and cannot be looked at first."""
+    if release.remote is not None:
+        return False, (), None
+    found = chart_schemas.refused(chart_schemas.remote_references(release.folder, release.chart_dir),
+                                  settings.allow_network)
+    if not found:
+        return False, (), None
+    why = chart_schemas.explain(found)
+    number = capture.version.number
+    if number is not None and number < SKIP_SCHEMA:
+        return False, (), (f"{why}, and helm {capture.version.text} cannot be told not to (--skip-schema-validation "
+                           f"is helm {SKIP_SCHEMA[0]}.{SKIP_SCHEMA[1]} and later)")
+    return True, (f"{why}; rendered without its schema check (--skip-schema-validation)",), None
 
 
 def _helm_command(release: ChartRelease, settings: HelmSettings, kubeconfig: str, scratch: str,
@@ -199,12 +248,12 @@ def _helm_command(release: ChartRelease, settings: HelmSettings, kubeconfig: str
     return [*command, "--", release.release, chart]
 
 
-def _cache_key(release: ChartRelease, settings: HelmSettings) -> str:
+def _cache_key(release: ChartRelease, settings: HelmSettings, skip_schema: bool) -> str:
     values = [_file_text(path) for path in settings.values_files]
     return render_cache.cache_key(
         "helm-render-1", tool_version(settings.helm), render_cache.folder_digest(release.folder),
         release.release, release.namespace, *release.values, *values,
-        str(settings.target), json.dumps(sorted(settings.served)))
+        str(settings.target), json.dumps(sorted(settings.served)), *(["skip-schema"] if skip_schema else []))
 
 
 def _file_text(path: str) -> str:

@@ -58,6 +58,7 @@ class HelmCharts:
     settings: helm.HelmSettings | None  # None: helm cannot render here
     why_not: str | None = None
     allow_network: bool = False
+    used: bool = False  # some entry was handed to helm
     origins: dict[str, tuple[Origin, bool]] = field(default_factory=dict)  # id -> (origin, a file in the tree)
     _ids: itertools.count = field(default_factory=itertools.count)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -83,6 +84,7 @@ class HelmCharts:
                                         via=f"{entry.label} (release {entry.release} of "
                                             f"{helm.describe_chart(located.chart_dir)})")
             pending.setdefault(self._capabilities(entry), []).append((outcome, release, located.in_tree, line))
+        self.used = self.used or bool(pending)
         for capabilities, jobs in pending.items():
             settings = self._settings_for(*capabilities)
             rendered = helm.render_all([release for _, release, _, _ in jobs], settings)
@@ -123,6 +125,8 @@ class HelmCharts:
     def _take(self, outcome: EntryOutcome, result: helm.RenderOutcome, in_tree: bool, line: int,
               settings: helm.HelmSettings) -> None:
         entry = outcome.entry
+        outcome.diagnostics.extend(Diagnostic(entry.kustomization, f"{entry.title}: {notice}", line or None,
+                                              level="notice") for notice in result.notices)
         if result.error is not None:
             if in_tree:  # read as text, as a chart helm cannot render is (chart_fallback)
                 outcome.as_text, problems, _, _ = unrenderable(result, settings.capabilities)

@@ -21,7 +21,7 @@ def folder_digest(folder: str) -> str:
         dirs.sort()
         for name in sorted(files):
             path = os.path.join(top, name)
-            digest.update(os.path.relpath(path, folder).encode() + b"\0")
+            digest.update(os.fsencode(os.path.relpath(path, folder)) + b"\0")  # a name that is no UTF-8 too
             try:
                 with open(path, "rb") as handle:
                     digest.update(handle.read())
@@ -34,7 +34,7 @@ def folder_digest(folder: str) -> str:
 def cache_key(*parts: str) -> str:
     digest = hashlib.sha256()
     for part in parts:
-        digest.update(part.encode() + b"\0")
+        digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
     return digest.hexdigest()
 
 

@@ -14,6 +14,10 @@ import os
 import signal
 import subprocess
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from scanner.sources.tool_helper import ToolHelper
 
 try:
     import resource
@@ -47,22 +51,20 @@ class Finished:
 
 
 def run_bounded(command: list[str], env: dict[str, str], limits: RenderLimits, stdout: str, stderr: str,
-                written: tuple[str, ...] = ()) -> Finished:
+                written: tuple[str, ...] = (), helper: "ToolHelper | None" = None) -> Finished:
     """Run `command` with its output in the files `stdout` and `stderr`; `written` names other files
-    it writes whose size the output limit covers too."""
+    it writes whose size the output limit covers too. With `helper`, the helper process starts it
+    (where it cannot reach the network: `sandbox.py`) and applies the same bounds."""
     try:
-        with open(stdout, "wb") as out, open(stderr, "wb") as err:
-            process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env,
-                                       start_new_session=True)
+        if helper is None:
+            returncode = _run_here(command, env, limits, stdout, stderr)
+        else:
+            returncode = helper.run_to_files(command, env, limits.seconds, stdout, stderr, limits.memory,
+                                             limits.output)
+    except subprocess.TimeoutExpired:
+        return Finished(-1, f"did not finish within {limits.seconds:g} s")
     except OSError as error:
         return Finished(-1, f"cannot run {os.path.basename(command[0])}: {error}")
-    _limit(process.pid, limits)
-    try:
-        returncode = process.wait(timeout=limits.seconds)
-    except subprocess.TimeoutExpired:
-        _kill(process)
-        return Finished(-1, f"did not finish within {limits.seconds:g} s")
-    _kill(process)  # whatever it started and left behind
     tail = _tail(stderr)
     if any(_size(path) >= limits.output for path in (stdout, stderr, *written)):
         return Finished(returncode, f"printed more than {limits.describe_output()}, the most kubehop reads "
@@ -71,6 +73,20 @@ def run_bounded(command: list[str], env: dict[str, str], limits: RenderLimits, s
         return Finished(returncode, f"needed more than {limits.describe_memory()} of memory, the most kubehop "
                                     "allows one render", tail)
     return Finished(returncode, None, tail)
+
+
+def _run_here(command: list[str], env: dict[str, str], limits: RenderLimits, stdout: str, stderr: str) -> int:
+    with open(stdout, "wb") as out, open(stderr, "wb") as err:
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env,
+                                   start_new_session=True)
+    _limit(process.pid, limits)
+    try:
+        returncode = process.wait(timeout=limits.seconds)
+    except subprocess.TimeoutExpired:
+        _kill(process)
+        raise
+    _kill(process)  # whatever it started and left behind
+    return returncode
 
 
 def _limit(pid: int, limits: RenderLimits) -> None:
