@@ -61,8 +61,9 @@ def components(paths, fmt, config_file, no_config) -> None:
     from scanner.report import components as report
 
     analysis = _analysis(paths, config_file, no_config)
-    tree = analysis.tree
-    click.echo(report.render_json(tree) if fmt == "json" else report.render_text(tree, load_catalog()), nl=False)
+    tree, timeline = analysis.tree, analysis.timeline
+    click.echo(report.render_json(tree, timeline) if fmt == "json" else report.render_text(tree, load_catalog(), timeline),
+               nl=False)
     sys.exit(EXIT_INPUT if _report_input_problems(analysis) else EXIT_OK)
 
 

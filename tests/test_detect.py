@@ -304,8 +304,9 @@ def test_helm2_requirements_and_a_vendored_chart(tmp_path):
                 repository: https://charts.example.org/
             """,
     })
+    # A vendored chart's release is its appVersion (the chart's own version is not the app's).
     assert found(root) == [("mesh", "~1.17.0", ["1.17"], "requirements.yaml", 3, 14, "chart"),
-                           ("store", "6.2.0", ["1.8"], "Chart.yaml", 3, 10, "chart")]
+                           ("store", "v1.8.2", ["1.8"], "Chart.yaml", 4, 13, "vendored")]
 
 
 def test_kustomize_helm_charts_and_the_k3s_helm_controller(tmp_path):

@@ -27,6 +27,13 @@ def release_key(version: str) -> tuple[int, int]:
     return major, minor
 
 
+def placeholder(version: str) -> bool:
+    """0.0.0 or 0.0.1: the version a chart or a template carries before anyone versions it, never a
+    release (a project's own 0.0.x line, Reloader's v0.0.118, is one)."""
+    parsed = parse_version(version)
+    return parsed is not None and parsed.precision >= 2 and parsed.floor in ((0, 0, 0), (0, 0, 1))
+
+
 @dataclass(frozen=True)
 class Release:
     version: str
@@ -148,6 +155,8 @@ class Component:
     # pin the running system reads (Flux reconciling itself); their URLs hold one of these.
     manifest_sources: tuple[str, ...] = ()
     generated: Generated | None = None
+    # Deployed by the tree but in no data file (components.unlisted): no release, no range, every hop unknown.
+    no_data: bool = False
 
     def release(self, version: str) -> Release | None:
         try:
@@ -165,9 +174,11 @@ class Component:
         return tuple(e for r in self.releases for e in r.effective() if e.order > release.order)
 
     def unlisted(self, version: str) -> Release | None:
-        """A release the data does not list, for a version the tree pins: its range is unknown."""
+        """A release the data does not list, for a version the tree pins: its range is unknown. A
+        placeholder (0.0.0, 0.0.1: what a chart or template carries before anyone versions it) is no
+        release at all."""
         parsed = parse_version(version)
-        if parsed is None or parsed.precision < 2:
+        if parsed is None or parsed.precision < 2 or placeholder(version):
             return None
         major, minor, _ = parsed.floor
         return Release(f"{major}.{minor}", None, None, None, "", listed=False)
