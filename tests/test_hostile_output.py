@@ -34,6 +34,9 @@ RUNS = {
     **{f"plan {fmt}": ["plan", "--no-config", *SPAN, "-o", fmt, "."] for fmt in ("text", "json", "yaml", "markdown")},
     "plan markdown --output-file": ["plan", "--no-config", *SPAN, "-o", "markdown", "--output-file",
                                     "../reports/plan.md", "."],
+    **{f"plan --window {fmt}": ["plan", "--no-config", *SPAN, "--window", "1", "-o", fmt, "."]
+       for fmt in ("text", "json", "yaml", "markdown")},
+    "plan --window --diff": ["plan", "--no-config", *SPAN, "--window", "1", "--diff", "."],
     **{f"{command} {fmt}": [command, "--no-config", "--format", fmt, "."]
        for command in ("components", "inventory") for fmt in ("text", "json", "yaml")},
     **{f"rules {fmt}": ["rules", "--format", fmt] for fmt in ("text", "json")},
@@ -145,7 +148,7 @@ def test_json_keeps_the_names_exactly(hostile):
     assert any(HOSTILE in c["what"] for c in components["components"])
 
 
-@pytest.mark.parametrize("command", ["scan", "plan", "components", "inventory"])
+@pytest.mark.parametrize("command", ["scan", "plan", "plan --window", "components", "inventory"])
 def test_yaml_reads_back_as_the_json(hostile, command):
     """-o yaml is the JSON report in YAML: the same data, the tree's strings exactly, nothing raw printed."""
     import yaml

@@ -30,13 +30,15 @@ def per_object_checks() -> list[Check]:
 
 def tree_checks() -> list[Check]:
     """Checks that look across objects (CRDs, components, orders, the cluster) or read no node."""
-    from scanner.checks import (api_references, api_removal, cluster_objects, component_support, crd_component_removal,
-                                crd_schema, crd_served, node_skew, order_components, order_concurrency, order_skew,
-                                stored_versions, upgrade_orders)
+    from scanner.checks import (api_references, api_removal, client_calls, client_tools, cluster_config,
+                                cluster_objects, component_support, crd_component_removal, crd_schema, crd_served,
+                                node_skew, order_components, order_concurrency, order_skew, stored_versions,
+                                upgrade_orders)
 
     return [api_removal.check, api_references.check, crd_served.check, crd_schema.check, stored_versions.check,
             cluster_objects.check, node_skew.check, crd_component_removal.check, component_support.check,
-            upgrade_orders.check, order_skew.check, order_concurrency.check, order_components.check]
+            upgrade_orders.check, order_skew.check, order_concurrency.check, order_components.check,
+            cluster_config.check, client_tools.check, client_calls.check]
 
 
 def run_checks(manifests: Sequence[Manifest], context: ScanContext, problems: list[Diagnostic] | None = None,

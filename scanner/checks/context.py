@@ -32,6 +32,10 @@ class ScanContext:
     # component checks resolve it from the manifests they get.
     components: Timeline | None = None
     unknown: str = "warn"  # --unknown: what a fact nobody states counts as (warn, block, ignore)
+    # What the tree configures the cluster's components and clients with (scanner.cluster_config:
+    # Settings and ToolPins, read by sources/cluster/).
+    cluster_config: tuple = ()
+    tool_pins: tuple = ()
 
 
 Check = Callable[[Sequence[Manifest], ScanContext], Iterable[Finding]]

@@ -15,6 +15,7 @@ from scanner.versions import Minor
 
 _SEVERITY = {BLOCKER: "error", UNKNOWN: "warning"}  # anything else: "warning"
 COMPONENT_RULES = "component/"  # the rule ids of problem findings start with this
+_ALSO_EDIT = 10  # the other pins a finding names; a chart pinned by a hundred releases says how many more
 
 
 def findings(timeline: Timeline, current: Minor | None) -> list[Finding]:
@@ -27,10 +28,13 @@ def problem_findings(timeline: Timeline) -> list[Finding]:
 
 
 def _problem_finding(problem: Problem, timeline: Timeline) -> Finding:
-    state = next(s for s in timeline.states if s.component.name == problem.component)
+    state = next(s for s in timeline.states if s.key == (problem.state or problem.component))
     first = state.detections[0]
     origin = Origin(first.origin.path, first.origin.line, first.origin.column, via=first.what)
-    also = tuple(f"also edit {where(o.path, o.line)}" for o in problem.pins[1:])
+    others = problem.pins[1:]
+    also = tuple(f"also edit {where(o.path, o.line)}" for o in others[:_ALSO_EDIT])
+    if len(others) > _ALSO_EDIT:
+        also += (f"and {len(others) - _ALSO_EDIT} more pins of the same version (`kubehop components` lists them)",)
     return Finding(f"{COMPONENT_RULES}{problem.component}/{problem.kind}", _SEVERITY.get(problem.severity, "warning"),
                    problem.message, origin, "", "Component", problem.component, breaks_in=problem.minor,
                    source_url=problem.source or ((state.start.source or None) if state.start else None),
