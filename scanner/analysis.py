@@ -75,6 +75,10 @@ class Analysis:
     timeline: Timeline | None = None
     # A fleet repository's clusters, each analysed on its own (scanner.fleet); empty: one cluster.
     clusters: list[ClusterAnalysis] = field(default_factory=list)
+    # What the tree configures the cluster's components and clients with (scanner.cluster_config's
+    # Settings and ToolPins, as the checks saw them): a folder holding only these was checked.
+    cluster_config: tuple = ()
+    tool_pins: tuple = ()
     # Each path given that gave nothing to check, and why: (path, "missing" or "empty"), scanner.given_paths.
     nothing_in: list[tuple[str, str]] = field(default_factory=list)
 
@@ -172,6 +176,8 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
         manifests=scan_input.manifests,
         tree=tree,
         timeline=timeline,
+        cluster_config=tuple(scan_input.cluster_config),
+        tool_pins=tuple(scan_input.tool_pins),
     )
 
 

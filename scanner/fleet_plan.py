@@ -6,6 +6,7 @@ cluster (scanner.plan)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -67,7 +68,11 @@ def plan_paths(request: PlanRequest) -> tuple[Plan | FleetPlan, Analysis]:
         analysis = analyse_fleet(request.paths, request.target, request.current, options, only=request.cluster,
                                  version_file=request.version_file, need_current=True)
     except NoCurrentMinor as why:
-        raise PlanInputError(str(why)) from None
+        from scanner.given_paths import MISSING, words
+        from scanner.paths import repo_path
+
+        missing = [words(repo_path(p), MISSING) for p in request.paths if p != "-" and not os.path.lexists(p)]
+        raise PlanInputError("; ".join(missing) if missing else str(why)) from None  # the wrong path, first
     if len(analysis.clusters) > 1:
         plans = [(v.cluster, plan_of(v.analysis, request)) for v in analysis.clusters if v.analysis.current]
         return FleetPlan(plans, analysis), analysis

@@ -2,8 +2,9 @@
 
 A wrong path in a CI job must not pass as green: a path that does not exist is an input problem
 (exit code 3) that says so, and a folder given explicitly that holds no Kubernetes object (no
-manifest, no chart, no kustomization) is named in a notice, and in the verdict when nothing at all
-was checked. A file given that holds no object (a values file, a CI configuration: what pre-commit
+manifest, no chart, no kustomization) and nothing else kubehop checks (no component or cluster
+version pin, no client tool pin, no cluster configuration) is named in a notice, and in the
+verdict when nothing at all was checked. A file given that holds no object (a values file, a CI configuration: what pre-commit
 passes along with manifests) is not: it is quiet, as before.
 """
 
@@ -37,11 +38,16 @@ def nothing_in(paths: list[str], analysis) -> list[tuple[str, str]]:
 
 
 def _paths_read(analysis):
+    """The files that gave something to check: objects, and what the tree pins or configures without
+    one (a component's version variable, a .tool-versions, a kubelet flag in a K3s config)."""
     views = [analysis, *(view.analysis for view in analysis.clusters)]
     for view in views:
         yield from dict.fromkeys(m.origin.path for m in view.manifests)
         yield from (f.origin.path for f in view.findings)
         yield from (d.path for d in view.diagnostics)
+        yield from (read.origin.path for read in (*view.cluster_config, *view.tool_pins))
+        if view.tree is not None:
+            yield from (pin.origin.path for pin in (*view.tree.detections, *view.tree.cluster))
 
 
 def _holds_chart_or_kustomization(folder: str) -> bool:

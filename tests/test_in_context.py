@@ -120,6 +120,36 @@ def test_a_file_without_kubernetes_objects_is_quiet(repo):
     assert code == 0 and report["notices"] == [] and report["summary"]["empty_paths"] == []
 
 
+def test_a_folder_of_pins_and_configuration_was_checked(repo):
+    """What kubehop checks without an object (a client tool's pin, a component's version variable, a
+    kubelet flag) is something to check: the folder is no wrong path, and nothing-blocks is the verdict."""
+    write(repo, {"ci/.tool-versions": "kubectl 1.33.1\n", "ansible/group_vars/all.yml": "cilium_version: 1.18.1\n",
+                 "k3s/config.yaml": "kubelet-arg:\n  - max-pods=200\n", "docs/mkdocs.yaml": "site_name: x\n"})
+    for folder in ("ci", "ansible", "k3s"):
+        code, report = scan("--target", "1.33", folder)
+        assert code == 0 and report["notices"] == [] and report["summary"]["empty_paths"] == [], folder
+        text = CliRunner().invoke(cli, ["scan", "--target", "1.33", folder]).stdout
+        assert text.splitlines()[-1].startswith("nothing blocks 1.33"), (folder, text)
+    code, report = scan("--target", "1.33", "ci", "docs")
+    assert report["summary"]["empty_paths"] == ["docs"]
+
+
+@pytest.mark.parametrize("name, text", [
+    ("Dockerfile", 'FROM alpine:3.20\nARG KUBECTL_VERSION=1.33.0\nRUN echo "a: b" && \\\n  true\n'),
+    (".mise.toml", '[tools]\nkubectl = "1.33.0"\n'),
+    ("ci/versions.env", "KUBECTL_VERSION=1.33.0\n- not: yaml: at all\n"),
+    (".tool-versions", "kubectl 1.33.0\n"),
+])
+def test_a_tool_file_given_by_name_is_read_as_in_its_folder(repo, name, text):
+    """A file pre-commit or a CI job passes by name that kubehop reads for its tool pins is read for
+    them, not as YAML too (an 'invalid YAML' input problem, exit code 3, where its folder's scan is clean)."""
+    write(repo, {name: text})
+    by_name = scan("--from", "1.34", "--target", "1.35", name)
+    folder = scan("--from", "1.34", "--target", "1.35", str(Path(name).parent))
+    assert by_name[0] == folder[0] == 1 or by_name[0] == folder[0] == 0
+    assert by_name[1]["diagnostics"] == [] and found(by_name[1]) == found(folder[1]) != []
+
+
 def test_a_missing_path_says_it_does_not_exist(repo):
     result = CliRunner().invoke(cli, ["scan", "deploy"])
     assert result.exit_code == 3

@@ -220,6 +220,12 @@ def test_plan_output_to_a_missing_folder_is_a_usage_error_before_planning(tmp_pa
     assert "Traceback" not in proc.stderr.decode()
 
 
+def test_plan_of_a_path_that_does_not_exist_says_so(tmp_path):
+    """Not that the tree pins no cluster version (issue 26: a wrong path in a job must say so)."""
+    proc = run_kubehop("plan", "--target", "1.36", str(tmp_path / "kubernetes"))
+    assert proc.returncode == 2 and f"Error: {tmp_path / 'kubernetes'} does not exist" in proc.stderr.decode()
+
+
 def test_plan_renders_charts_for_its_target_not_the_newest_minor(tmp_path):
     tool_or_skip("helm")
     chart = tmp_path / "chart"

@@ -81,8 +81,12 @@ def count_words(findings: Sequence[Finding], unreadable: int = 0) -> str:
 
 
 def nothing_checked(result: ScanResult) -> bool:
-    """No Kubernetes object was read and nothing was found: "nothing blocks" would claim too much."""
-    return result.objects == 0 and not result.findings
+    """No Kubernetes object was read, nor anything else kubehop checks (a component or cluster version
+    pin, a client tool pin, cluster configuration), and nothing was found: "nothing blocks" would claim
+    too much."""
+    tree = result.tree
+    pinned = tree is not None and bool(tree.detections or tree.cluster)
+    return result.objects == 0 and not result.findings and not (result.tool_pins or result.cluster_config or pinned)
 
 
 def verdict(result: ScanResult, name: Callable[[str], str] = printable) -> str:

@@ -28,7 +28,7 @@ from scanner.guard import unexpected
 from scanner.model import STDIN_PATH, Diagnostic, Manifest
 from scanner.sources.files.parallel import read_all
 from scanner.sources.files.source import read_manifest_file
-from scanner.sources.files.walk import ChartFolder, KustomizeFolder, ManifestFile, walk
+from scanner.sources.files.walk import MANIFEST_SUFFIXES, ChartFolder, KustomizeFolder, ManifestFile, walk
 from scanner.sources.hazards import hazardous_files, held_back
 from scanner.sources.scan_input import ScanInput
 from scanner.versions import Minor
@@ -86,7 +86,7 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
             charts.append(item.path)
         elif isinstance(item, KustomizeFolder):
             kustomizations.append(item.path)
-        else:
+        elif not _tool_file_given(item.path):
             files.append(item)
 
     def read(item: ManifestFile) -> tuple[ScanInput, tuple[list[Manifest], Any] | None]:
@@ -129,6 +129,14 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     result.notices.extend(f"{dump}: a kubectl dump inside the scanned paths: read as what the cluster holds "
                           "(--cluster-state, --helm-releases), not as manifests" for dump in sorted(met))
     return result
+
+
+def _tool_file_given(path: str) -> bool:
+    """A .tool-versions, env file or Dockerfile given by name (as pre-commit gives the files a commit
+    changed): the tool files' reader reads it, as in a folder's walk; read as YAML it would be a problem."""
+    from scanner.sources.cluster.tool_pins import tool_file
+
+    return path != "-" and not path.endswith(MANIFEST_SUFFIXES) and tool_file(os.path.basename(path))
 
 
 def _dumps(options: "ScanOptions") -> dict[str, str]:
