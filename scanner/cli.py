@@ -11,26 +11,14 @@ import click
 import scanner.cli_plan  # noqa: F401 - registers components, plan and inventory on the group
 import scanner.cli_tools  # noqa: F401 - registers tools and tools install
 from scanner.cli_shared import (MINOR, analysis_inputs, check_outputs, chosen_output, cli, config_for, config_options,
-                                emit_all, minor_sources, options_of, output_options, settings, unknown_option,
-                                use_color)
+                                emit_all, minor_sources, options_of, output_options, report_option, settings,
+                                unknown_option, use_color)
 from scanner.config import CONFIG_FILE
 from scanner.freshness import data_checked
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, FAIL_ON_LEVELS
 from scanner.report import FORMATS
 from scanner.versions import Minor
 from scanner.words import count
-
-
-def _parse_reports(ctx, param, values) -> list[tuple[str, str]]:
-    reports = []
-    for value in values:
-        fmt, sep, path = value.partition("=")
-        if not sep or not path:
-            raise click.BadParameter(f"{value!r}: expected FORMAT=FILE, e.g. sarif=kubehop.sarif", ctx, param)
-        if fmt not in FORMATS:
-            raise click.BadParameter(f"{value!r}: format must be one of {', '.join(FORMATS)}", ctx, param)
-        reports.append((fmt, path))
-    return reports
 
 
 @cli.command()
@@ -43,8 +31,7 @@ def _parse_reports(ctx, param, values) -> list[tuple[str, str]]:
 @config_options
 @click.option("--write-baseline", type=click.Path(dir_okay=False), default=None,
               help="Record today's findings in this baseline file (then they no longer fail the scan).")
-@click.option("--report", "reports", multiple=True, metavar="FORMAT=FILE", callback=_parse_reports,
-              help="Also write a report in FORMAT to FILE; repeatable (e.g. --report sarif=kubehop.sarif).")
+@report_option(FORMATS, "sarif=kubehop.sarif")
 @click.option("--fail-on", type=click.Choice(FAIL_ON_LEVELS), default="error", show_default=True,
               help="Findings that make the exit code 1: blockers only, any finding, or none.")
 @analysis_inputs

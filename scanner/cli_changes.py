@@ -14,10 +14,11 @@ from scanner.model import EXIT_BLOCKED, EXIT_OK
 
 
 def change_set_command(plan, analysis, paths, scope, options, number: int, diff: bool, write: bool, fmt: str,
-                       output: str | None) -> int:
+                       output: str | None, reports: list[tuple[str, str]] = ()) -> int:
     """Make, print or write window `number`'s change set; the exit code (0: the whole window is written,
     1: steps are left to a person or files could not be written). `paths`: the tree given (nothing
-    outside it is written); `scope`: the paths of the cluster planned (all of them, but in a fleet)."""
+    outside it is written); `scope`: the paths of the cluster planned (all of them, but in a fleet);
+    `reports`: more (format, file) of the same change set (--report)."""
     from scanner.changes import NoSuchWindow, change_set, tree_root
     from scanner.report import change_diff, change_markdown, change_text, comment
     from scanner.paths import repo_path
@@ -39,12 +40,13 @@ def change_set_command(plan, analysis, paths, scope, options, number: int, diff:
         click.echo(text, nl=False)
         problems += left_out
     report = {"text": change_text.render, "json": change_text.render_json,
-              "yaml": lambda changes: from_json(change_text.render_json(changes))}.get(fmt)
-    if not (diff or write) or output:
-        if fmt == "markdown":
-            emit_all(comment.outputs(lambda limit, full: change_markdown.render(changes, limit, full), output))
+              "yaml": lambda changes: from_json(change_text.render_json(changes))}
+    outputs = [*reports, *([(fmt, output)] if not (diff or write) or output else [])]
+    for report_fmt, path in outputs:
+        if report_fmt == "markdown":
+            emit_all(comment.outputs(lambda limit, full: change_markdown.render(changes, limit, full), path))
         else:
-            emit(report(changes), output)
+            emit(report[report_fmt](changes), path)
     if diff or write:
         for manual in changes.manual:
             for line in change_text.manual_lines(manual, ""):

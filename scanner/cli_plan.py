@@ -10,8 +10,8 @@ import sys
 import click
 
 from scanner.cli_shared import (MINOR, analysis_inputs, check_outputs, chosen_output, cli, config_for, config_options,
-                                emit, emit_all, minor_sources, options_of, output_options, scan_options, settings,
-                                unknown_option)
+                                emit, emit_all, minor_sources, options_of, output_options, report_option,
+                                scan_options, settings, unknown_option)
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK
 
 PLAN_FORMATS = ("text", "json", "yaml", "markdown")
@@ -90,6 +90,7 @@ def components(paths, fmt, config_file, no_config) -> None:
                    "or --cluster-version-file).")
 @click.option("--distro", default=None, help="kubernetes, k3s or rke2 (default: read from the cluster's version).")
 @output_options(PLAN_FORMATS, "plan")
+@report_option(PLAN_FORMATS, "json=plan.json")
 @click.option("--orders", "orders_folder", type=click.Path(file_okay=False, writable=True), default=None,
               help="Write each window's upgrade orders (system-upgrade Plans, KubernetesNodeUpgrade) to "
                    "DIR/NN-<minor>/, at the paths of the tree's own orders. DIR must be outside the tree.")
@@ -102,8 +103,8 @@ def components(paths, fmt, config_file, no_config) -> None:
 @config_options
 @analysis_inputs
 @unknown_option
-def plan_command(paths, target, current, distro, output, fmt, output_file, orders_folder, window, diff, write,
-                 config_file, no_config, unknown, **inputs) -> None:
+def plan_command(paths, target, current, distro, output, fmt, output_file, reports, orders_folder, window, diff,
+                 write, config_file, no_config, unknown, **inputs) -> None:
     """One window per hop: what moves before it, what it breaks, what may move after.
 
     \b
@@ -114,6 +115,7 @@ def plan_command(paths, target, current, distro, output, fmt, output_file, order
       kubehop plan --from 1.31 --orders ../orders cluster/   (cluster/'s orders for each hop)
       kubehop plan --from 1.31 --window 1 --diff . | git apply   (W1 as a change set)
       kubehop plan --from 1.31 --window 1 --write -o markdown --output-file pr.md .
+      kubehop plan --from 1.31 --window 1 --diff --report json=w1.json . > w1.diff
 
     \b
     Exit codes: 0 nothing known blocks the target; 1 blockers found;
@@ -131,7 +133,7 @@ def plan_command(paths, target, current, distro, output, fmt, output_file, order
     from scanner.report import plan_json, plan_markdown, plan_text
 
     fmt, output = chosen_output(output, fmt, output_file, PLAN_FORMATS)
-    check_outputs([output])
+    check_outputs([output] + [path for _, path in reports])
     if (diff or write) and window is None:
         raise click.UsageError("--diff and --write need --window N: the window whose change set to make")
     if diff and write:
@@ -154,28 +156,31 @@ def plan_command(paths, target, current, distro, output, fmt, output_file, order
         if window is not None:  # a pull request moves one cluster
             raise click.UsageError(f"the tree holds {len(plan.plans)} clusters ("
                                    f"{', '.join(c.name for c, _ in plan.plans)}): give --cluster NAME with --window")
-        _emit_fleet(plan, fmt, output, orders_folder)
+        _emit_fleet(plan, [(fmt, output), *reports], orders_folder)
         sys.exit(EXIT_INPUT if _report_input_problems(analysis) else EXIT_BLOCKED if plan.blocked else EXIT_OK)
     _attach_orders(plan, analysis.manifests, paths, orders_folder)
     if window is not None:
         from scanner.cli_changes import change_set_command
 
         scope = analysis.clusters[0].cluster.paths if analysis.clusters else paths  # --cluster's own paths
-        code = change_set_command(plan, analysis, paths, scope, options, window, diff, write, fmt, output)
+        code = change_set_command(plan, analysis, paths, scope, options, window, diff, write, fmt, output, reports)
         sys.exit(EXIT_INPUT if _report_input_problems(analysis) else code)
-    if fmt == "markdown":
-        from scanner.report import comment
+    for report_fmt, path in [*reports, (fmt, output)]:
+        if report_fmt == "markdown":
+            from scanner.report import comment
 
-        emit_all(comment.outputs(lambda limit, full: plan_markdown.render(plan, limit, full), output))
-    else:
-        emit(_json_or_yaml(plan_json.render(plan), fmt) if fmt != "text" else plan_text.render(plan), output)
+            emit_all(comment.outputs(lambda limit, full: plan_markdown.render(plan, limit, full), path))
+        else:
+            emit(_json_or_yaml(plan_json.render(plan), report_fmt) if report_fmt != "text" else plan_text.render(plan),
+                 path)
     if _report_input_problems(analysis):
         sys.exit(EXIT_INPUT)
     sys.exit(EXIT_BLOCKED if plan.blocked else EXIT_OK)
 
 
-def _emit_fleet(fleet, fmt: str, output: str | None, orders_folder: str | None) -> None:
-    """Each cluster's plan (its orders from its own paths, into DIR/<cluster>/ with --orders)."""
+def _emit_fleet(fleet, outputs: list[tuple[str, str | None]], orders_folder: str | None) -> None:
+    """Each cluster's plan (its orders from its own paths, into DIR/<cluster>/ with --orders), in each
+    (format, file) of `outputs` (None: standard output)."""
     import os
 
     from scanner.report import plan_fleet
@@ -187,7 +192,8 @@ def _emit_fleet(fleet, fmt: str, output: str | None, orders_folder: str | None) 
         _attach_orders(plan, plan.analysis.manifests, cluster.paths, folder)
     render = {"text": plan_fleet.render_text, "json": plan_fleet.render_json, "markdown": plan_fleet.render_markdown,
               "yaml": lambda plans: _json_or_yaml(plan_fleet.render_json(plans), "yaml")}
-    emit(render[fmt](fleet), output)
+    for fmt, output in outputs:
+        emit(render[fmt](fleet), output)
 
 
 def _attach_orders(plan, manifests, paths, folder: str | None) -> None:

@@ -262,6 +262,23 @@ def output_options(formats: tuple[str, ...], what: str = "report"):
     return decorate
 
 
+def report_option(formats: tuple[str, ...], example: str):
+    """--report FORMAT=FILE, repeatable: more reports of the same run."""
+    def parse(ctx, param, values) -> list[tuple[str, str]]:
+        reports = []
+        for value in values:
+            fmt, sep, path = value.partition("=")
+            if not sep or not path:
+                raise click.BadParameter(f"{value!r}: expected FORMAT=FILE, e.g. {example}", ctx, param)
+            if fmt not in formats:
+                raise click.BadParameter(f"{value!r}: format must be one of {', '.join(formats)}", ctx, param)
+            reports.append((fmt, path))
+        return reports
+
+    return click.option("--report", "reports", multiple=True, metavar="FORMAT=FILE", callback=parse,
+                        help=f"Also write a report in FORMAT to FILE; repeatable (e.g. --report {example}).")
+
+
 def chosen_output(output: str | None, fmt: str | None, output_file: str | None,
                   formats: tuple[str, ...]) -> tuple[str, str | None]:
     """The format and the file (None: standard output) that -o/--output, --format and --output-file say.

@@ -328,6 +328,16 @@ def test_the_body_to_a_file_named_by_o_as_before(tmp_path):
             f"--output-file {body}") in done.stderr
 
 
+def test_the_diff_and_two_reports_in_one_run(tmp_path):
+    """What the GitHub Action runs: the diff, the body and the JSON the annotations are made from."""
+    root = tree(SEED, tmp_path)
+    done = invoke("plan", "--from", "1.31", "--window", "1", "--diff", "-o", "markdown", "--output-file",
+                  str(tmp_path / "body.md"), "--report", f"json={tmp_path / 'w1.json'}", ".", cwd=root)
+    assert done.stdout.startswith("--- a/infra/ansible/roles/cilium/defaults/main.yml\n")
+    assert (tmp_path / "body.md").read_text().startswith("## kubehop: W1 · Kubernetes 1.31 → 1.32 (k3s)\n")
+    assert json.loads((tmp_path / "w1.json").read_text()) == change_set(root, "--from", "1.31")
+
+
 def test_the_change_set_as_yaml_is_its_json(tmp_path):
     import yaml
 
