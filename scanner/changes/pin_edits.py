@@ -38,19 +38,19 @@ def moves(window_steps: Sequence[Step], states: Sequence[ComponentState], others
     """The moves written and the steps left to a person. `others`: every pin the tree holds (those the
     plan does not plan from are kept in step); `index`: chart versions a repository index lists, by pin
     (path, line)."""
-    by_key = {s.key: s for s in states}  # one per install: pins of two versions are two (components.installs)
-    planned = {(d.origin.path, d.origin.line, d.origin.column) for s in states for d in s.detections}
+    by_install = {s.key: s for s in states}
     written: list[Move] = []
     manual: list[Manual] = []
     generated_done: set[str] = set()
-    for key, chain in _chains(window_steps):
-        state = by_key.get(key)
+    planned = {(d.origin.path, d.origin.line, d.origin.column) for s in states for d in s.detections}
+    for install, chain in _chains(window_steps):
+        state = by_install.get(install)
         if state is None:
             continue
         component, name = state.component, state.component.name
         first_only = component.one_minor_at_a_time is True and len(chain) > 1
         step = chain[0] if first_only else Step(component, chain[0].source, chain[-1].target, chain[0].pins,
-                                                chain[-1].why, chain[0].state)
+                                                chain[-1].why)
         later = tuple(chain[1:]) if first_only else ()
         if _skips_unlisted(step):
             manual.append(Manual(f"{name} {step.source.version} → {step.target.version}", (
@@ -83,7 +83,8 @@ def _skips_unlisted(step: Step) -> bool:
 
 
 def _chains(steps: Sequence[Step]) -> Iterable[tuple[str, list[Step]]]:
-    """The window's steps per install (ComponentState.key), in the plan's order (requirements first)."""
+    """The window's steps per install (ComponentState.key: a component the tree pins at two versions
+    moves twice), in the plan's order (requirements first)."""
     chains: dict[str, list[Step]] = {}
     for step in steps:
         chains.setdefault(step.state or step.component.name, []).append(step)
@@ -92,8 +93,8 @@ def _chains(steps: Sequence[Step]) -> Iterable[tuple[str, list[Step]]]:
 
 def _kept_in_step(state: ComponentState, others: Sequence[Detection], step: Step,
                   planned: set[tuple[str, int, int]]) -> list[Detection]:
-    """Pins of the component the plan plans from in no install (`planned`: every install's) that install
-    the same release as the step's source (a bootstrap kustomization beside the running source)."""
+    """Pins of the component the plan does not plan from (no install's: `planned`) that install the same
+    release as the step's source (a bootstrap kustomization beside the running source)."""
     return [d for d in others if d.component == state.component.name and d.source in _EDITABLE
             and (d.origin.path, d.origin.line, d.origin.column) not in planned
             and any(r.key == step.source.key for r in d.releases)]
