@@ -22,10 +22,10 @@ change's. Paths given whole (a folder, a file in no context) are reported as bef
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 from dataclasses import dataclass, field
 
+from scanner import per_scan
 from scanner.containment import git_top, within
 from scanner.sources.files.walk import KUSTOMIZATION_FILES
 
@@ -176,7 +176,7 @@ def _chart_of(folder: str, top: str) -> str | None:
     return chart
 
 
-@functools.lru_cache(maxsize=1024)
+@per_scan.cache(maxsize=1024)
 def _names(folder: str, top: str) -> tuple[frozenset[str], frozenset[str], bool] | None:
     """What the kustomization at `folder` builds from: the real paths its closure names as objects,
     those that shape it (its kustomization files and every other reference), and whether it is a

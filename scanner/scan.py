@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
+from scanner import per_scan
 from scanner.analysis import Analysis
 from scanner.options import ScanOptions
 from scanner.policy import apply_policy
@@ -19,6 +20,7 @@ ScanResult = Analysis  # what the reports of a scan read
 __all__ = ["ScanOptions", "ScanResult", "apply_policy", "scan"]
 
 
+@per_scan.scope()  # the files given are looked up in their contexts before the analysis reads the tree
 def scan(paths: list[str], target: Minor, current: Minor | None = None, options: ScanOptions = ScanOptions(),
          version_file: ClusterPin | None = None, cluster: str | None = None) -> Analysis:
     """The analysis of `paths`; of each cluster on its own where the repository declares several

@@ -84,6 +84,16 @@ def test_the_nearest_kustomization_that_uses_the_file(repo):
                                                                              "apps/base/b.yaml:1 b"]
 
 
+def test_a_second_scan_in_the_process_reads_the_kustomization_as_it_is_now(repo):
+    """What a scan read of the tree is forgotten by the next (scanner.per_scan): a kustomization edited
+    between two scans, in one process (a pre-commit run after an edit, a library caller), no longer
+    names the file, which is then a plain file."""
+    write(repo, {"apps/kustomization.yaml": "resources: [a.yaml]\n", "apps/a.yaml": INGRESS.format(name="a")})
+    assert scan("--no-render", "apps/a.yaml")[1]["notices"][0].endswith("checked as part of the kustomization in apps/")
+    write(repo, {"apps/kustomization.yaml": "resources: []\n"})
+    assert not any("checked as part" in n for n in scan("--no-render", "apps/a.yaml")[1]["notices"])
+
+
 def test_a_component_is_not_built_alone(repo):
     write(repo, {"app/kustomization.yaml": "resources: [a.yaml]\ncomponents: [extra]\n",
                  "app/a.yaml": INGRESS.format(name="a"),
