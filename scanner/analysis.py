@@ -12,7 +12,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
-from scanner.checks import ScanContext, per_object_checks, run_checks, tree_checks
+from scanner.checks import RuleInfo, ScanContext, per_object_checks, run_checks, tree_checks
+from scanner.checks.registry import describe
 from scanner.cluster_state import ClusterState, live_notice, load_cluster_state, split_live
 from scanner.crds import CrdIndex
 from scanner.current_minor import CurrentMinor, given_by, resolve_current
@@ -65,6 +66,9 @@ class Analysis:
     manifests: list[Manifest] = field(default_factory=list)
     tree: TreeComponents | None = None
     timeline: Timeline | None = None
+    # What each rule the findings name is, from the check that declares it (scanner.checks.registry):
+    # the rule metadata reports show (SARIF's rules), the same whichever finding fired it first.
+    rules: dict[str, RuleInfo] = field(default_factory=dict)
 
     @property
     def current_source(self) -> str | None:
@@ -126,7 +130,8 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
         timeline = _components(tree, scan_input, catalog, target, found.minor, options)
         context = ScanContext(target=target, current=found.minor, rulebook=rulebook, crds=crds, cluster=cluster,
                               current_from_tree=found.from_tree, current_said_by=found.said_by,
-                              components=timeline, unknown=options.unknown)
+                              components=timeline, unknown=options.unknown,
+                              duplicate_keys=tuple(scan_input.duplicate_keys))
         findings = latent_as_warnings(
             run_checks(scan_input.manifests, context, scan_input.diagnostics, tree_checks())
             + run_checks(late, context, scan_input.diagnostics, per_object) + scan_input.findings,
@@ -157,6 +162,7 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
         manifests=scan_input.manifests,
         tree=tree,
         timeline=timeline,
+        rules=describe({f.rule_id for f in findings}, rulebook),
     )
 
 

@@ -229,15 +229,15 @@ def _pinned_moves(timeline: Timeline) -> None:
                 f"{title} must move to {component.short(step.target.version)} before the hop to {b}: "
                 f"{step.why}"), REQUIRED_MOVE, b, state.pins, fix)
         elif support == EXCLUDED:
-            problem = Problem(BLOCKER, state.component.name, (
-                f"{title} supports Kubernetes {start.support_text}, not {b}: move it to "
-                f"{component.short(to.version)} before the hop to {b} ({_support_said(to, b)})"), UNSUPPORTED, b, state.pins, fix,
-                EXCLUDED)
+            problem = Problem(BLOCKER, state.component.name,
+                              f"{title} supports Kubernetes {start.support_text}, not {b}", UNSUPPORTED, b,
+                              state.pins, fix, EXCLUDED, advice=(f"move it to {component.short(to.version)} before "
+                                                                 f"the hop to {b} ({_support_said(to, b)})"))
         else:
             problem = Problem(UNKNOWN, state.component.name, (
                 f"{title} states no support for Kubernetes {b}; {component.short(to.version)} is the oldest "
-                f"release that does ({to.support_text}): move it before the hop to {b}"), UNKNOWN_SUPPORT, b,
-                state.pins, fix, UNSTATED)
+                f"release that does ({to.support_text})"), UNKNOWN_SUPPORT, b, state.pins, fix, UNSTATED,
+                advice=f"move it before the hop to {b}")
         first_moves.setdefault(id(hop), []).append(problem)
     for hop in timeline.hops:
         hop.problems[:0] = first_moves.get(id(hop), [])

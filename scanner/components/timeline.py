@@ -56,6 +56,12 @@ class Problem:
     pins: tuple[Origin, ...] = ()  # where the component is pinned
     fix: tuple[str, ...] = ()  # the moves that clear it, one line each
     support: str | None = None  # the state behind it: supported, unsupported, unknown or unverified
+    advice: str | None = None  # the move that clears it, said after the message ("move it to 1.17 before …")
+
+    @property
+    def text(self) -> str:
+        """The message and its advice, as one sentence (as a finding's text says them)."""
+        return f"{self.message}; {self.advice}" if self.advice else self.message
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ def _where(path: str) -> str | None:
 
 
 def _finding(f: Finding) -> str:
-    details = [f"{f.object_ref}: {f.message}"]
+    details = [f"{f.object_ref}: {f.text}"]
     if f.origin.via:
         details.append(f"via {f.origin.via}")
     if f.note:

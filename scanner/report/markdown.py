@@ -106,7 +106,7 @@ def _likeness(f: Finding) -> tuple:
     """What findings must share to share a row; a component's finding is about that component alone."""
     if f.kind == "Component":
         return (id(f),)
-    return f.rule_id, f.severity, f.message, f.replacement, f.migrate, f.note, f.source_url, f.remediation
+    return f.rule_id, f.severity, f.message, f.fix, f.replacement, f.migrate, f.note, f.source_url, f.remediation
 
 
 def _row(row: list[Finding]) -> str:
@@ -117,9 +117,8 @@ def _row(row: list[Finding]) -> str:
                  f"{md.wrappable(md.text(kinds))}<br><sub>listed below the table</sub>")
     else:
         place = _place(f)
-    breaks, successor = _split(f)
-    fix = md.wrappable("<br>".join(_fix(f, successor)))
-    return f"| {place} | {_ICON.get(f.severity, '')} {md.wrappable(md.text(breaks))} | {fix} |"
+    fix = md.wrappable("<br>".join(_fix(f)))
+    return f"| {place} | {_ICON.get(f.severity, '')} {md.wrappable(md.text(f.message))} | {fix} |"
 
 
 def _place(f: Finding) -> str:
@@ -132,20 +131,9 @@ def _place(f: Finding) -> str:
     return place
 
 
-def _split(f: Finding) -> tuple[str, str | None]:
-    """The message without the fix it ends with (the Fix column says it): "; use X" of an API,
-    ": move it to …" of a component."""
-    head, sep, tail = f.message.rpartition("; use ")
-    if sep and f.replacement and tail.startswith(f.replacement):
-        return head, f"use {tail}"
-    head, sep, tail = f.message.partition(": move it ")
-    if sep and f.kind == "Component":
-        return head, f"move it {tail}"
-    return f.message, None
-
-
-def _fix(f: Finding, successor: str | None) -> list[str]:
-    fix = [md.text(successor or f"use {f.replacement}")] if successor or f.replacement else []
+def _fix(f: Finding) -> list[str]:
+    """The Fix column: the finding's own fix (its message says what breaks), else its replacement."""
+    fix = [md.text(f.fix or f"use {f.replacement}")] if f.fix or f.replacement else []
     if f.kind == "Component":  # a component's fix is its moves: the steps below list them all
         return fix + (["all its moves: steps below"] if len(f.remediation) > 1 else []) or ["—"]
     if not fix and not f.unscheduled:

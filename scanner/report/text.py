@@ -31,7 +31,7 @@ def render(result: ScanResult, color: bool = False) -> str:
             lines.append(f"  {at}  {paint(f.severity, f.severity)}  {p(f.object_ref)}")
             if f.origin.via:
                 lines.append(f"      via {p(f.origin.via)}")
-            lines.append(f"      {p(f.message)}")
+            lines.append(f"      {p(f.text)}")
             if f.note:
                 lines.append(f"      {paint('note:', 'dim')} {p(f.note)}")
             if f.remediation:

@@ -18,7 +18,7 @@ from yaml.nodes import MappingNode, ScalarNode
 
 from scanner.containment import within
 from scanner.guard import unexpected
-from scanner.model import STDIN_PATH, Diagnostic, Finding, Manifest
+from scanner.model import STDIN_PATH, Diagnostic, DuplicateKey, Finding, Manifest
 from scanner.sources.files import KUSTOMIZATION_FILES, ChartFolder, KustomizeFolder, ManifestFile, read_file, walk
 from scanner.sources.hazards import hazardous_files, held_back
 from scanner.sources.parallel import read_all
@@ -45,7 +45,9 @@ class ScanInput:
     # (path, root node) of the documents that may pin a component or cluster version without being a
     # Kubernetes object: Chart.yaml, kustomizations, `*_version:` variables (scanner.components.file_pins).
     documents: list[tuple[str, Any]] = field(default_factory=list)
-    # What a source itself finds (a key written twice in a render), reported beside the checks' findings.
+    # Keys a render writes twice (rendered_duplicates.py): facts for the checks (checks/duplicate_keys.py).
+    duplicate_keys: list[DuplicateKey] = field(default_factory=list)
+    # What the per-object checks found as each plain file was read (scanner.analysis), in a worker process too.
     findings: list[Finding] = field(default_factory=list)
     # The `via` of objects read from templates a chart's values switch off: their findings are warnings.
     latent: set[str] = field(default_factory=set)
@@ -68,6 +70,7 @@ class ScanInput:
         self.pins.extend(other.pins)
         self.live.extend(other.live)
         self.manifests.extend(other.manifests)
+        self.duplicate_keys.extend(other.duplicate_keys)
         self.findings.extend(other.findings)
         self.latent.update(other.latent)
         self.documents.extend(other.documents)
@@ -228,8 +231,8 @@ def _rendered(outcome: Any, options: "ScanOptions", capabilities: Any) -> tuple[
         found, problems, templates = manifests_of(outcome)
     except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
         found, problems, templates = [], [unexpected(outcome.release.where, err)], 0
-    findings, problems = split_duplicate_keys(found, problems)
-    read = ScanInput(found, problems + notices, findings=findings, files_read=templates)
+    duplicates, problems = split_duplicate_keys(found, problems)
+    read = ScanInput(found, problems + notices, duplicate_keys=duplicates, files_read=templates)
     if not options.all_templates:
         return read, 0
     switched_off, via, latent = chart_fallback.latent_templates(outcome, found, problems, capabilities)
@@ -323,7 +326,7 @@ def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor
             result.unrendered.append(Diagnostic(outcome.folder, outcome.not_built, level="notice"))
         result.unrendered.extend(outcome.unrendered)
         result.diagnostics.extend(outcome.diagnostics)
-        result.findings.extend(outcome.findings)
+        result.duplicate_keys.extend(outcome.duplicate_keys)
         for manifest in outcome.manifests:
             if identity(manifest) not in seen:
                 seen.add(identity(manifest))
