@@ -220,6 +220,11 @@ def test_sarif_rules_are_the_registrys_whichever_finding_fired_them(tmp_path):
     assert "served" not in skips["shortDescription"]["text"]  # not an API's wording
     sources = {r["properties"]["source"] for r in run["results"] if r["ruleId"].startswith("component/")}
     assert len(sources) > 1 and all(s.startswith("https://") for s in sources)
+    by_id = {rule["id"]: rule for rule in rules}
+    for one in run["results"]:  # a result names its own source where its rule's help does not
+        source = one["properties"]["source"]
+        said = source is not None and source != by_id[one["ruleId"]].get("helpUri")
+        assert one["message"]["text"].endswith(f"\nSource: {source}") == said
 
 
 def test_kubehop_rules_checks_lists_every_check_and_its_rules():

@@ -92,12 +92,14 @@ def _rule(rule_id: str, info: RuleInfo) -> dict:
     return rule
 
 
-def _message(finding: Finding) -> str:
+def _message(finding: Finding, rule: RuleInfo) -> str:
     lines = [f"{finding.object_ref}: {finding.text}"]
     if finding.unscheduled and finding.note:
         lines.append(f"Note: {finding.note}")
     if finding.remediation:
         lines += ["Fix:", *finding.remediation]
+    if finding.source_url and finding.source_url != rule.help_url:  # a component release's own source
+        lines.append(f"Source: {finding.source_url}")
     return text(*lines)
 
 
@@ -112,7 +114,7 @@ def _result(finding: Finding, rule_index: int, result: ScanResult, root: str | N
         "ruleId": finding.rule_id,
         "ruleIndex": rule_index,
         "level": _LEVEL.get(finding.severity, "warning"),
-        "message": {"text": _message(finding)},
+        "message": {"text": _message(finding, result.rules[finding.rule_id])},
         "partialFingerprints": {"kubehopObject/v1": _fingerprint(finding)},
         "properties": {
             "hop": hop_label(finding, result),
