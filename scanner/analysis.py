@@ -7,8 +7,6 @@ every command and report with the same counts.
 
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
@@ -24,13 +22,23 @@ from scanner.policy import apply_policy, latent_as_warnings
 from scanner.rulebook import load_rulebook
 from scanner.sources import ScanInput, collect
 from scanner.sources.retention import Retention
+from scanner.sources.yamldoc import cyclic_gc_paused
 from scanner.versions import Minor
 
 if TYPE_CHECKING:
+    from scanner.clusters import Cluster
     from scanner.components.catalog import Catalog
     from scanner.components.pins import ClusterPin
     from scanner.components.state import Timeline
     from scanner.components.tree import TreeComponents
+
+
+@dataclass
+class ClusterAnalysis:
+    """One cluster of a fleet repository (scanner.clusters) and its own analysis (scanner.fleet)."""
+
+    cluster: Cluster
+    analysis: Analysis
 
 
 class NoCurrentMinor(Exception):
@@ -69,6 +77,8 @@ class Analysis:
     # What each rule the findings name is, from the check that declares it (scanner.checks.registry):
     # the rule metadata reports show (SARIF's rules), the same whichever finding fired it first.
     rules: dict[str, RuleInfo] = field(default_factory=dict)
+    # A fleet repository's clusters, each analysed on its own (scanner.fleet); empty: one cluster.
+    clusters: list[ClusterAnalysis] = field(default_factory=list)
 
     @property
     def current_source(self) -> str | None:
@@ -105,7 +115,7 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
 
     rulebook = load_rulebook(options.rule_folders)
     catalog = load_catalog()
-    with _cyclic_gc_paused():
+    with cyclic_gc_paused():
         per_object = per_object_checks()
         early = _EarlyChecks(ScanContext(target=target, rulebook=rulebook), per_object, catalog)
         before_render = _CurrentFromPlainFiles(target, current, version_file, options, catalog) \
@@ -233,17 +243,3 @@ def _components(tree: TreeComponents, scan_input: ScanInput, catalog: Catalog, t
     charts = chart_versions(tree.charts, options.allow_network)
     scan_input.notices.extend(charts.notices)
     return component_timeline(tree, catalog, target, current, options.unknown, charts)
-
-
-@contextmanager
-def _cyclic_gc_paused():
-    """Composed YAML nodes form no reference cycles, but a scan makes millions of them and the cyclic
-    collector would re-walk those alive on every collection: 3-4x the parse time. Nothing is frozen
-    afterwards: what the scan let go is freed, and repeated scans in one process do not pile up."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()

@@ -12,6 +12,7 @@ import scanner.cli_plan  # noqa: F401 - registers components, plan and inventory
 from scanner.cli_shared import (MINOR, analysis_inputs, check_outputs, cli, config_for, config_options, emit_all,
                                 minor_sources, options_of, settings, unknown_option, use_color)
 from scanner.config import CONFIG_FILE
+from scanner.freshness import data_checked
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, FAIL_ON_LEVELS
 from scanner.report import FORMATS
 from scanner.versions import Minor
@@ -86,6 +87,7 @@ def scan(paths, target, current, fmt, output, config_file, no_config, write_base
     """
     from scanner.baseline import BaselineError
     from scanner.data import DataError
+    from scanner.fleet import FleetChoiceError
     from scanner.report import documents
     from scanner.scan import scan as run_scan
 
@@ -97,8 +99,9 @@ def scan(paths, target, current, fmt, output, config_file, no_config, write_base
     options, version_file = options_of(config, inputs, write_baseline=write_baseline, fail_on=fail_on,
                                        unknown=unknown, **sources)
     try:
-        result = run_scan(paths, target=target, current=current, options=options, version_file=version_file)
-    except (BaselineError, DataError) as err:
+        result = run_scan(paths, target=target, current=current, options=options, version_file=version_file,
+                          cluster=inputs["cluster"])
+    except (BaselineError, DataError, FleetChoiceError) as err:
         raise click.UsageError(str(err)) from None
     for report_fmt, path in reports:
         emit_all(documents(result, report_fmt, path))
@@ -138,7 +141,7 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
     from scanner.report import patch
     from scanner.report.plain import log_line, printable
     from scanner.fix.plan import Planner
-    from scanner.fix.write import NotWritten, write_fixed
+    from scanner.fix.write import NotWritten, Stopped, die_of, write_fixed
     from scanner.model import Diagnostic
     from scanner.rulebook import load_rulebook
     from scanner.sources.exclude import Exclusions
@@ -165,8 +168,13 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
             except OSError as err:
                 unwritten.append(change)
                 result.diagnostics.append(Diagnostic(change.path, f"cannot write: {err.strerror or err}"))
+            except Stopped as stop:  # the file being written was left as it was, its temporary file removed
+                done = result.files.index(change) - len(unwritten)
+                click.echo(f"stopped by signal {stop.signum}: {count(done, 'file')} written, the rest left as "
+                           "they were", err=True)
+                die_of(stop.signum)
         else:
-            diff = patch.unified_diff(os.path.relpath(change.path), change.original, change.fixed)
+            diff = patch.unified_diff(os.path.relpath(change.path), change.original, change.fixed, change.pieces)
             unsafe = patch.unsafe_line(diff)
             if unsafe is None:
                 click.echo(diff, nl=False)
@@ -226,13 +234,16 @@ def rules_command(removed_in, fmt, fields, every_check) -> None:
             "id": r.id, "apiVersion": r.api_version, "kind": r.kind,
             "deprecated_in": str(r.deprecated_in),
             "removed_in": str(r.removed_in) if r.removed_in else None,
-            "replacement": r.replacement, "note": r.note, "source": r.source,
+            "replacement": r.replacement, "note": r.note, "source": r.source, "projected": r.projected,
         } for r in rules], ensure_ascii=True), nl=False)
         return
-    lines = [f"{r.id:<60} deprecated {r.deprecated_in}, "
-             f"{f'removed in {r.removed_in}' if r.removed_in else 'deprecated only'}; "
-             f"use {r.replacement or '(no successor)'}" for r in rules]
-    click.echo(log_lines([*lines, count(len(rules), "rule")]), nl=False)
+    lines = []
+    for r in rules:
+        removed = f"removed in {r.removed_in}" if r.removed_in else "deprecated only"
+        if r.projected:
+            removed += " (projected)"
+        lines.append(f"{r.id:<60} deprecated {r.deprecated_in}, {removed}; use {r.replacement or '(no successor)'}")
+    click.echo(log_lines([*lines, f"{count(len(rules), 'rule')} (data checked {data_checked()})"]), nl=False)
 
 
 def _echo_field_rules(rules, fmt: str) -> None:
@@ -253,7 +264,7 @@ def _echo_field_rules(rules, fmt: str) -> None:
         deprecated = f"deprecated {r.deprecated_in}" if r.deprecated_in else "deprecated"
         when = f"stops working in {r.removed_in}" if r.removed_in else deprecated
         lines.append(f"{r.id:<48} {when}; use {r.replacement or '(nothing)'}")
-    click.echo(log_lines([*lines, count(len(rules), "field rule")]), nl=False)
+    click.echo(log_lines([*lines, f"{count(len(rules), 'field rule')} (data checked {data_checked()})"]), nl=False)
 
 
 def _echo_checks(book, fmt: str) -> None:

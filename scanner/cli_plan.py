@@ -102,6 +102,8 @@ def plan_command(paths, target, current, distro, fmt, output, orders_folder, con
     from scanner.orders.version import cluster_distros
     from scanner.baseline import BaselineError
     from scanner.data import DataError
+    from scanner.fleet import FleetChoiceError
+    from scanner.fleet_plan import FleetPlan
     from scanner.plan import PlanInputError, PlanRequest, plan_paths
     from scanner.report import plan_json, plan_markdown, plan_text
 
@@ -115,9 +117,12 @@ def plan_command(paths, target, current, distro, fmt, output, orders_folder, con
     options, version_file = options_of(config, inputs, unknown=unknown, **sources)  # as `scan` reads the tree
     try:
         plan, analysis = plan_paths(PlanRequest(list(paths), target, current, distro, version_file, options.unknown,
-                                                options))
-    except (PlanInputError, BaselineError, DataError) as problem:  # as `scan` says them
+                                                options, cluster=inputs["cluster"]))
+    except (PlanInputError, BaselineError, DataError, FleetChoiceError) as problem:  # as `scan` says them
         raise click.UsageError(str(problem)) from None
+    if isinstance(plan, FleetPlan):
+        _emit_fleet(plan, fmt, output, orders_folder)
+        sys.exit(EXIT_INPUT if _report_input_problems(analysis) else EXIT_BLOCKED if plan.blocked else EXIT_OK)
     _attach_orders(plan, analysis.manifests, paths, orders_folder)
     if fmt == "markdown":
         from scanner.report import comment
@@ -128,6 +133,21 @@ def plan_command(paths, target, current, distro, fmt, output, orders_folder, con
     if _report_input_problems(analysis):
         sys.exit(EXIT_INPUT)
     sys.exit(EXIT_BLOCKED if plan.blocked else EXIT_OK)
+
+
+def _emit_fleet(fleet, fmt: str, output: str | None, orders_folder: str | None) -> None:
+    """Each cluster's plan (its orders from its own paths, into DIR/<cluster>/ with --orders)."""
+    import os
+
+    from scanner.report import plan_fleet
+
+    for cluster, plan in fleet.plans:
+        folder = os.path.join(orders_folder, cluster.name) if orders_folder else None
+        if folder:
+            os.makedirs(folder, exist_ok=True)
+        _attach_orders(plan, plan.analysis.manifests, cluster.paths, folder)
+    render = {"text": plan_fleet.render_text, "json": plan_fleet.render_json, "markdown": plan_fleet.render_markdown}
+    emit(render[fmt](fleet), output)
 
 
 def _attach_orders(plan, manifests, paths, folder: str | None) -> None:

@@ -198,6 +198,9 @@ def analysis_inputs(command):
                           "version -o json): checks stored versions, objects and node skew. Repeatable."),
         click.option("--cluster-version-file", type=click.Path(exists=True, dir_okay=False), default=None,
                      help="Output of `kubectl version -o json`: the cluster's current version."),
+        click.option("--cluster", "cluster", default=None, metavar="NAME",
+                     help="Of a repository that deploys several clusters (`clusters:` in the configuration, or "
+                          "the folders Flux is bootstrapped into), analyse this one only."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -227,6 +230,7 @@ def options_of(config, inputs: dict, write_baseline: str | None = None, **flags)
 def scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline, **flags):
     """The configuration, with the command line's flags on top; `flags` are the options the
     configuration does not cover."""
+    from scanner.clusters import configured_clusters
     from scanner.options import ScanOptions
     from scanner.sources.exclude import Exclusions
 
@@ -239,6 +243,7 @@ def scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline
         write_baseline=write_baseline is not None,
         kustomize_unrestricted=config.kustomize_load_restrictor == "LoadRestrictionsNone",
         config_problems=config.problems,
+        clusters=tuple(configured_clusters(config.clusters, ".")),
         **flags,
     )
 

@@ -35,6 +35,7 @@ class Config:
     target: str | None = None
     current: str | None = None  # the `from` key
     paths: tuple[str, ...] = ()
+    clusters: tuple[dict, ...] = ()  # `clusters:` entries, their paths relative to the working folder
     exclude: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     severity: dict[str, str] = field(default_factory=dict)
@@ -101,6 +102,8 @@ def load_config(path: Path, in_tree: bool = False) -> Config:
         target=document.get("target"),
         current=document.get("from"),
         paths=tuple(os.path.relpath(folder / p) for p in document.get("paths", ())),
+        clusters=tuple({**entry, "paths": [os.path.relpath(folder / p) for p in entry["paths"]]}
+                       for entry in document.get("clusters", ())),
         exclude=tuple(document.get("exclude", ())),
         ignore=tuple(document.get("ignore", ())),
         severity=dict(document.get("severity", {})),
@@ -119,20 +122,26 @@ def _contained(document: dict, path: Path, root: str, line_of: Callable[..., int
     document = dict(document)
     folder = str(path.parent)
 
-    def refused(key: str, index: int | None, value: str) -> str | None:
+    def refused(key: str, index: int | None, value: str, within_key: tuple = ()) -> str | None:
         why = leaves(value, folder, root)
         if why is None and key == "rules":
             why = _escape_within(os.path.join(folder, value), root)
         if why:
-            at = key if index is None else f"{key}[{index}]"
+            keys = (*within_key, key, *([] if index is None else [index]))
+            at = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in keys).lstrip(".")
             problems.append(Diagnostic(str(path), f"{at}: {value} {why}; not read (a configuration in the "
                                                   "repository names nothing outside it; --config FILE may)",
-                                       line_of(key, *([] if index is None else [index]))))
+                                       line_of(*keys)))
         return why
 
     for key in ("rules", "paths"):
         if key in document:
             document[key] = [v for i, v in enumerate(document[key]) if not refused(key, i, v)]
+    if "clusters" in document:
+        document["clusters"] = [{**entry, "paths": [v for j, v in enumerate(entry["paths"])
+                                                    if not refused("paths", j, v, ("clusters", i))]}
+                                for i, entry in enumerate(document["clusters"])]
+        document["clusters"] = [entry for entry in document["clusters"] if entry["paths"]]
     if "baseline" in document and refused("baseline", None, document["baseline"]):
         del document["baseline"]
     return document

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from scanner.components.catalog import Catalog
+from scanner.freshness import data_checked
 from scanner.model import Manifest
 from scanner.rulebook import ServedApis
 from scanner.sources.files import KUSTOMIZATION_FILES
@@ -61,8 +62,9 @@ def render_text(uses: list[ApiUse], minors: tuple) -> str:
         served = f"CRD ({use.owner})" if use.owner else use.served
         lines.append(f"{use.api_version + ' ' + use.kind:<{width}}  {use.count:>7}  {served}")
     builtin = sum(u.builtin for u in uses)
-    lines.append(f"{len(uses)} APIs: {builtin} built-in, {len(uses) - builtin} from CRDs; "
-                 f"served minors known for Kubernetes {minors[0]}–{minors[-1]}" if minors else f"{len(uses)} APIs")
+    lines.append((f"{len(uses)} APIs: {builtin} built-in, {len(uses) - builtin} from CRDs; "
+                  f"served minors known for Kubernetes {minors[0]}–{minors[-1]}" if minors else f"{len(uses)} APIs")
+                 + f" (data checked {data_checked()})")
     return log_lines(lines)  # one line each: nothing from the tree breaks one (report/plain.py)
 
 

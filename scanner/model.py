@@ -139,6 +139,8 @@ class Finding:
     # What clears it, as one instruction ("use networking.k8s.io/v1"), kept out of `message`: a report
     # that shows the two apart reads it here, never from the message's wording.
     fix: str | None = None
+    # The clusters of a fleet repository this finding breaks in (scanner.fleet); empty: one cluster.
+    clusters: tuple[str, ...] = ()
 
     @property
     def text(self) -> str:

@@ -39,6 +39,10 @@ class ScanOptions:
     # Where the minors came from, which every report says (a pull request may change the configuration):
     # "flag", "configuration" or "default" (the target's); "flag" or "configuration" (from's, when given).
     # `configuration`: the file the configuration was read from, if any.
+    clusters: tuple = ()  # `clusters:` of the configuration (scanner.clusters.Cluster)
+    # Folders the repository spans beyond the paths read: a fleet's cluster reads part of its repository,
+    # whose top still bounds what its files may name (scanner.containment).
+    repository_roots: tuple[str, ...] = ()
     target_source: str = "flag"
     from_source: str | None = None
     configuration: str | None = None

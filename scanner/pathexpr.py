@@ -23,6 +23,7 @@ _TOKEN = re.compile(r"""
 
 
 _MERGE = "tag:yaml.org,2002:merge"
+_NULL = "tag:yaml.org,2002:null"
 
 
 class PathSyntaxError(ValueError):
@@ -64,6 +65,12 @@ class PathExpr:
         text = ".".join(t for t in (self.text, other.text) if t).replace(".[", "[")
         return PathExpr(text, self.steps + other.steps)
 
+    @property
+    def ends_at_entry(self) -> bool:
+        """The path ends at a quoted key (an annotation, a label, a nodeSelector key): there the key
+        itself is what the object says, whatever its value (`critical-pod: ""` marks a critical pod)."""
+        return bool(self.steps) and self.steps[-1].pattern is not None
+
     def find(self, root: Any) -> Iterator[Match]:
         matches = [Match(root, None, "")]
         for step in self.steps:
@@ -71,6 +78,13 @@ class PathExpr:
             if not matches:
                 break
         return iter(matches)
+
+
+def is_empty(node: Any) -> bool:
+    """A value the API reads as not set: null, an empty string, an empty list (`loadBalancerIP: ""`)."""
+    if isinstance(node, ScalarNode):
+        return node.tag == _NULL or node.value == ""
+    return isinstance(node, SequenceNode) and not node.value
 
 
 def compile_path(text: str) -> PathExpr:

@@ -30,7 +30,9 @@ from scanner.versions import Minor, minor_range
 
 if TYPE_CHECKING:
     from scanner.analysis import Analysis
+    from scanner.fleet_plan import FleetPlan
     from scanner.options import ScanOptions
+    from scanner.rulebook import Rulebook
 
 __all__ = ["BLOCKER", "UNKNOWN", "WARNING", "ComponentState", "Migration", "Plan", "PlanInputError", "PlanRequest",
            "Problem", "Step", "Window", "build_plan", "component_states", "plan_paths"]
@@ -183,13 +185,16 @@ class PlanRequest:
     # a view of the same analysis (None: the defaults).
     options: ScanOptions | None = None
     allow_network: bool = False  # without `options`
+    cluster: str | None = None  # --cluster: of a repository of several clusters, plan this one
 
 
-def plan_paths(request: PlanRequest) -> tuple[Plan, "Analysis"]:
-    """Analyse a tree and plan its hops: the service behind `kubehop plan`."""
-    from scanner.analysis import NoCurrentMinor, analyse
-    from scanner.components.catalog import load_catalog
-    from scanner.current_minor import given_by, resolve_current
+def plan_paths(request: PlanRequest) -> tuple["Plan | FleetPlan", "Analysis"]:
+    """Analyse a tree and plan its hops: the service behind `kubehop plan`. A repository of several
+    clusters gets a plan per cluster (scanner.fleet), each from its own current minor."""
+    from scanner.analysis import NoCurrentMinor
+    from scanner.current_minor import given_by
+    from scanner.fleet import analyse_fleet
+    from scanner.fleet_plan import FleetPlan
     from scanner.options import ScanOptions
 
     options = request.options or ScanOptions(unknown=request.unknown, allow_network=request.allow_network)
@@ -197,16 +202,29 @@ def plan_paths(request: PlanRequest) -> tuple[Plan, "Analysis"]:
         raise PlanInputError(f"the cluster is at {request.current} ({given_by(options)}): --target "
                              f"{request.target} is not newer")
     try:
-        analysis = analyse(request.paths, request.target, request.current, options, request.version_file,
-                           need_current=True)
+        analysis = analyse_fleet(request.paths, request.target, request.current, options, only=request.cluster,
+                                 version_file=request.version_file, need_current=True)
     except NoCurrentMinor as why:
         raise PlanInputError(str(why)) from None
+    if len(analysis.clusters) > 1:
+        plans = [(v.cluster, plan_of(v.analysis, request)) for v in analysis.clusters if v.analysis.current]
+        return FleetPlan(plans, analysis), analysis
+    return plan_of(analysis, request), analysis
+
+
+def plan_of(analysis: "Analysis", request: PlanRequest) -> Plan:
+    """The plan of one cluster's analysis."""
+    from scanner.components.catalog import load_catalog
+    from scanner.current_minor import resolve_current
+    from scanner.rulebook import load_rulebook
+
     found, current = analysis.current_from, analysis.current
     if current >= request.target:
         raise PlanInputError(f"the cluster is at {current} ({found.said_by}): --target {request.target} is not newer")
     catalog = load_catalog()
-    layer = [f for f in analysis.findings if _from_component_layer(f, options)]
-    others = [f for f in analysis.findings if not _from_component_layer(f, options)]
+    rulebook = load_rulebook(request.options.rule_folders if request.options else ())
+    layer = [f for f in analysis.findings if _from_component_layer(f, rulebook)]
+    others = [f for f in analysis.findings if not _from_component_layer(f, rulebook)]
     # The distribution is the tree's word even where --from gave the minor.
     tree_pin = found.pin or resolve_current(request.target, version_file=request.version_file,
                                             pins=analysis.tree.cluster).pin
@@ -216,15 +234,12 @@ def plan_paths(request: PlanRequest) -> tuple[Plan, "Analysis"]:
     plan.current_said_by = found.said_by
     plan.analysis = analysis
     plan.input_errors = len(analysis.input_errors)
-    return plan, analysis
+    return plan
 
 
-def _from_component_layer(finding: Finding, options: ScanOptions) -> bool:
+def _from_component_layer(finding: Finding, rulebook: Rulebook) -> bool:
     """Whether the component checks made it (a component's problem, a CRD rule's migration): the plan
     shows those as moves and migrations, not as API blockers."""
-    from scanner.rulebook import load_rulebook
-
-    rulebook = load_rulebook(options.rule_folders)
     return any(info_of(check, finding.rule_id, rulebook) is not None
                for check in (component_support, crd_component_removal))
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from scanner import data
-from scanner.pathexpr import PathExpr, PathSyntaxError, PathTree, compile_path, glob
+from scanner.pathexpr import PathExpr, PathSyntaxError, PathTree, compile_path, glob, is_empty
 from scanner.versions import Minor, parse_minor
 
 
@@ -25,6 +25,7 @@ class ApiRule:
     note: str
     source: str
     instead: str | None = None  # with no replacement: what to do instead
+    projected: bool = False  # removed_in rests on pre-release sources only (status: projected)
 
     @classmethod
     def from_data(cls, entry: dict) -> "ApiRule":
@@ -39,6 +40,7 @@ class ApiRule:
             note=entry["note"],
             source=entry["source"],
             instead=entry.get("instead"),
+            projected=entry.get("status") == "projected",
         )
 
 
@@ -88,6 +90,7 @@ class FieldCheck:
     values: tuple[re.Pattern, ...] = ()
     unless: tuple[PathExpr, ...] = ()  # any of these present: the object already uses the replacement
     api_versions: frozenset[str] = frozenset()  # empty: every version of the kind
+    entry: bool = False  # the path ends at a map entry (PathExpr.ends_at_entry): its key is what counts
 
     def concerns(self, api_version: str, target: Minor) -> bool:
         return self.rule.applies_at(target) and (not self.api_versions or api_version in self.api_versions)
@@ -95,8 +98,12 @@ class FieldCheck:
     def accepts(self, value: str | None) -> bool:
         return not self.values or (value is not None and any(v.match(value) for v in self.values))
 
+    def holds(self, node: Any) -> bool:
+        """The object sets what the path reaches: a field with an empty value (null, "", []) is not set."""
+        return self.entry or not is_empty(node)
+
     def excused(self, root: Any) -> bool:
-        return any(next(path.find(root), None) is not None for path in self.unless)
+        return any(path.ends_at_entry or not is_empty(match.node) for path in self.unless for match in path.find(root))
 
 
 @dataclass(frozen=True)
@@ -127,7 +134,7 @@ def load_field_rules(extra_rules: tuple[Path, ...] = ()) -> FieldRules:
                 values = tuple(glob(v) for v in match.get("values", ()))
                 for key, prefix in _objects(match["object"], pod_templates):
                     check = FieldCheck(rule, values, tuple(prefix.then(u) for u in unless),
-                                       frozenset(match.get("apiVersions", ())))
+                                       frozenset(match.get("apiVersions", ())), path.ends_at_entry)
                     trees.setdefault(key, PathTree()).add(prefix.then(path), check)
     return FieldRules(tuple(rules.values()), trees)
 

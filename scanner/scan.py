@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scanner.analysis import Analysis, analyse
+from scanner.analysis import Analysis
 from scanner.options import ScanOptions
 from scanner.policy import apply_policy
 from scanner.versions import Minor
@@ -19,5 +19,9 @@ __all__ = ["ScanOptions", "ScanResult", "apply_policy", "scan"]
 
 
 def scan(paths: list[str], target: Minor, current: Minor | None = None, options: ScanOptions = ScanOptions(),
-         version_file: ClusterPin | None = None) -> Analysis:
-    return analyse(paths, target, current, options, version_file=version_file)
+         version_file: ClusterPin | None = None, cluster: str | None = None) -> Analysis:
+    """The analysis of `paths`; of each cluster on its own where the repository declares several
+    (scanner.fleet), or of `cluster` alone."""
+    from scanner.fleet import analyse_fleet
+
+    return analyse_fleet(paths, target, current, options, only=cluster, version_file=version_file)

@@ -52,11 +52,17 @@ def _scalar_swap(text: bytes, rng: random.Random) -> bytes:
     return b"\n".join(lines)
 
 
+# How a removed API may be written (what fix must migrate or say it cannot, as scan reports it).
+API_SHAPES = ["{}", "!!str {}", "'{}'", "!!str \"{}\"", "!<tag:yaml.org,2002:str> {}", "!custom {}", "|-\n  {}"]
+
+
 def _api_swap(text: bytes, rng: random.Random) -> bytes:
     lines = _lines(text)
     for i, line in enumerate(lines):
         if line.lstrip().startswith(b"apiVersion:") and rng.random() < 0.5:
-            lines[i] = line.split(b"apiVersion:")[0] + b"apiVersion: " + rng.choice(REMOVED_APIS).encode()
+            api = rng.choice(API_SHAPES).format(rng.choice(REMOVED_APIS)) if rng.random() < 0.3 \
+                else rng.choice(REMOVED_APIS)
+            lines[i] = line.split(b"apiVersion:")[0] + b"apiVersion: " + api.encode()
     return b"\n".join(lines)
 
 

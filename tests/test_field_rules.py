@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from bench.make_corpus import render
 from conftest import FIXTURES, REPO, run_kubehop, shared_or_skip, tool_or_skip
 from scanner.checks import ScanContext, field_rules
-from scanner.pathexpr import PathSyntaxError, PathTree, compile_path
+from scanner.freshness import data_checked
+from scanner.pathexpr import PathSyntaxError, PathTree, compile_path, is_empty
 from scanner.rulebook import load_rulebook
 from scanner.scan import scan
 from scanner.sources import read_manifest_file
@@ -100,9 +101,28 @@ def test_nothing_before_the_deprecation():
     assert [f.severity for f in at_136] == ["warning"]
 
 
-@pytest.mark.parametrize("name", ["crd-schema.yaml", "configmap-text.yaml", "modern.yaml"])
+@pytest.mark.parametrize("name", ["crd-schema.yaml", "configmap-text.yaml", "modern.yaml", "empty-values.yaml"])
 def test_negative_fixtures_give_no_field_finding(name):
     assert field_findings([str(FIELD_FIXTURES / "negative" / name)]) == []
+
+
+def test_an_empty_field_is_not_set_but_an_entry_with_an_empty_value_is(tmp_path):
+    service = ("apiVersion: v1\nkind: Service\nmetadata:\n  name: a\n  annotations:\n"
+               "    service.alpha.kubernetes.io/tolerate-unready-endpoints: ''\n"
+               "spec:\n  loadBalancerIP: ''\n  ports: [{port: 80}]\n")
+    (tmp_path / "service.yaml").write_text(service)
+    findings = field_findings([str(tmp_path / "service.yaml")])
+    assert [f.rule_id for f in findings] == ["field/annotation/tolerate-unready-endpoints"]
+    (tmp_path / "service.yaml").write_text(service.replace("loadBalancerIP: ''", "loadBalancerIP: 192.0.2.1"))
+    assert sorted(f.rule_id for f in field_findings([str(tmp_path / "service.yaml")])) == [
+        "field/annotation/tolerate-unready-endpoints", "field/service/loadBalancerIP"]
+
+
+def test_an_empty_replacement_excuses_nothing(tmp_path):
+    pod = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  serviceAccount: old\n"
+           "  serviceAccountName: ''\n  containers: [{name: a, image: 'a:1'}]\n")
+    (tmp_path / "pod.yaml").write_text(pod)
+    assert [f.rule_id for f in field_findings([str(tmp_path / "pod.yaml")])] == ["field/pod/serviceAccount"]
 
 
 def test_replacement_already_present_excuses_the_annotation():
@@ -129,6 +149,14 @@ def test_path_reads_the_last_of_repeated_keys_like_kubernetes():
     root = nodes("spec:\n  serviceAccount: a\n  serviceAccount: b\n")
     [match] = compile_path("spec.serviceAccount").find(root)
     assert (match.node.value, match.key.start_mark.line) == ("b", 2)
+
+
+@pytest.mark.parametrize("text, empty", [("x: ''", True), ("x:", True), ("x: null", True), ("x: ~", True),
+                                         ("x: []", True), ("x: '0'", False), ("x: 0", False), ("x: {}", False),
+                                         ("x: [a]", False), ("x: false", False)])
+def test_empty_values(text, empty):
+    [match] = compile_path("x").find(nodes(text))
+    assert is_empty(match.node) is empty
 
 
 def test_path_ignores_shapes_it_does_not_expect():
@@ -328,11 +356,11 @@ def test_kubernetes_shaped_documents_never_raise(place, leaf, noise):
 
 def test_rules_command_lists_the_field_rules():
     listing = run_kubehop("rules", "--fields").stdout.decode().splitlines()
-    assert listing[-1] == f"{len(RULES)} field rules"
+    assert listing[-1] == f"{len(RULES)} field rules (data checked {data_checked()})"
     assert {line.split()[0] for line in listing[:-1]} == set(RULES)
     assert run_kubehop("rules", "--fields", "--removed-in", "1.33").stdout.decode().splitlines() == [
         "field/volume/gitRepo                             stops working in 1.33; "
-        "use an emptyDir volume that an init container fills with git clone", "1 field rule"]
+        "use an emptyDir volume that an init container fills with git clone", f"1 field rule (data checked {data_checked()})"]
     entries = json.loads(run_kubehop("rules", "--fields", "--format", "json", "--removed-in", "1.31").stdout)
     assert sorted(e["id"] for e in entries) == ["field/volume/cephfs", "field/volume/rbd"]
     assert {e["source"][:8] for e in entries} == {"https://"}

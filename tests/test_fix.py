@@ -322,3 +322,155 @@ def test_diff_of_a_file_without_a_final_newline_ends_with_one_and_applies(tmp_pa
     (tmp_path / "fix.patch").write_text(done.stdout)
     subprocess.run(["git", "apply", "fix.patch"], cwd=tmp_path, check=True)
     assert (tmp_path / "job.yaml").read_text() == text.replace("batch/v1beta1", "batch/v1")
+
+
+def fix_in_process(cwd: Path, monkeypatch, *args: str):
+    """`kubehop fix --no-config --target 1.36 ARGS .` run in this process (click's CliRunner)."""
+    from click.testing import CliRunner
+
+    from scanner.cli import cli
+
+    monkeypatch.chdir(cwd)
+    try:
+        runner = CliRunner(mix_stderr=False)  # click 8.1
+    except TypeError:  # click 8.2+ keeps them apart anyway
+        runner = CliRunner()
+    return runner.invoke(cli, ["fix", "--no-config", "--target", "1.36", *args, "."], catch_exceptions=False)
+
+
+CRONJOB_TAIL = "metadata: {name: nightly}\nspec: {schedule: '@daily'}\n"
+TAGGED = [  # (apiVersion and kind lines as written, as they must be written back)
+    ("apiVersion: !!str batch/v1beta1\nkind: CronJob\n", "apiVersion: !!str batch/v1\nkind: CronJob\n"),
+    ("apiVersion: batch/v1beta1\nkind: !!str CronJob\n", "apiVersion: batch/v1\nkind: !!str CronJob\n"),
+    ('apiVersion: !!str "batch/v1beta1"\nkind: !!str \'CronJob\'\n',
+     'apiVersion: !!str "batch/v1"\nkind: !!str \'CronJob\'\n'),
+    ("apiVersion: |-\n  batch/v1beta1\nkind: >-\n  CronJob\n", "apiVersion: |-\n  batch/v1\nkind: >-\n  CronJob\n"),
+    ("apiVersion: !!str |-\n  batch/v1beta1\nkind: CronJob\n", "apiVersion: !!str |-\n  batch/v1\nkind: CronJob\n"),
+    ("apiVersion: !<tag:yaml.org,2002:str> batch/v1beta1\nkind: CronJob\n",
+     "apiVersion: !<tag:yaml.org,2002:str> batch/v1\nkind: CronJob\n"),
+    ("kind: !!str CronJob   # the kind first\napiVersion: !!str batch/v1beta1   # tagged\n",
+     "kind: !!str CronJob   # the kind first\napiVersion: !!str batch/v1        # tagged\n"),
+]
+
+
+@pytest.mark.parametrize("written, expected", TAGGED)
+def test_tagged_and_block_scalars_are_migrated_with_their_tag(written, expected, tmp_path, monkeypatch):
+    """The scan reads `!!str batch/v1beta1` as batch/v1beta1 and reports it; fix migrates it, tag kept."""
+    (tmp_path / "job.yaml").write_text(written + CRONJOB_TAIL)
+    scanned = run_kubehop("scan", "--no-config", "--target", "1.36", "--format", "json", ".", cwd=tmp_path)
+    assert "batch/v1beta1/CronJob" in scanned.stdout
+    done = fix_in_process(tmp_path, monkeypatch, "--write")
+    assert (tmp_path / "job.yaml").read_text() == expected + CRONJOB_TAIL
+    assert done.exit_code == 0, done.stderr
+
+
+def test_tagged_ingress_is_migrated_by_ruamel_too():
+    """The ruamel.yaml path (document.py) keeps the tag as well: it is what edits objects the text
+    edits decline."""
+    from scanner.fix.document import rewrite_document
+
+    lines = ["apiVersion: !!str extensions/v1beta1", "kind: !!str Ingress", "metadata: {name: a}",
+             "spec:", "  backend: {serviceName: x, servicePort: 80}"]
+    todo = {1: ("Ingress a", load_migrations()[("extensions/v1beta1", "Ingress")])}
+    new, migrated, left = rewrite_document(lines, 1, "x.yaml", todo)
+    assert (new, migrated, left) == (
+        ["apiVersion: !!str networking.k8s.io/v1", "kind: !!str Ingress", "metadata: {name: a}", "spec:",
+         "  defaultBackend: {service: {name: x, port: {number: 80}}}"], 1, [])
+
+
+def test_an_apiversion_with_another_tag_is_left_with_the_reason(tmp_path, monkeypatch):
+    text = "apiVersion: !custom batch/v1beta1\nkind: CronJob\n" + CRONJOB_TAIL
+    (tmp_path / "job.yaml").write_text(text)
+    done = fix_in_process(tmp_path, monkeypatch, "--write")
+    assert (tmp_path / "job.yaml").read_text() == text
+    assert left_lines(done.stderr) == [
+        "not migrated: ./job.yaml:1: CronJob nightly: its apiVersion or kind is tagged !custom, which fix does "
+        "not rewrite; edit it by hand"]
+    assert done.exit_code == 1
+
+
+def test_a_byte_order_mark_is_in_the_diff_and_git_applies_it(tmp_path):
+    """read_file drops the BOM to parse; the diff's first line must still be the file's, BOM included."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not on PATH (needed to apply the diff)")
+    target = tmp_path / "ingress.yaml"
+    target.write_bytes(b"\xef\xbb\xbf" + INGRESS.encode())
+    (tmp_path / "crlf.yaml").write_bytes(b"\xef\xbb\xbf" + INGRESS.replace("\n", "\r\n").encode())
+    done = fix(tmp_path)
+    assert done.returncode == 0
+    patch = tmp_path / "fix.patch"
+    patch.write_text(done.stdout)
+    subprocess.run(["git", "apply", "--check", str(patch)], cwd=tmp_path, check=True, capture_output=True)
+    subprocess.run(["git", "apply", str(patch)], cwd=tmp_path, check=True)
+    expected = (GOLDEN / "comments" / "expected" / "ingress.yaml").read_text()
+    assert target.read_bytes() == b"\xef\xbb\xbf" + expected.encode()
+    assert (tmp_path / "crlf.yaml").read_bytes() == b"\xef\xbb\xbf" + expected.replace("\n", "\r\n").encode()
+
+
+def test_sigterm_while_writing_leaves_no_temporary_file_and_no_half_written_file(tmp_path):
+    """A real `kubehop fix --write` on files of a few MiB, sent SIGTERM as soon as its first temporary
+    file appears: it dies of the signal, and every file is as it was or as fixed, nothing else."""
+    import signal
+    import sys
+    import time
+
+    from tests.conftest import REPO
+
+    cronjob = "apiVersion: batch/v1beta1\nkind: CronJob\nmetadata: {name: job-%d}\nspec: {schedule: '@daily'}\n"
+    bulk = "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: bulk}\ndata:\n  blob: " + "x" * (3 << 20) + "\n"
+    originals = {}
+    for i in range(30):
+        originals[f"job-{i:02}.yaml"] = (cronjob % i) + bulk
+        (tmp_path / f"job-{i:02}.yaml").write_text(originals[f"job-{i:02}.yaml"])
+    child = subprocess.Popen([sys.executable, "-m", "scanner", "fix", "--no-config", "--target", "1.36", "--write",
+                              "."], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)},
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 300
+    while not any(name.endswith(".kubehop") for name in os.listdir(tmp_path)):
+        assert child.poll() is None, "fix ended before writing its first file"
+        assert time.monotonic() < deadline
+        time.sleep(0.0005)
+    child.send_signal(signal.SIGTERM)
+    _, stderr = child.communicate(timeout=120)
+    assert child.returncode == -signal.SIGTERM, stderr.decode()
+    assert sorted(os.listdir(tmp_path)) == sorted(originals)  # no temporary file left
+    fixed = 0
+    for name, text in originals.items():
+        now = (tmp_path / name).read_text()
+        assert now in (text, text.replace("batch/v1beta1", "batch/v1", 1)), name
+        fixed += now != text
+    assert fixed < len(originals)
+
+
+def test_a_failed_write_removes_its_temporary_file(tmp_path):
+    from scanner.fix.write import write_fixed
+
+    target = tmp_path / "ingress.yaml"
+    target.write_text(INGRESS)
+    with pytest.raises(UnicodeEncodeError):
+        write_fixed(str(target), "apiVersion: \ud800\n")  # a lone surrogate cannot be written as UTF-8
+    assert os.listdir(tmp_path) == ["ingress.yaml"] and target.read_text() == INGRESS
+
+
+def test_a_diff_of_documents_rewritten_both_ways_applies(tmp_path):
+    """In one file, documents the text edits rewrite and one only ruamel.yaml can (an anchor), with
+    untouched documents between: the diff, cut from what changed, applies and gives what --write does."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not on PATH (needed to apply the diff)")
+    cronjob = "apiVersion: batch/v1beta1\nkind: CronJob\nmetadata: {name: job-%d}\nspec: {schedule: '@daily'}\n"
+    anchored = (GOLDEN / "anchors" / "input" / "anchors.yaml").read_text().split("\n---\n")[0] + "\n"
+    untouched = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c%d}\ndata:\n  a: b\n  c: d\n  e: f\n  g: h\n"
+    documents = [INGRESS, untouched % 1, anchored, untouched % 2, *(cronjob % i for i in range(3)), untouched % 3]
+    for folder in ("diff", "write"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "all.yaml").write_text("---\n".join(documents))
+    done = fix(tmp_path / "diff")
+    assert done.returncode == 0, done.stderr
+    (tmp_path / "fix.patch").write_text(done.stdout)
+    subprocess.run(["git", "apply", "--check", str(tmp_path / "fix.patch")], cwd=tmp_path / "diff", check=True)
+    subprocess.run(["git", "apply", str(tmp_path / "fix.patch")], cwd=tmp_path / "diff", check=True)
+    assert fix(tmp_path / "write", "--write").returncode == 0
+    written = (tmp_path / "write" / "all.yaml").read_text()
+    assert (tmp_path / "diff" / "all.yaml").read_text() == written
+    assert written.count("batch/v1\n") == 3 and "networking.k8s.io/v1\n" in written
+    assert done.stdout.count("\n@@ ") + done.stdout.startswith("@@") >= 2  # hunks apart, not one for the file

@@ -90,10 +90,11 @@ def test_a_minor_channel_moves_by_minor_and_an_unknown_patch_is_left_to_pick(tmp
     tree = tmp_path / "pinned"
     tree.mkdir()
     text = (ORDERS / "k3s" / "system-upgrade" / "plans.yaml").read_text()
-    (tree / "plans.yaml").write_text(text.replace("v1.31.14+k3s1", "v1.36.3+rke2r1").replace("k3s-upgrade", "rke2-upgrade"))
-    proc = run_kubehop("plan", "--from", "1.36", "--target", "1.37", "--orders", str(tmp_path / "rke2"), str(tree))
-    written = (tmp_path / "rke2" / "01-1.37" / "plans.yaml").read_text()
-    assert "version: v1.37  # kubehop: pick the patch: the data knows no rke2 release of 1.37" in written
+    # rules/distro-releases.yaml lists RKE2 patches from 1.31 on: 1.30 is a minor it knows no patch of.
+    (tree / "plans.yaml").write_text(text.replace("v1.31.14+k3s1", "v1.29.15+rke2r1").replace("k3s-upgrade", "rke2-upgrade"))
+    proc = run_kubehop("plan", "--from", "1.29", "--target", "1.30", "--orders", str(tmp_path / "rke2"), str(tree))
+    written = (tmp_path / "rke2" / "01-1.30" / "plans.yaml").read_text()
+    assert "version: v1.30  # kubehop: pick the patch: the data knows no rke2 release of 1.30" in written
     assert "pick the patch" in proc.stdout
 
 

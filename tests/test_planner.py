@@ -317,6 +317,18 @@ def test_a_stated_open_range_supports_every_later_minor():
     assert [p.kind for p in plan.windows[0].problems] == [UNSUPPORTED]  # the pinned 0.17 stops at 1.32
 
 
+def test_an_open_range_read_before_a_minor_came_out_leaves_that_hop_unverified():
+    """The same "1.21 and later", read on 2026-08-22: 1.36 was out, 1.37 (2026-08-26) was not."""
+    dns = component("dns", [release("0.17", "1.19", "1.32"),
+                            {**release("0.18", "1.21", None), "kubernetes": {"min": "1.21", "max": None,
+                                                                           "open_ended": True}}], one_minor=False)
+    book = catalog([{**dns, "data_checked": "2026-08-22"}])
+    plan = plan_for(book, [pinned(book, "dns", "0.18.0")], "1.35", "1.37")
+    assert [p.kind for p in plan.windows[0].problems] == []
+    assert [p.kind for p in plan.windows[1].problems] == [UNVERIFIED]
+    assert "1.21 and later (read when 1.36 was the newest)" in plan.windows[1].problems[0].message
+
+
 def test_a_chart_line_that_states_its_own_range_replaces_the_apps_for_the_pinned_chart():
     """Chart 6 ships store 1.8 (1.25–1.31), but chart 6's own kubeVersion floor is 1.27: a tree that
     pins chart 6 on Kubernetes 1.26 runs outside that range; chart 5 on the same cluster does not."""

@@ -11,6 +11,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from scanner.freshness import data_checked
+
 from conftest import FIXTURES, kustomize_or_skip, run_kubehop, tool_or_skip
 from scanner.report.plain import printable
 
@@ -199,7 +201,7 @@ def test_annotations_point_at_each_finding():
         assert props["title"] == f"kubehop {finding['rule']}"
         # names from the tree as the text report prints them: a newline in one shows as \n (report/plain.py)
         assert finding["message"] in message and printable(finding["object"]["name"]) in message
-    assert lines[-1] == "kubehop: blocked: 1.36 cannot be reached as is (3 blockers, 1 warning)"
+    assert lines[-1] == f"kubehop: blocked: 1.36 cannot be reached as is (3 blockers, 1 warning; data checked {data_checked()})"
 
 
 def test_annotation_text_cannot_start_a_command():

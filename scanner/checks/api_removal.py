@@ -34,6 +34,8 @@ def describe_api_rule(rule: ApiRule, rulebook: Rulebook) -> RuleInfo:
 
 RULES = Rules(_rules, pattern="<apiVersion>/<Kind>", data="rules/core")
 
+PROJECTED = "projected"  # how a report names a fact that rests on pre-release sources only
+
 
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:
     rules = context.rulebook.api_rules
@@ -65,6 +67,8 @@ def verdict(rule: ApiRule, context: ScanContext) -> Verdict:
         state = f"is deprecated since {rule.deprecated_in} and stops being served in {rule.removed_in}"
     else:
         state = f"is deprecated since {rule.deprecated_in}"
+    if rule.projected and rule.removed_in is not None:
+        state += f" ({PROJECTED}: announced before {rule.removed_in}'s release, not yet confirmed by its release notes)"
     successor = context.rulebook.successor(rule, context.target)
     fix, instead = None, ""
     if successor.api_version:

@@ -96,5 +96,5 @@ def _problem_finding(problem: Problem, timeline: Timeline) -> Finding:
     also = tuple(f"also edit {where(o.path, o.line)}" for o in problem.pins[1:])
     return Finding(f"{COMPONENT_RULES}{problem.component}/{problem.kind}", _SEVERITY.get(problem.severity, "warning"),
                    problem.message, origin, "", "Component", problem.component, breaks_in=problem.minor,
-                   source_url=(state.start.source or None) if state.start else None,
+                   source_url=problem.source or ((state.start.source or None) if state.start else None),
                    remediation=problem.fix + also, support=problem.support, fix=problem.advice)

@@ -44,7 +44,7 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
         if tree is None:
             continue
         for field_check, match in tree.find(manifest.node):
-            if (field_check.concerns(manifest.api_version, context.target)
+            if (field_check.concerns(manifest.api_version, context.target) and field_check.holds(match.node)
                     and field_check.accepts(scalar(match.node)) and not field_check.excused(manifest.node)):
                 yield _finding(manifest, field_check, match, context)
 

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scanner import data
+from scanner.components.ranges import SUPPORTED, UNKNOWN, UNSUPPORTED, PatchRange, Range, Requirement  # noqa: F401
 from scanner.components.semver import admits_line, parse_pin, parse_version
+from scanner.minor_releases import newest_out_on
 from scanner.versions import Minor, parse_minor
 
 
@@ -25,49 +27,6 @@ def release_key(version: str) -> tuple[int, int]:
     return major, minor
 
 
-# The three states of a (release, minor): a source states support, a stated range excludes it, or neither.
-SUPPORTED, UNSUPPORTED, UNKNOWN = "supported", "unsupported", "unknown"
-
-
-@dataclass(frozen=True)
-class Range:
-    """The Kubernetes minors a project states a release supports."""
-
-    min: Minor | None  # None: the project states no bound (unknown, not "any")
-    max: Minor | None
-    open_ended: bool = False  # the project states every minor from `min` on ("1.34+")
-
-    def supports(self, minor: Minor) -> bool | None:
-        """True or False when the data says so; None when it does not know."""
-        if self.min is not None and minor < self.min:
-            return False
-        if self.max is not None and minor > self.max:
-            return False
-        if self.min is None or (self.max is None and not self.open_ended):
-            return None
-        return True
-
-    @property
-    def text(self) -> str:
-        if self.min is None and self.max is None:
-            return "unknown"
-        low = str(self.min) if self.min else "?"
-        if self.open_ended:
-            return f"{low} and later"
-        high = str(self.max) if self.max else "? (no stated maximum)"
-        return f"{low}–{high}"
-
-
-@dataclass(frozen=True)
-class PatchRange:
-    """A later patch of a minor that states another range (Longhorn 1.7.3 lists newer Kubernetes than 1.7.0)."""
-
-    first: str  # "1.7.3": the range holds from this patch on, until the next PatchRange
-    range: Range
-    source: str
-    note: str | None = None
-
-
 @dataclass(frozen=True)
 class Release:
     version: str
@@ -77,7 +36,8 @@ class Release:
     source: str
     open_ended: bool = False  # the project states every minor from `min` on ("1.34+")
     source_kind: str = "primary"
-    requires: tuple[tuple[str, str], ...] = ()
+    through: Minor | None = None  # open-ended: the newest minor out when the data was checked (ranges.Range)
+    requires: tuple[Requirement, ...] = ()
     note: str | None = None
     patches: tuple[PatchRange, ...] = ()  # later patches that restate the range, oldest first
     listed: bool = True  # False: a release the tree pins that the data does not list (range unknown)
@@ -101,14 +61,14 @@ class Release:
             return self
         stated = self.range_at(version)
         return dataclasses.replace(self, version=".".join(map(str, parsed.floor)), min=stated.min, max=stated.max,
-                                   open_ended=stated.open_ended, patches=tuple(
+                                   open_ended=stated.open_ended, through=stated.through, patches=tuple(
                                        p for p in self.patches if parse_version(p.first).floor > parsed.floor))
 
     def effective(self) -> tuple[Release, ...]:
         """The .0 release, then each later patch that restates the range, as a release of its own."""
         return (dataclasses.replace(self, patches=()), *(dataclasses.replace(
-            self, version=p.first, min=p.range.min, max=p.range.max, open_ended=p.range.open_ended, source=p.source,
-            note=p.note, patches=()) for p in self.patches))
+            self, version=p.first, min=p.range.min, max=p.range.max, open_ended=p.range.open_ended,
+            through=p.range.through, source=p.source, note=p.note, patches=()) for p in self.patches))
 
     def support(self, minor: Minor) -> str:
         """SUPPORTED, UNSUPPORTED or UNKNOWN for `minor`, as the .0 release states it."""
@@ -116,7 +76,7 @@ class Release:
 
     @property
     def range(self) -> Range:
-        return Range(self.min, self.max, self.open_ended)
+        return Range(self.min, self.max, self.open_ended, self.through)
 
     def supports(self, minor: Minor) -> bool | None:
         """What the .0 release states: True or False when the data says so; None when it does not know.
@@ -266,6 +226,7 @@ class HopNote:
     title: str
     detail: str
     source: str
+    projected: bool = False  # from a source before the minor's release, not yet confirmed (status: projected)
 
 
 @dataclass(frozen=True)
@@ -296,7 +257,9 @@ def _minor_or_none(value) -> Minor | None:
 def component_from_data(document: dict) -> Component:
     detect = document.get("detect") or {}
     mapping = detect.get("chart_versions", "same")
-    releases = tuple(sorted((_release(entry) for entry in document["releases"]), key=lambda r: r.key))
+    # An open-ended statement speaks for the minors out when the file was checked, no later ones.
+    through = newest_out_on(document["data_checked"]) if document.get("data_checked") else None
+    releases = tuple(sorted((_release(entry, through) for entry in document["releases"]), key=lambda r: r.key))
     one_minor = document.get("one_minor_at_a_time")
     return Component(
         name=document["name"],
@@ -306,7 +269,7 @@ def component_from_data(document: dict) -> Component:
         charts=tuple(Chart(c["name"], tuple(c.get("repositories", ()))) for c in detect.get("charts", ())),
         chart_lines=None if mapping == "same" else tuple((str(m["chart"]), str(m["app"])) for m in mapping),
         chart_ranges=() if mapping == "same" else tuple(
-            (str(m["chart"]), _range(m["kubernetes"]), m["source"]) for m in mapping if "kubernetes" in m),
+            (str(m["chart"]), _range(m["kubernetes"], through), m["source"]) for m in mapping if "kubernetes" in m),
         images=tuple(detect.get("images", ())),
         crd_groups=tuple(detect.get("crd_groups", ())),
         kustomize_urls=tuple(detect.get("kustomize_urls", ())),
@@ -315,12 +278,21 @@ def component_from_data(document: dict) -> Component:
     )
 
 
-def _range(support: dict) -> Range:
-    return Range(_minor_or_none(support.get("min")), _minor_or_none(support.get("max")),
-                 support.get("open_ended", False))
+def _range(support: dict, through: Minor | None = None) -> Range:
+    open_ended = support.get("open_ended", False)
+    return Range(_minor_or_none(support.get("min")), _minor_or_none(support.get("max")), open_ended,
+                 _through(support, through))
 
 
-def _release(entry: dict) -> Release:
+def _through(support: dict, checked: Minor | None) -> Minor | None:
+    """How far an open-ended range speaks: the minors out on the day its source was read (`as_of`, else
+    the file's data_checked)."""
+    if not support.get("open_ended", False):
+        return None
+    return newest_out_on(support["as_of"]) if support.get("as_of") else checked
+
+
+def _release(entry: dict, through: Minor | None = None) -> Release:
     support = entry.get("kubernetes") or {}
     return Release(
         version=str(entry["version"]),
@@ -329,10 +301,12 @@ def _release(entry: dict) -> Release:
         max=_minor_or_none(support.get("max")),
         source=entry["source"],
         open_ended=support.get("open_ended", False),
+        through=_through(support, through),
         source_kind=entry.get("source_kind", "primary"),
-        requires=tuple((r["component"], str(r["version"])) for r in entry.get("requires", ())),
+        requires=tuple(Requirement(r["component"], str(r["version"]), (r.get("when") or {}).get("values"),
+                                   r.get("source")) for r in entry.get("requires", ())),
         note=entry.get("note"),
-        patches=tuple(PatchRange(p["from"], _range(p["kubernetes"]), p["source"], p.get("note"))
+        patches=tuple(PatchRange(p["from"], _range(p["kubernetes"], through), p["source"], p.get("note"))
                       for p in entry.get("patches", ())),
     )
 
@@ -352,8 +326,8 @@ def crd_rules_from_data(document: dict) -> list[CrdRule]:
 
 
 def hop_notes_from_data(document: dict) -> tuple[HopNote, ...]:
-    return tuple(HopNote(document["distro"], parse_minor(n["minor"]), n["title"], n.get("detail", ""), n["source"])
-                 for n in document["notes"])
+    return tuple(HopNote(document["distro"], parse_minor(n["minor"]), n["title"], n.get("detail", ""), n["source"],
+                         n.get("status") == "projected") for n in document["notes"])
 
 
 def _text_or_none(value) -> str | None:

@@ -15,6 +15,8 @@ from scanner.components.catalog import Catalog, Component
 from scanner.components.chart_pins import ChartPin
 from scanner.components.pins import Detection, component_for_chart, detection, origin_of, unique
 from scanner.components.semver import parse_version
+from scanner.components.values import (ReleaseValues, argo_values, flux_v1_values, flux_values, generated_name,
+                                       k3s_values)
 from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.nodes import mapping_get, scalar, sequence_items, value_at
@@ -87,6 +89,10 @@ class _Finder:
         self.catalog = catalog
         self.charts = charts
         self.objects = {(m.kind, m.namespace, m.name): m for m in manifests}
+        self.value_sources: dict[tuple[str, str | None], list[Manifest]] = {}  # ConfigMaps, Secrets for valuesFrom
+        for m in manifests:
+            if m.kind in ("ConfigMap", "Secret") and m.group == "":
+                self.value_sources.setdefault((m.kind, m.namespace), []).append(m)
         self.by_image: dict[str, Component] = {}
         for component in catalog.components.values():
             for image in component.images:
@@ -106,7 +112,7 @@ class _Finder:
             name = scalar(value_at(chart, "name"))
             yield from self._chart_pin(name, scalar(value_at(chart, "repository")), value_at(chart, "version"),
                                        value_at(chart, "name"), manifest.origin.path,
-                                       f"{manifest.object_ref} (chart {name})")
+                                       f"{manifest.object_ref} (chart {name})", flux_v1_values(manifest))
         elif manifest.kind in ("Application", "ApplicationSet") and group == "argoproj.io":
             yield from self._argo(manifest)
         elif manifest.kind == "HelmChart" and group == "helm.cattle.io":
@@ -120,20 +126,30 @@ class _Finder:
     def _helm_release(self, manifest: Manifest) -> Iterator[Detection]:
         spec = value_at(manifest.node, "spec")
         what = manifest.object_ref
+        values = flux_values(manifest, self._values_source)
         chart_spec = value_at(spec, "chart", "spec")
         if chart_spec is not None:
             chart = scalar(value_at(chart_spec, "chart"))
             repo = self._repository_url(value_at(chart_spec, "sourceRef"), manifest.namespace)
             yield from self._chart_pin(chart, repo, value_at(chart_spec, "version"), value_at(chart_spec, "chart"),
-                                       manifest.origin.path, f"{what} (chart {chart})")
+                                       manifest.origin.path, f"{what} (chart {chart})", values)
             return
         ref = value_at(spec, "chartRef")
         target = self.objects.get((scalar(value_at(ref, "kind")), scalar(value_at(ref, "namespace")) or manifest.namespace,
                                    scalar(value_at(ref, "name"))))
         if target is not None:
-            yield from self._chart_ref(target, what)
+            yield from self._chart_ref(target, what, values)
 
-    def _chart_ref(self, target: Manifest, what: str) -> Iterator[Detection]:
+    def _values_source(self, kind: str, namespace: str | None, name: str) -> Manifest | None:
+        """The ConfigMap or Secret a valuesFrom names, also as kustomize's configMapGenerator names it
+        (name-<hash>: the generator's name reference is not always rewritten in the release)."""
+        found = self.objects.get((kind, namespace, name))
+        if found is not None:
+            return found
+        generated = [m for m in self.value_sources.get((kind, namespace), ()) if generated_name(name, m.name or "")]
+        return generated[0] if len(generated) == 1 else None
+
+    def _chart_ref(self, target: Manifest, what: str, values: ReleaseValues) -> Iterator[Detection]:
         spec = value_at(target.node, "spec")
         via = f"{what} via {target.object_ref}"
         if target.kind == "OCIRepository":
@@ -141,12 +157,12 @@ class _Finder:
             chart = url.rstrip("/").rpartition("/")[2]
             version = value_at(spec, "ref", "tag") or value_at(spec, "ref", "semver")
             yield from self._chart_pin(chart, url.rpartition("/")[0], version, value_at(spec, "url"),
-                                       target.origin.path, f"{via} (chart {chart})")
+                                       target.origin.path, f"{via} (chart {chart})", values)
         elif target.kind == "HelmChart":
             chart = scalar(value_at(spec, "chart"))
             repo = self._repository_url(value_at(spec, "sourceRef"), target.namespace)
             yield from self._chart_pin(chart, repo, value_at(spec, "version"), value_at(spec, "chart"),
-                                       target.origin.path, f"{via} (chart {chart})")
+                                       target.origin.path, f"{via} (chart {chart})", values)
 
     def _repository_url(self, source_ref: Any, namespace: str | None) -> str | None:
         kind, name = scalar(value_at(source_ref, "kind")), scalar(value_at(source_ref, "name"))
@@ -163,24 +179,27 @@ class _Finder:
             if chart:
                 yield from self._chart_pin(chart, scalar(value_at(source, "repoURL")), value_at(source, "targetRevision"),
                                            value_at(source, "chart"), manifest.origin.path,
-                                           f"{manifest.object_ref} (chart {chart})")
+                                           f"{manifest.object_ref} (chart {chart})",
+                                           argo_values(source, manifest.object_ref))
 
     def _k3s_helm_chart(self, manifest: Manifest) -> Iterator[Detection]:
         """The Helm controller K3s and RKE2 bundle: spec.chart, spec.version, spec.repo."""
         spec = value_at(manifest.node, "spec")
         chart = scalar(value_at(spec, "chart"))
+        config = self.objects.get(("HelmChartConfig", manifest.namespace, manifest.name))
         yield from self._chart_pin(chart, scalar(value_at(spec, "repo")), value_at(spec, "version"), value_at(spec, "chart"),
-                                   manifest.origin.path, f"{manifest.object_ref} (chart {chart})")
+                                   manifest.origin.path, f"{manifest.object_ref} (chart {chart})",
+                                   k3s_values(manifest, config))
 
     def _chart_pin(self, chart: str | None, repo: str | None, version_node: Any, fallback_node: Any,
-                   path: str, what: str) -> Iterator[Detection]:
+                   path: str, what: str, values: ReleaseValues | None = None) -> Iterator[Detection]:
         pin = scalar(version_node) or "*"  # no version: the newest chart, whichever it is
         node = version_node if version_node is not None else fallback_node
         if self.charts is not None and chart and node is not None:
             self.charts.append(ChartPin(chart, repo, pin, origin_of(path, node), what))
         component = component_for_chart(self.catalog, chart, repo)
         if component is not None:
-            yield detection(component, pin, True, origin_of(path, node), "chart", what)
+            yield detection(component, pin, True, origin_of(path, node), "chart", what, values)
 
     def _labels(self, manifest: Manifest) -> Iterator[Detection]:
         labels = value_at(manifest.node, "metadata", "labels")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 from yaml.nodes import MappingNode
 
@@ -15,6 +15,7 @@ from scanner.components.catalog import Catalog
 from scanner.components.cluster_pin import cluster_variables
 from scanner.components.pins import ClusterPin, Detection, component_for_chart, detection, origin_of
 from scanner.components.semver import parse_version
+from scanner.components.values import kustomize_values
 from scanner.guard import unexpected
 from scanner.model import Diagnostic
 from scanner.nodes import mapping_get, scalar, sequence_items
@@ -28,11 +29,13 @@ _VARIABLE = re.compile(r"^([A-Za-z0-9_-]+?)_version$")
 
 
 def detect_in_documents(documents: Iterable[tuple[str, Any]], catalog: Catalog,
-                        problems: list[Diagnostic] | None = None) -> tuple[list[Detection], list[ClusterPin]]:
+                        problems: list[Diagnostic] | None = None,
+                        scanned: Sequence[str] = ()) -> tuple[list[Detection], list[ClusterPin]]:
     """Pins held by documents that are not objects: Chart.yaml, kustomizations, `*_version` variables.
 
     `documents` are (path, root node) pairs, as the sources keep them (ScanInput.documents). With
-    `problems`, a document kubehop fails on (a bug) is an input problem there instead of an exception."""
+    `problems`, a document kubehop fails on (a bug) is an input problem there instead of an exception.
+    `scanned`: the paths scanned, where the values files a kustomization names may be read from."""
     detections: list[Detection] = []
     cluster: list[ClusterPin] = []
     for path, node in documents:
@@ -40,7 +43,7 @@ def detect_in_documents(documents: Iterable[tuple[str, Any]], catalog: Catalog,
             continue
         name = os.path.basename(path)
         try:
-            detections.extend(_pins_in_document(node, name, path, catalog))
+            detections.extend(_pins_in_document(node, name, path, catalog, scanned))
             if name not in _CHART_FILES + KUSTOMIZATION_FILES and scalar(mapping_get(node, "kind")) is None:
                 cluster.extend(cluster_variables(node, path))
         except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
@@ -50,30 +53,34 @@ def detect_in_documents(documents: Iterable[tuple[str, Any]], catalog: Catalog,
     return detections, cluster
 
 
-def _pins_in_document(node: MappingNode, name: str, path: str, catalog: Catalog) -> Iterator[Detection]:
+def _pins_in_document(node: MappingNode, name: str, path: str, catalog: Catalog,
+                      scanned: Sequence[str]) -> Iterator[Detection]:
     if name == "Chart.yaml":
         yield from _vendored_chart(node, path, catalog)
     if name in _CHART_FILES:
         yield from _chart_entries(sequence_items(mapping_get(node, "dependencies")), "repository", path, catalog,
-                                  f"{name} dependency")
+                                  f"{name} dependency", scanned)
     elif name in KUSTOMIZATION_FILES:
         yield from _kustomize_remotes(node, path, catalog)
         yield from _chart_entries(sequence_items(mapping_get(node, "helmCharts")), "repo", path, catalog,
-                                  "kustomization helmCharts")
+                                  "kustomization helmCharts", scanned)
     elif scalar(mapping_get(node, "kind")) is None:
         yield from _version_variables(node, path, catalog)
 
 
 def _chart_entries(entries: list[Any], repo_key: str, path: str, catalog: Catalog,
-                   what: str) -> Iterator[Detection]:
+                   what: str, scanned: Sequence[str]) -> Iterator[Detection]:
     """Chart lists with name, version and repository: Chart.yaml dependencies, kustomize helmCharts."""
     for entry in entries:
         chart = scalar(mapping_get(entry, "name"))
         component = component_for_chart(catalog, chart, scalar(mapping_get(entry, repo_key)))
         version = mapping_get(entry, "version")
         if component is not None:
+            # A kustomization gives its chart values; a Chart.yaml dependency gets its umbrella's, not read here.
+            values = kustomize_values(entry, path, scanned) if repo_key == "repo" else None
             yield detection(component, scalar(version) or "*", True,
-                             origin_of(path, version if version is not None else entry), "chart", f"{what} {chart}")
+                             origin_of(path, version if version is not None else entry), "chart", f"{what} {chart}",
+                             values)
 
 
 def _vendored_chart(node: Any, path: str, catalog: Catalog) -> Iterator[Detection]:

@@ -6,13 +6,16 @@ A component moves only as far as the hop needs: to the oldest release stated to 
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from scanner.components.catalog import (SUPPORTED, UNKNOWN as UNSTATED, UNSUPPORTED as EXCLUDED, Catalog, Component,
-                                        Release)
+                                        Release, Requirement)
 from scanner.components.timeline import (BLOCKED, BLOCKER, NEWER_THAN_CLUSTER, REQUIRES, WARNING, ComponentState,
                                          Hop, Problem, Step)
 from scanner.versions import Minor
+
+if TYPE_CHECKING:
+    from scanner.components.pins import Detection
 
 
 def route(component: Component, start: Release, a: Minor, b: Minor) -> tuple[list[Release], Problem | None, bool]:
@@ -106,10 +109,16 @@ def _skips(component: Component, source: Release, target: Release) -> bool:
 
 def with_requirements(moves: list[Step], states: dict[str, ComponentState], releases: dict[str, Release],
                        hop: Hop, catalog: Catalog, reported: set[tuple[str, str]]) -> list[Step]:
-    """Moves a release requires of another component (Gateway API CRDs for Cilium) come first."""
+    """Moves a release requires of another component (Gateway API CRDs for Cilium) come first; a
+    requirement with a condition only when the release's values meet it (`condition`)."""
     first: list[Step] = []
     for step in moves:
-        for name, version in step.target.requires:
+        for requirement in step.target.requires:
+            name, version = requirement.component, requirement.version
+            own = states.get(step.component.name)
+            holds, why = condition(requirement, own.detections if own is not None else [])
+            if holds is False:
+                continue
             component = catalog.components.get(name)
             needed = component.release(version) if component else None
             have = releases.get(name)
@@ -117,11 +126,34 @@ def with_requirements(moves: list[Step], states: dict[str, ComponentState], rele
                 missing = "a release the data does not list" if name in states else "not found in the tree"
                 if (step.component.name, name) not in reported:  # once per component and requirement
                     reported.add((step.component.name, name))
-                    hop.problems.append(Problem(WARNING, step.component.name,
-                                                f"{step.label} requires {name} {version}: {missing}", REQUIRES,
-                                                hop.target, step.pins))
+                    text = f"{step.label} requires {name} {version}: {missing}"
+                    if requirement.when_values:
+                        text = (f"{step.label} requires {name} {version} when {requirement.when_values} is set "
+                                f"({why}): {missing}") if holds else (
+                            f"{step.label} requires {name} {version} when {requirement.when_values} is set, "
+                            f"which kubehop cannot tell ({why}); if it is: {missing}")
+                    hop.problems.append(Problem(WARNING, step.component.name, text, REQUIRES, hop.target, step.pins,
+                                                source=requirement.source))
             elif have is not None and have.key < needed.key:
                 first.append(Step(component, have, needed, states[name].pins,
                                   f"required by {step.component.title} {step.target.version}"))
                 releases[name] = needed
     return first + moves
+
+
+def condition(requirement: Requirement, pins: Sequence[Detection]) -> tuple[bool | None, str]:
+    """Whether a requirement's condition holds for the installation its pins describe: True when a pin's
+    values set it, False when every pin's values are read and none does, None when that cannot be told;
+    with what decided it."""
+    if requirement.when_values is None:
+        return True, ""
+    path = requirement.when_values
+    answers = [(p, p.values.setting(path)) if p.values is not None else
+               (p, (None, f"{p.what} gives the chart no values kubehop reads")) for p in pins]
+    for pin, (state, why) in answers:
+        if state is True:
+            return True, why
+    unknown = [why for _, (state, why) in answers if state is None]
+    if unknown or not answers:
+        return None, "; ".join(dict.fromkeys(unknown)) or "no pin gives the chart values"
+    return False, "; ".join(dict.fromkeys(why for _, (_, why) in answers))

@@ -6,11 +6,12 @@ variables) and `cluster_pin` (the cluster's version); each keeps the line where 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from scanner.components.catalog import Catalog, Component, Release
 from scanner.components.semver import floats
+from scanner.components.values import ReleaseValues
 from scanner.model import Origin
 from scanner.versions import Minor
 
@@ -28,6 +29,9 @@ class Detection:
     origin: Origin  # the line to edit
     source: str  # what kind of pin (a PIN_RANK key)
     what: str  # "HelmRelease flux-system/cilium (chart cilium)"
+    # The Helm values the installation gives the chart (components.values); None: a pin that gives
+    # none a condition could read (an image, a label, a version variable).
+    values: ReleaseValues | None = field(default=None, compare=False)
 
     @property
     def rank(self) -> int:
@@ -67,9 +71,9 @@ def origin_of(path: str, node: Any) -> Origin:
 
 
 def detection(component: Component, pin: str, chart_version: bool, origin: Origin, source: str,
-               what: str) -> Detection:
+               what: str, values: ReleaseValues | None = None) -> Detection:
     releases = component.releases_admitted(pin, chart_version)
-    return Detection(component.name, pin, releases or (), origin, source, what)
+    return Detection(component.name, pin, releases or (), origin, source, what, values)
 
 
 def component_for_chart(catalog: Catalog, chart: str | None, repo: str | None) -> Component | None:

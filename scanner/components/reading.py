@@ -20,7 +20,7 @@ from scanner.versions import Minor
 def pins_of(scan_input: ScanInput, catalog: Catalog) -> TreeComponents:
     """The pins among what the sources read (with those a scan took as it read: ScanInput.pins)."""
     problems = scan_input.diagnostics  # a bug met on one object or document is an input problem there
-    in_documents, cluster = detect_in_documents(scan_input.documents, catalog, problems)
+    in_documents, cluster = detect_in_documents(scan_input.documents, catalog, problems, scan_input.scanned)
     charts: list[ChartPin] = []
     in_manifests = detect_in_manifests(scan_input.manifests, catalog, problems,
                                        (scan_input.pins, scan_input.checked_early), charts)

@@ -79,6 +79,7 @@ def _at_pinned_patch(release: Release, pins: list[Detection], component: Compone
     if len(lines) == 1 and (line := lines.pop()) is not None:
         stated, source = line
         return dataclasses.replace(installed, min=stated.min, max=stated.max, open_ended=stated.open_ended,
+                                   through=stated.through,
                                    source=source)
     return installed
 

@@ -56,6 +56,7 @@ class Problem:
     pins: tuple[Origin, ...] = ()  # where the component is pinned
     fix: tuple[str, ...] = ()  # the moves that clear it, one line each
     support: str | None = None  # the state behind it: supported, unsupported, unknown or unverified
+    source: str | None = None  # where the fact behind it is stated, when not the start release's range
     advice: str | None = None  # the move that clears it, said after the message ("move it to 1.17 before …")
 
     @property

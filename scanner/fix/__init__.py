@@ -1,30 +1,38 @@
 """`kubehop fix`: rewrite what has a mechanical migration, keeping every other byte.
 
 Which migrations exist and what they change is data (rules/migrations/); `engine` applies
-one to an object, `document` to a YAML document (layout kept by `layout`), `template`
-handles Helm chart templates, where only a plain apiVersion line may be rewritten.
+one to an object, `text_edits` to a YAML document by editing its lines where it can (most
+documents, in time linear in the file), `document` with ruamel.yaml where it cannot (layout
+kept by `layout`), `template` handles Helm chart templates, where only a plain apiVersion line
+may be rewritten; report/patch.py writes the diff from what changed.
 """
 
 from __future__ import annotations
 
+import bisect
+import gc
 import os
 import re
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 from scanner.fix.document import rewrite_document
 from scanner.fix.migrations import Migration, load_migrations
 from scanner.fix.plan import Planner
 from scanner.fix.result import FileFix, FixResult, Left
 from scanner.fix.template import rewrite_template
+from scanner.fix.text_edits import Declined, rewrite_document_text
 from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest, object_ref
 from scanner.sources.exclude import Exclusions
 from scanner.sources.files import SKIPPED_DIRS, ChartFolder, KustomizeFolder, ManifestFile, read_file, walk
-from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, read_text
+from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, cyclic_gc_paused, read_text
 from scanner.suppress import MARKER, Suppression, read_suppressions, rule_matches
 
+_BOM = "\ufeff"
 _SEPARATOR = re.compile(r"^---(?:[ \t].*)?\r?$")
-_KIND = re.compile(r"""\bkind["']?[ \t]*:[ \t]*["']?([A-Za-z0-9]+)""")  # YAML or JSON
+# YAML or JSON; the value may be tagged or anchored (`!!str Ingress`), quoted, or a block scalar.
+_KIND = re.compile(r"""\bkind["']?[ \t]*:\s*(?:[!&]\S*\s+){0,2}"""  # tag, anchor
+                   r"""(?:[|>][-+0-9]*[ \t]*(?:#.*)?\n\s*)?["']?([A-Za-z0-9]+)""")  # block scalar, quotes
 
 
 def fix(paths: Sequence[str], planner: Planner, exclusions: Sequence[Exclusions] = ()) -> FixResult:
@@ -45,7 +53,8 @@ def fix(paths: Sequence[str], planner: Planner, exclusions: Sequence[Exclusions]
             continue
         if _mentions(text, interesting):
             try:
-                _fix_file(item, text, planner, result)
+                with cyclic_gc_paused():  # composing is most of it, as in a scan
+                    _fix_file(item, text, planner, result)
             except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
                 result.diagnostics.append(unexpected(item.path, err))
     result.left.sort(key=lambda left: (left.path, left.line))
@@ -74,8 +83,9 @@ def _mentions(text: str, interesting: dict[str, set[str]]) -> bool:
 def _fix_file(item: ManifestFile, text: str, planner: Planner, result: FixResult) -> None:
     lines = text.split("\n")
     chunks = _documents(lines)
+    roots: list[Any] = []
     try:
-        manifests, problems = ([], []) if item.chart_template else read_text(text, item.path)
+        manifests, problems = ([], []) if item.chart_template else read_text(text, item.path, roots)
     except DocumentProblem as problem:
         result.diagnostics.append(Diagnostic(item.path, str(problem), problem.line))
         return
@@ -83,16 +93,34 @@ def _fix_file(item: ManifestFile, text: str, planner: Planner, result: FixResult
         manifests, problems = [], []
         item = ManifestFile(item.path, chart_template=True)
     if item.chart_template:
-        migrated, left = rewrite_template(lines, chunks, item.path, planner)
+        before = list(lines)
+        migrated, left = rewrite_template(lines, chunks, item.path, planner)  # one line for one line
+        pieces = [(i, i + 1, i, i + 1, [(0, 1, 0, 1)]) for i, (a, b) in enumerate(zip(before, lines)) if a != b]
         result.left.extend(left)
     else:
         # Documents that could not be parsed were not fixed; other remarks are the scan's business.
         result.diagnostics.extend(d for d in problems if d.message.startswith("invalid YAML"))
         silenced = read_suppressions(text, item.path)[0] if MARKER in text else []
         wanted = [m for m in manifests if not _silenced(m, planner, silenced)]
-        migrated = _fix_documents(lines, chunks, _plan(wanted, planner, result), item.path, result)
+        pieces = []
+        migrated = _fix_documents(lines, chunks, _roots(chunks, roots), _plan(wanted, planner, result), item.path,
+                                  result, pieces)
     if migrated:
-        result.files.append(FileFix(item.path, text, "\n".join(lines), migrated))
+        bom = _BOM if _has_bom(item.path) else ""  # read_file drops it; the diff and the file keep it
+        result.files.append(FileFix(item.path, bom + text, bom + "\n".join(lines), migrated, tuple(pieces)))
+
+
+def _has_bom(path: str) -> bool:
+    try:  # non-blocking, as read_file opens it: a file swapped for a FIFO meanwhile must not hang fix
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        return os.read(descriptor, 3) == _BOM.encode()
+    except OSError:
+        return False
+    finally:
+        os.close(descriptor)
 
 
 def _silenced(manifest: Manifest, planner: Planner, suppressions: list[Suppression]) -> bool:
@@ -117,22 +145,56 @@ def _plan(manifests: list[Manifest], planner: Planner, result: FixResult) -> dic
     return todo
 
 
-def _fix_documents(lines: list[str], chunks: list[range], todo: dict[int, tuple[str, Migration]],
-                   path: str, result: FixResult) -> int:
-    """Rewrite `lines` document by document, last first so that earlier ranges stay true."""
+def _fix_documents(lines: list[str], chunks: list[range], roots: dict[int, Any], todo: dict[int, tuple[str, Migration]],
+                   path: str, result: FixResult, pieces: list) -> int:
+    """Rewrite `lines` document by document, noting the changed documents in `pieces` (FileFix). The
+    new lines are gathered in one pass: a large file's thousands of documents must not each move the
+    rest of the list."""
     crlf = lines[0].endswith("\r")
-    migrated = 0
-    for chunk in reversed(chunks):
+    migrated, out, copied = 0, [], 0  # copied: lines of `lines` already in `out` or replaced
+    for chunk in chunks:
         mine = {line: todo[line] for line in range(chunk.start + 1, chunk.stop + 1) if line in todo}
         if not mine:
             continue
         original = [lines[i].removesuffix("\r") for i in chunk]
-        new, count, left = rewrite_document(original, chunk.start + 1, path, mine)
+        new, count, left, changes = _rewrite(original, chunk, roots.get(chunk.start), mine, path)
         result.left.extend(left)
         if new is not None:
-            lines[chunk.start:chunk.stop] = [line + "\r" if crlf else line for line in new]
+            out.extend(lines[copied:chunk.start])
+            pieces.append((chunk.start, chunk.stop, len(out), len(out) + len(new), changes))
+            out.extend(line + "\r" if crlf else line for line in new)
+            copied = chunk.stop
             migrated += count
+    lines[:] = out + lines[copied:]
     return migrated
+
+
+def _rewrite(lines: list[str], chunk: range, root: Any, todo: dict[int, tuple[str, Migration]], path: str) \
+        -> tuple[list[str] | None, int, list[Left], list[tuple[int, int, int, int]] | None]:
+    """As text edits where they are sure (text_edits.py), else with ruamel.yaml (document.py)."""
+    if root is not None:
+        try:
+            return rewrite_document_text(lines, chunk.start, root, todo, path)
+        except Declined:
+            pass
+    paused = not gc.isenabled()
+    gc.enable()  # ruamel.yaml's objects do hold reference cycles: they are collected as it goes
+    try:
+        return (*rewrite_document(lines, chunk.start + 1, path, todo), None)
+    finally:
+        if paused:
+            gc.disable()
+
+
+def _roots(chunks: list[range], roots: list[Any]) -> dict[int, Any]:
+    """The first line of a document -> its composed root, for documents that hold exactly one."""
+    starts = [chunk.start for chunk in chunks]
+    found: dict[int, list[Any]] = {}
+    for root in roots:
+        index = bisect.bisect_right(starts, root.start_mark.line) - 1
+        if index >= 0 and root.start_mark.line < chunks[index].stop:
+            found.setdefault(starts[index], []).append(root)
+    return {start: nodes[0] for start, nodes in found.items() if len(nodes) == 1}
 
 
 def _documents(lines: list[str]) -> list[range]:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.comments import CommentedMap, TaggedScalar
 from ruamel.yaml.error import YAMLError as RuamelError
 
-from scanner.fix.engine import NotSafe, migrate
+from scanner.fix.engine import NotSafe, migrate, text_of
 from scanner.fix.layout import Layout, splice
 from scanner.fix.migrations import Migration
 from scanner.fix.result import Left
@@ -42,6 +42,11 @@ def rewrite_document(lines: list[str], first_line: int, path: str,
         except _Retry:
             continue
     left = [Left(path, line, todo[line][0], reason) for line, reason in not_safe.items()]
+    # What the scan read as an object but ruamel.yaml does not (a tag it keeps on apiVersion or kind)
+    # is named, not dropped.
+    found = {first_line + obj.lc.key("apiVersion")[0] for obj in _objects(document)}
+    left += [Left(path, line, name, _unmatched(document, line - first_line))
+             for line, (name, _) in todo.items() if line not in found and line not in not_safe]
     if not migrated:
         return None, 0, left
     after = layout.dump(document)
@@ -75,14 +80,32 @@ def _migrate_objects(document: Any, first_line: int, todo: dict[int, tuple[str, 
 
 def _objects(node: Any) -> Iterator[CommentedMap]:
     """Kubernetes objects in a document: the document itself, or the items of a List."""
-    if not (isinstance(node, CommentedMap) and isinstance(node.get("apiVersion"), str)
-            and isinstance(node.get("kind"), str)):
+    if not (isinstance(node, CommentedMap) and text_of(node.get("apiVersion")) is not None
+            and text_of(node.get("kind")) is not None):
         return
-    if node["kind"].endswith("List") and isinstance(node.get("items"), list):
+    if text_of(node["kind"]).endswith("List") and isinstance(node.get("items"), list):
         for item in node["items"]:
             yield from _objects(item)
     else:
         yield node
+
+
+def _unmatched(document: Any, line: int) -> str:
+    """Why the object whose apiVersion is on `line` (of the document) was not found to migrate."""
+    for node in _mappings(document):
+        if "apiVersion" in node and node.lc.key("apiVersion")[0] == line:
+            tags = [value.tag.value for value in (node.get("apiVersion"), node.get("kind"))
+                    if isinstance(value, TaggedScalar)]
+            if tags:
+                return f"its apiVersion or kind is tagged {tags[0]}, which fix does not rewrite; edit it by hand"
+    return "cannot be rewritten: ruamel.yaml does not read its apiVersion and kind as text; edit it by hand"
+
+
+def _mappings(node: Any) -> Iterator[CommentedMap]:
+    if isinstance(node, CommentedMap):
+        yield node
+        for item in node.get("items", ()) if isinstance(node.get("items"), list) else ():
+            yield from _mappings(item)
 
 
 def _data(lines: list[str]) -> Any:

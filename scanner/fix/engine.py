@@ -1,10 +1,12 @@
-"""Apply a migration's operations to one object loaded by ruamel.yaml (round-trip types).
+"""Apply a migration's operations to one object loaded by ruamel.yaml (round-trip types), or to
+plain data (what the edits of text_edits.py must read back as).
 
 Keys keep their place and their comments: a moved key's value lands where the key was.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Iterator
 
 from ruamel.yaml.comments import CommentedMap, CommentedOrderedMap, CommentedSet, TaggedScalar, merge_attrib
@@ -17,23 +19,38 @@ class NotSafe(Exception):
     """The object cannot be migrated mechanically; the message says why."""
 
 
-def migrate(obj: CommentedMap, migration: Migration) -> None:
+STR_TAG = "tag:yaml.org,2002:str"
+
+
+def migrate(obj: dict, migration: Migration) -> None:
     """Rewrite `obj` in place; NotSafe may leave it half done (the caller starts again without it)."""
-    _refuse_unusual(obj)
+    if isinstance(obj, CommentedMap):  # plain data holds nothing unusual
+        _refuse_unusual(obj)
     for unsafe in migration.unsafe:
         if any(_plain(value) == unsafe.equals for value in _values_at(obj, unsafe.path)):
             raise NotSafe(f"{unsafe.path}: {unsafe.reason}")
     old = obj["apiVersion"]
-    obj["apiVersion"] = type(old)(migration.new) if isinstance(old, ScalarString) else migration.new
+    if isinstance(old, TaggedScalar):  # `!!str extensions/v1beta1`: the tag and the style stay
+        obj["apiVersion"] = TaggedScalar(migration.new, style=old.style, tag=old.tag)
+    else:
+        obj["apiVersion"] = type(old)(migration.new) if isinstance(old, ScalarString) else migration.new
     for operation in migration.operations:
         kind, spec = next(iter(operation.items()))
-        for mapping in _mappings_at(obj, spec["at"]):
+        for mapping in mappings_at(obj, spec["at"]):
             (_move if kind == "move" else _default)(mapping, spec)
 
 
-def _refuse_unusual(obj: CommentedMap) -> None:
+def text_of(value: Any) -> str | None:
+    """A string as ruamel.yaml read it, `!!str` tagged or not; None for anything else."""
+    if isinstance(value, TaggedScalar):
+        return value.value if value.tag.value == STR_TAG and isinstance(value.value, str) else None
+    return value if isinstance(value, str) else None
+
+
+def _refuse_unusual(obj: dict) -> None:
     """Merge keys hide where a key comes from, and sets, ordered maps and tagged values have no
-    place a migration can move them to: an object holding any is left to a person."""
+    place a migration can move them to: an object holding any is left to a person. A `!!str` on
+    the apiVersion or the kind says what they are anyway."""
     stack, seen = [obj], set()
     while stack:
         node = stack.pop()
@@ -48,13 +65,15 @@ def _refuse_unusual(obj: CommentedMap) -> None:
             if getattr(node, merge_attrib, None):
                 raise NotSafe("a mapping in it uses a YAML merge key (<<), which hides where its keys come from; "
                               "edit it by hand")
-            stack.extend(node.values())
+            stack.extend(value for key, value in node.items()
+                         if node is not obj or key not in ("apiVersion", "kind") or text_of(value) is None)
         elif isinstance(node, list):
             stack.extend(node)
 
 
-def _segments(path: str) -> list[tuple[str, bool]]:
-    return [(part.removesuffix("[]"), part.endswith("[]")) for part in path.split(".")]
+@functools.cache  # a few paths, looked up for every object
+def _segments(path: str) -> tuple[tuple[str, bool], ...]:
+    return tuple((part.removesuffix("[]"), part.endswith("[]")) for part in path.split("."))
 
 
 def _values_at(node: Any, path: str) -> Iterator[Any]:
@@ -73,17 +92,17 @@ def _values_at(node: Any, path: str) -> Iterator[Any]:
     yield from current
 
 
-def _mappings_at(node: Any, path: str) -> list[CommentedMap]:
+def mappings_at(node: Any, path: str) -> list[dict]:
     seen: set[int] = set()  # an aliased mapping is edited once
     found = []
     for value in _values_at(node, path):
-        if isinstance(value, CommentedMap) and id(value) not in seen:
+        if isinstance(value, dict) and id(value) not in seen:
             seen.add(id(value))
             found.append(value)
     return found
 
 
-def _move_target(mapping: CommentedMap, spec: dict) -> str | None:
+def move_target(mapping: dict, spec: dict) -> str | None:
     """Where `from` goes for this value; raises NotSafe when it cannot be told or the key is merged in."""
     if spec["from"] not in mapping:
         return None
@@ -96,12 +115,12 @@ def _move_target(mapping: CommentedMap, spec: dict) -> str | None:
     return to[kind]
 
 
-def _move(mapping: CommentedMap, spec: dict) -> None:
-    target = _move_target(mapping, spec)
+def _move(mapping: dict, spec: dict) -> None:
+    target = move_target(mapping, spec)
     if target is None:
         return
     position = list(mapping).index(spec["from"])
-    comment = mapping.ca.items.pop(spec["from"], None)
+    comment = mapping.ca.items.pop(spec["from"], None) if isinstance(mapping, CommentedMap) else None
     value = mapping.pop(spec["from"])
     *parents, leaf = target.split(".")
     if next(_values_at(mapping, target), None) is not None:
@@ -109,10 +128,10 @@ def _move(mapping: CommentedMap, spec: dict) -> None:
     holder = mapping
     for key in parents:
         if key not in holder:
-            child = CommentedMap()
+            child = type(mapping)()
             _insert(holder, position if holder is mapping else len(holder), key, child)
             holder = child
-        elif isinstance(holder[key], CommentedMap):
+        elif isinstance(holder[key], dict):
             holder = holder[key]
         else:
             raise NotSafe(f"{key} is not a mapping; cannot put {spec['from']} under it")
@@ -121,13 +140,16 @@ def _move(mapping: CommentedMap, spec: dict) -> None:
         holder.ca.items[leaf] = comment
 
 
-def _insert(mapping: CommentedMap, position: int, key: str, value: Any) -> None:
+def _insert(mapping: dict, position: int, key: str, value: Any) -> None:
+    if not isinstance(mapping, CommentedMap):  # plain data: only what it holds matters
+        mapping[key] = value
+        return
     if mapping.fa.flow_style() and isinstance(value, CommentedMap):
         value.fa.set_flow_style()  # block content cannot sit inside a flow mapping
     mapping.insert(position, key, value)
 
 
-def _default(mapping: CommentedMap, spec: dict) -> None:
+def _default(mapping: dict, spec: dict) -> None:
     if spec["key"] in mapping:
         return
     keys = list(mapping)

@@ -26,7 +26,7 @@ class Layout:
     def __init__(self, text: str):
         lines = [line for line in text.split("\n") if line.strip() and not line.lstrip().startswith("#")]
         self.json_indent = _json_indent(lines) if text.lstrip().startswith(("{", "[")) else None
-        mapping = _mapping_indent(lines) or 2
+        mapping = mapping_indent(lines) or 2
         sequence, offset = _sequence_layout(lines) or (mapping, 0)
         self.yaml = YAML(typ="rt")
         self.yaml.preserve_quotes = True
@@ -54,7 +54,7 @@ def _key_column(line: str) -> int:
     return len(line) - len(line.lstrip(" -"))
 
 
-def _mapping_indent(lines: list[str]) -> int | None:
+def mapping_indent(lines: list[str]) -> int | None:
     """How far the first nested block mapping is indented from its parent key."""
     for parent, child in zip(lines, lines[1:]):
         if parent.rstrip().endswith(":") and not child.lstrip().startswith("-"):

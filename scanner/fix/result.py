@@ -20,12 +20,19 @@ class Left:
         return f"{self.path}:{self.line}: {self.object}: {self.reason}"
 
 
+# A changed document: (first, last + 1) line of it in the original text, the same in the fixed
+# text, and the blocks of its lines that differ (relative to it, old then new), or None where not
+# known (ruamel.yaml rewrote it: the diff compares its lines).
+Piece = tuple[int, int, int, int, "list[tuple[int, int, int, int]] | None"]
+
+
 @dataclass(frozen=True)
 class FileFix:
     path: str
-    original: str
+    original: str  # byte-order mark included: what the file holds, decoded
     fixed: str
     migrated: int  # objects
+    pieces: tuple[Piece, ...] = ()  # the documents that changed, for the diff (report/patch.py)
 
 
 @dataclass

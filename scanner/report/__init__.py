@@ -54,6 +54,8 @@ def hop_label(finding: Finding, result: ScanResult) -> str:
 
 
 def scan_span(result: ScanResult) -> str:
+    if result.clusters:
+        return f"{count(len(result.clusters), 'cluster')} up to {result.target}"
     return f"{result.current} → {result.target}" if result.current else f"up to {result.target}"
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from scanner import __version__
 from scanner.components.catalog import Catalog
 from scanner.components.pins import Detection
 from scanner.components.tree import TreeComponents
 from scanner.report.plan_json import location
 from scanner.report.paths import at
+from scanner.freshness import data_checked
 from scanner.report.plain import log_json, log_lines
 
 
@@ -37,16 +39,19 @@ def render_text(tree: TreeComponents, catalog: Catalog) -> str:
         lines.append(f"cluster: Kubernetes {pin.minor} ({pin.version}, {pin.distro or 'kubernetes'}) "
                      f"at {at(pin.origin)}, {pin.what}")
     found = len({d.component for d in tree.detections})
-    lines.append(f"{found} of {len(catalog.components)} known components detected")
+    lines.append(f"{found} of {len(catalog.components)} known components detected "
+                 f"(data checked {data_checked()}: releases after it are unknown to kubehop)")
     return log_lines(lines)  # one line each: nothing from the tree breaks one (report/plain.py)
 
 
 def render_json(tree: TreeComponents) -> str:
     document = {
+        "tool": {"name": "kubehop", "version": __version__, "data_checked": data_checked()},
         "components": [{
             "component": d.component, "pin": d.pin, "releases": [r.version for r in d.releases],
             "kubernetes": [{"release": r.version, "min": str(r.min) if r.min else None,
-                            "max": str(r.max) if r.max else None, "released": r.released,
+                            "max": str(r.max) if r.max else None, "open_ended": r.open_ended,
+                            "stated_through": str(r.through) if r.through else None, "released": r.released,
                             "source": r.source, "source_kind": r.source_kind, "note": r.note} for r in d.releases],
             **location(d.origin), "how": d.source, "what": d.what,
         } for d in tree.detections],

@@ -37,7 +37,7 @@ def render(result: ScanResult, color: bool = False) -> str:
     lines = [_finding(f) for f in result.findings]
     lines += [_diagnostic(d) for d in result.diagnostics]
     lines.append(log_line(printable(f"kubehop: {minor_sources(result, repo_path)}")))  # it names a file of the tree
-    lines.append(f"kubehop: {verdict(result)} ({counts(result)})")  # kubehop's words and numbers only
+    lines.append(f"kubehop: {verdict(result)} ({counts(result)}; data checked {result.data_checked})")  # kubehop's words
     return "\n".join(lines) + "\n"
 
 
@@ -47,6 +47,8 @@ def _where(path: str) -> str | None:
 
 def _finding(f: Finding) -> str:
     details = [f"{f.object_ref}: {f.text}"]
+    if f.clusters:
+        details.append(f"breaks in cluster{'s' if len(f.clusters) > 1 else ''} {', '.join(f.clusters)}")
     if f.origin.via:
         details.append(f"via {f.origin.via}")
     if f.note:

@@ -45,7 +45,22 @@ def finding_dict(finding: Finding, result: ScanResult) -> dict:
         "source": finding.source_url,
         # A component finding's state for its minor: supported, unsupported, unknown or unverified.
         "support": finding.support,
+        # In a fleet repository: each cluster it breaks in, and the hop there (each has its own minor).
+        **({"clusters": [{"name": name, "hop": hop_label(finding, _cluster(result, name))}
+                         for name in finding.clusters]} if finding.clusters else {}),
     }
+
+
+def _cluster(result: ScanResult, name: str) -> ScanResult:
+    return next((v.analysis for v in result.clusters if v.cluster.name == name), result)
+
+
+def _clusters(result: ScanResult) -> list[dict]:
+    return [{"name": v.cluster.name, "declared_by": v.cluster.declared_by,
+             "paths": [repo_path(p) for p in v.cluster.paths], "from": _minor(v.analysis.current),
+             "from_source": v.analysis.current_source, "errors": len(v.analysis.errors),
+             "warnings": len(v.analysis.warnings), "input_errors": len(v.analysis.input_errors)}
+            for v in result.clusters]
 
 
 def render(result: ScanResult, color: bool = False) -> str:
@@ -81,6 +96,7 @@ def render(result: ScanResult, color: bool = False) -> str:
                          for key in ("comments", "configuration", "baseline", "demoted", "excluded")},
         },
         "hops": list(hops.values()),
+        **({"clusters": _clusters(result)} if result.clusters else {}),
         "findings": [finding_dict(f, result) for f in result.findings],
         "diagnostics": [
             {"file": repo_path(d.path), "line": d.line, "level": d.level, "message": d.message}

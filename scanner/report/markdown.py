@@ -124,6 +124,8 @@ def _row(row: list[Finding]) -> str:
 def _place(f: Finding) -> str:
     place = md.path(where(f.origin.path, f.origin.line, f.origin.column))
     place += f"<br>{md.wrappable(md.text(f.object_ref))}"
+    if f.clusters:
+        place += f"<br><sub>cluster{'s' if len(f.clusters) > 1 else ''} {md.text(', '.join(f.clusters))}</sub>"
     if f.support:  # a component's state for the hop's minor: unsupported, unknown or unverified
         place += f" ({md.text(f.support)})"
     if f.origin.via:

@@ -43,8 +43,8 @@ def _window(plan: Plan, window: Window) -> dict:
         "api_blockers": [{**location(f.origin), "rule": f.rule_id, "object": f.object_ref, "message": f.text}
                          for f in window.api_blockers],
         "after": [_step(s) for s in window.after],
-        "notes": [{"distro": n.distro, "title": n.title, "detail": n.detail, "source": n.source}
-                  for n in window.notes],
+        "notes": [{"distro": n.distro, "title": n.title, "detail": n.detail, "source": n.source,
+                   "projected": n.projected} for n in window.notes],
         "problems": [{"severity": p.severity, "component": p.component, "message": p.text, "kind": p.kind,
                       "support": p.support, "fix": list(p.fix)} for p in window.problems],
         # Every finding `kubehop scan` reports that breaks at this hop (the window's counts are of these).

@@ -104,7 +104,8 @@ def _items(plan: Plan, window: Window) -> list[str]:
     if unknown:
         items.append(f"- ❔ support for {window.target} unknown: {md.text(', '.join(unknown))}\n")
     if window.notes:
-        notes = [f"- **{md.text(n.title)}** ({md.text(n.distro)}): {md.prose(n.detail)} {md.link('source', n.source)}"
+        notes = [f"- **{md.text(n.title)}** ({md.text(n.distro)}{', projected' if n.projected else ''}): "
+                 f"{md.prose(n.detail)} {md.link('source', n.source)}"
                  for n in window.notes]
         items.append(f"\n<details><summary>Hop notes for {window.target}: {count(len(notes), 'note')}</summary>\n\n"
                      + "".join(line + "\n" for line in notes) + "\n</details>\n")

@@ -158,7 +158,8 @@ def _window(plan: Plan, window: Window, distro: str) -> list[str]:
     lines.extend(_step_lines(window.after))
     lines.append(f"  5. Hop notes ({distro})" + ("" if window.notes else ": none in the data"))
     for note in window.notes:
-        lines.append(f"     {note.title} [{note.distro}]: {note.detail} ({note.source})")
+        projected = ", projected: from a pre-release source" if note.projected else ""
+        lines.append(f"     {note.title} [{note.distro}{projected}]: {note.detail} ({note.source})")
     lines.extend(f"  blocker: {message}" for message in problems(window, BLOCKER))
     lines.extend(f"  warning: {message}" for message in problems(window, WARNING))
     unknown = unknown_components(window)

@@ -125,6 +125,7 @@ def _result(finding: Finding, rule_index: int, result: ScanResult, root: str | N
             "via": finding.origin.via,
             "support": finding.support,
             "source": finding.source_url,
+            **({"clusters": list(finding.clusters)} if finding.clusters else {}),
         },
     }
     location = _location(root, finding.origin.path, finding.origin.line, finding.origin.column)

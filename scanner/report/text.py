@@ -23,24 +23,11 @@ def render(result: ScanResult, color: bool = False) -> str:
                    f"{count(result.objects, 'object')} in {count(result.files_read, 'file')} "
                    f"(data checked {result.data_checked})", "head"),
              paint(p(minor_sources(result, where)), "dim"), ""]
-    for label, group in groupby(result.findings, key=lambda f: hop_label(f, result)):
-        group = list(group)
-        lines.append(paint(f"{label[0].upper()}{label[1:]}: {count(len(group), 'finding')}", "head"))
-        for f in group:
-            at = p(where(f.origin.path, f.origin.line, f.origin.column))
-            lines.append(f"  {at}  {paint(f.severity, f.severity)}  {p(f.object_ref)}")
-            if f.origin.via:
-                lines.append(f"      via {p(f.origin.via)}")
-            lines.append(f"      {p(f.text)}")
-            if f.note:
-                lines.append(f"      {paint('note:', 'dim')} {p(f.note)}")
-            if f.remediation:
-                lines.append(f"      {paint('fix:', 'dim')}")
-                lines.extend(f"        {p(step)}" for step in f.remediation)
-            when = {"now": " (replacement already served: migrate now)",
-                    "during-hop": " (replacement served only later: migrate during the hop)"}.get(f.migrate, "")
-            lines.append(f"      {paint('rule:', 'dim')} {p(f.rule_id)}{when}")
-        lines.append("")
+    if result.clusters:
+        for view in result.clusters:
+            lines += _cluster_lines(view, paint)
+    else:
+        lines += _hop_lines(result, paint)
     if result.diagnostics:
         lines.append(paint(f"Input problems: {len(result.diagnostics)}", "head"))
         lines.extend(f"  {paint(d.level, 'error' if d.level == 'error' else 'dim')}  "
@@ -53,6 +40,45 @@ def render(result: ScanResult, color: bool = False) -> str:
     lines.extend(f"notice: {p(n)}" for n in result.notices)
     lines.append(_summary(result, paint))
     return log_text("\n".join(lines)) + "\n"
+
+
+def _hop_lines(result: ScanResult, paint, indent: str = "", cluster: str | None = None) -> list[str]:
+    """The findings grouped by hop; in a fleet, a finding shared with other clusters names them."""
+    p, lines = printable, []
+    for label, group in groupby(result.findings, key=lambda f: hop_label(f, result)):
+        group = list(group)
+        lines.append(indent + paint(f"{label[0].upper()}{label[1:]}: {count(len(group), 'finding')}", "head"))
+        for f in group:
+            at = p(where(f.origin.path, f.origin.line, f.origin.column))
+            lines.append(f"{indent}  {at}  {paint(f.severity, f.severity)}  {p(f.object_ref)}")
+            others = [c for c in f.clusters if c != cluster]
+            if cluster is not None and others:
+                lines.append(f"{indent}      {paint('also breaks:', 'dim')} {p(', '.join(others))}")
+            if f.origin.via:
+                lines.append(f"{indent}      via {p(f.origin.via)}")
+            lines.append(f"{indent}      {p(f.text)}")
+            if f.note:
+                lines.append(f"{indent}      {paint('note:', 'dim')} {p(f.note)}")
+            if f.remediation:
+                lines.append(f"{indent}      {paint('fix:', 'dim')}")
+                lines.extend(f"{indent}        {p(step)}" for step in f.remediation)
+            when = {"now": " (replacement already served: migrate now)",
+                    "during-hop": " (replacement served only later: migrate during the hop)"}.get(f.migrate, "")
+            lines.append(f"{indent}      {paint('rule:', 'dim')} {p(f.rule_id)}{when}")
+        lines.append("")
+    return lines
+
+
+def _cluster_lines(view, paint) -> list[str]:
+    """One cluster of a fleet: where it is declared, its span and where its current minor was read,
+    then its findings by hop."""
+    p, analysis, cluster = printable, view.analysis, view.cluster
+    lines = [paint(f"Cluster {p(cluster.name)}: {scan_span(analysis)}, {counts(analysis)}", "head"),
+             paint(f"  declared by {p(cluster.declared_by)}; deploys {p(', '.join(cluster.paths))}", "dim")]
+    if analysis.current_from.said_by:
+        lines.append(paint(f"  from {analysis.current}: {p(analysis.current_from.said_by)}", "dim"))
+    lines.append("")
+    return lines + (_hop_lines(analysis, paint, "  ", cluster.name) or ["  nothing found", ""])
 
 
 def _summary(result: ScanResult, paint) -> str:

@@ -63,6 +63,8 @@ class ScanInput:
     isolation: dict[str, str] = field(default_factory=dict)
     # Files the exclusions (`exclude` in the configuration, --exclude) left out: reports count them.
     excluded: int = 0
+    # The paths scanned: what a file the tree names may be read from (kustomize_refs.repository_root).
+    scanned: list[str] = field(default_factory=list)
 
     def extend(self, other: "ScanInput") -> None:
         if other.checked_early and self.checked_early == len(self.manifests):
@@ -97,7 +99,9 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     from scanner.options import ScanOptions
 
     options = options or ScanOptions()
-    result = ScanInput(diagnostics=list(options.config_problems))
+    # What the repository spans: the paths, and (a fleet's cluster reading part of it) its top.
+    scanned = [*paths, *(r for r in options.repository_roots if r not in paths)]
+    result = ScanInput(diagnostics=list(options.config_problems), scanned=scanned)
     charts: list[str] = []
     kustomizations: list[str] = []
     files: list[ManifestFile] = []
@@ -135,17 +139,17 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
         before_render(result)
     hazards = hazardous_files(result.diagnostics)
     if hazards and (charts or kustomizations):
-        charts, kustomizations, held = held_back(charts, kustomizations, hazards, paths)
+        charts, kustomizations, held = held_back(charts, kustomizations, hazards, scanned)
         result.unrendered.extend(held)
     if kustomizations and charts:
         charts = _without_kustomize_charts(charts, kustomizations, options)
     if charts or any(m.kind == "HelmRelease" for m in result.manifests):
-        result.extend(_all_or_each(charts, _charts, charts, result.manifests, target, options, paths))
+        result.extend(_all_or_each(charts, _charts, charts, result.manifests, target, options, scanned))
     if kustomizations:
         from scanner.sources.kustomize_errors import said_once
 
         built = _all_or_each(kustomizations, _kustomizations, kustomizations, result.manifests, target, options,
-                             paths)
+                             scanned)
         result.diagnostics, built.diagnostics = said_once(result.diagnostics, built.diagnostics)
         result.extend(built)
     for dump in options.helm_releases:
@@ -317,7 +321,6 @@ def _kustomizations(folders: list[str], manifests: list[Manifest], target: Minor
     # An object already read from its own file (or from another build) is not reported again.
     seen = {identity(m) for m in manifests}
     charts = _kustomize_helm(manifests, target, options)
-    flux_paths = kustomize_flux.flux_paths(manifests, scanned)
     result.isolation["kustomize"] = "none (--allow-network)" if options.allow_network else no_network.isolation()
     flux_paths, result.diagnostics = kustomize_flux.flux_paths(manifests, scanned)
     for outcome in kustomize.build_all(folders, command, options.allow_network, os.cpu_count() or 1, charts,

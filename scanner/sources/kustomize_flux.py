@@ -41,11 +41,11 @@ def flux_paths(manifests: list[Manifest], scanned: list[str]) -> tuple[frozenset
                                        "read (kubehop reads nothing outside the repository)",
                                        manifest.origin_at(key).line if key is not None else manifest.origin.line))
             continue
-        found.add(_source_path(folder, path.lstrip("/"), top))
+        found.add(source_path(folder, path.lstrip("/"), top))
     return frozenset(found), problems
 
 
-def _source_path(folder: str, path: str, top: str) -> str:
+def source_path(folder: str, path: str, top: str) -> str:
     """The real folder `path` names, from the top of the source Flux reads: the repository's top, or,
     where that holds no such folder, the nearest folder above the object's own that does (an
     OCIRepository pushed from a subfolder with `flux push artifact --path=./kubernetes`), inside `top`."""

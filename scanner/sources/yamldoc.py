@@ -10,8 +10,10 @@ absurd nesting.
 
 from __future__ import annotations
 
+import gc
 import re
 import sys
+from contextlib import contextmanager
 from typing import Any, Iterator
 
 import yaml
@@ -92,6 +94,20 @@ def compose_documents(text: str, path: str, anchors_renamed: bool = False) -> tu
             diagnostics.extend(found)
         trusted.append(node)
     return trusted, diagnostics
+
+
+@contextmanager
+def cyclic_gc_paused() -> Iterator[None]:
+    """Composed YAML nodes form no reference cycles, but a scan (or a fix) makes millions of them and
+    the cyclic collector would re-walk those alive on every collection: 3-4x the parse time. Nothing
+    is frozen afterwards: what was let go is freed, and repeated runs in one process do not pile up."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def load_data(text: str, path: str) -> Any:

@@ -1,0 +1,182 @@
+"""One repository, several clusters: each analysed on its own, then seen together.
+
+Each cluster the repository declares (scanner.clusters) is analysed as a tree of its own: its current
+minor from its own pins, its own components, the shared files checked once per cluster that deploys
+them. The fleet's Analysis holds every cluster's, and their findings once each, a finding in a shared
+base naming every cluster it breaks (Finding.clusters); the verdict counts each finding once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+from scanner.analysis import Analysis, ClusterAnalysis, NoCurrentMinor, analyse
+from scanner.checks import sort_findings
+from scanner.clusters import Cluster, flux_clusters
+from scanner.current_minor import CurrentMinor
+from scanner.model import Diagnostic, Finding
+from scanner.options import ScanOptions
+from scanner.sources import ScanInput, collect
+from scanner.versions import Minor
+
+
+class FleetChoiceError(Exception):
+    """--cluster names no cluster of the tree, or --from was given for a tree of several clusters."""
+
+
+def find_clusters(paths: list[str], options: ScanOptions) -> list[Cluster]:
+    """The clusters the configuration names, else those Flux is bootstrapped into; none for one cluster."""
+    return _clusters_and_objects(paths, options)[0]
+
+
+def _clusters_and_objects(paths: list[str], options: ScanOptions) -> tuple[list[Cluster], list]:
+    if "-" in paths:  # standard input is one stream: no folders to tell clusters apart by
+        return list(options.clusters), []
+    plain = _plain_manifests(paths, options)
+    if options.clusters:
+        return list(options.clusters), plain
+    found = flux_clusters(plain, paths)
+    return (found if len(found) > 1 else []), plain
+
+
+def analyse_fleet(paths: list[str], target: Minor, current: Minor | None = None,
+                  options: ScanOptions = ScanOptions(), only: str | None = None, **analysis) -> Analysis:
+    """The analysis of `paths`, cluster by cluster where the repository declares several (`only`: that one
+    cluster); `analysis`: what scanner.analysis.analyse takes besides."""
+    clusters, plain = _clusters_and_objects(paths, options)
+    if clusters:  # each cluster reads part of the repository; the repository still ends where it did
+        options = dataclasses.replace(options, repository_roots=tuple(p for p in paths if p != "-"))
+    if only is not None:
+        names = [c.name for c in clusters]
+        if only not in names:
+            raise FleetChoiceError(f"--cluster {only}: " + (f"the tree's clusters are {', '.join(names)}" if names
+                                                            else "the tree declares one cluster only"))
+        clusters = [c for c in clusters if c.name == only]
+        if current is not None:
+            return _one(clusters[0], analyse(list(clusters[0].paths), target, current, options, **analysis))
+        return _one(clusters[0], _analyse_cluster(clusters[0], target, options, analysis))
+    if not clusters:
+        return analyse(paths, target, current, options, **analysis)
+    if current is not None:
+        raise FleetChoiceError(f"the tree holds {len(clusters)} clusters ({', '.join(c.name for c in clusters)}), "
+                               "each at its own minor: --from applies to one, give --cluster NAME with it")
+    views = [ClusterAnalysis(c, _analyse_cluster(c, target, options, analysis)) for c in clusters]
+    left = _deployed_by_none(plain, views)
+    notices = []
+    if left:  # checked as the whole tree was before: no cluster of the repository claims them
+        rest = analyse(left, target, None, options, **{**analysis, "need_current": False})
+        if rest.findings or rest.input_errors:
+            views.append(ClusterAnalysis(Cluster(NO_CLUSTER, tuple(left), "no cluster of the repository deploys "
+                                                                            "these files"), rest))
+        else:
+            notices.append(f"{len(left)} file(s) with Kubernetes objects that no cluster deploys were checked on "
+                           "their own: nothing found")
+    merged = merge(views)
+    merged.notices += notices
+    return merged
+
+
+NO_CLUSTER = "(no cluster)"
+
+
+def _deployed_by_none(plain: Sequence, views: Sequence[ClusterAnalysis]) -> list[str]:
+    """Files of the tree holding Kubernetes objects that no cluster's analysis read."""
+    import os
+
+    from scanner.containment import within
+    from scanner.sources.files import KUSTOMIZATION_FILES
+
+    read = {os.path.realpath(m.origin.path) for v in views for m in v.analysis.manifests}
+    under = [os.path.realpath(p) for v in views for p in v.cluster.paths]
+    files = dict.fromkeys(m.origin.path for m in plain if m.group != "kustomize.config.k8s.io"
+                          and os.path.basename(m.origin.path) not in KUSTOMIZATION_FILES)
+    return [f for f in files if os.path.realpath(f) not in read
+            and not any(within(os.path.realpath(f), folder) for folder in under)]
+
+
+def _analyse_cluster(cluster: Cluster, target: Minor, options: ScanOptions, analysis: dict) -> Analysis:
+    try:
+        return analyse(list(cluster.paths), target, cluster.current, options, **analysis)
+    except NoCurrentMinor as why:
+        raise NoCurrentMinor(f"cluster {cluster.name}: {why} (or `from:` for it in the configuration's `clusters:`)") \
+            from None
+
+
+def _one(cluster: Cluster, analysis: Analysis) -> Analysis:
+    findings = [dataclasses.replace(f, clusters=(cluster.name,)) for f in analysis.findings]
+    return dataclasses.replace(analysis, findings=findings,
+                               clusters=[ClusterAnalysis(cluster, dataclasses.replace(analysis, findings=findings))])
+
+
+def merge(views: Sequence[ClusterAnalysis]) -> Analysis:
+    """The fleet as one Analysis: each finding once, naming the clusters it breaks in."""
+    found: dict[tuple, Finding] = {}
+    named: list[ClusterAnalysis] = []
+    for view in views:
+        mine = [dataclasses.replace(f, clusters=(view.cluster.name,)) for f in view.analysis.findings]
+        for finding in mine:
+            key = finding_key(finding)
+            if key in found:
+                found[key] = dataclasses.replace(found[key], clusters=found[key].clusters + (view.cluster.name,))
+            else:
+                found[key] = finding
+        named.append(ClusterAnalysis(view.cluster, dataclasses.replace(view.analysis, findings=mine)))
+    for view in named:  # each cluster's findings name every cluster they break in too
+        view.analysis.findings = [dataclasses.replace(f, clusters=found[finding_key(f)].clusters)
+                                  for f in view.analysis.findings]
+    first = views[0].analysis
+    analyses = [v.analysis for v in views]
+    return Analysis(
+        target=first.target, current=None,
+        findings=sort_findings(found.values()),
+        diagnostics=_once(d for a in analyses for d in a.diagnostics),
+        unrendered=_once(d for a in analyses for d in a.unrendered),
+        files_read=sum(a.files_read for a in analyses), objects=sum(a.objects for a in analyses),
+        data_checked=first.data_checked,
+        notices=_cluster_notices(views),
+        fail_on=first.fail_on,
+        silenced={key: sum(a.silenced.get(key, 0) for a in analyses) for key in first.silenced},
+        rendered_with={k: v for a in analyses for k, v in a.rendered_with.items()},
+        isolation={k: v for a in analyses for k, v in a.isolation.items()},
+        target_source=first.target_source, configuration=first.configuration,
+        current_from=CurrentMinor(None), manifests=[], clusters=named,
+        rules={rule_id: info for a in analyses for rule_id, info in a.rules.items()})
+
+
+def finding_key(finding: Finding) -> tuple:
+    """The same finding, whichever cluster's analysis made it: one edit in one file."""
+    return (finding.rule_id, finding.origin.path, finding.origin.line, finding.origin.column, finding.kind,
+            finding.namespace, finding.name)
+
+
+def _once(diagnostics) -> list[Diagnostic]:
+    return sorted(dict.fromkeys(diagnostics), key=lambda d: (d.path, d.line or 0, d.message))
+
+
+def _cluster_notices(views: Sequence[ClusterAnalysis]) -> list[str]:
+    """A notice every cluster gave, once; one only some gave, with their names."""
+    said: dict[str, list[str]] = {}
+    for view in views:
+        for notice in view.analysis.notices:
+            said.setdefault(notice, []).append(view.cluster.name)
+    everyone = len(views)
+    return [notice if len(names) == everyone else f"cluster {', '.join(names)}: {notice}"
+            for notice, names in said.items()]
+
+
+class _Read(Exception):
+    def __init__(self, read: ScanInput):
+        self.read = read
+
+
+def _plain_manifests(paths: list[str], options: ScanOptions) -> list:
+    """The objects of the plain files under `paths`, nothing rendered: enough to see the clusters."""
+    def stop(read: ScanInput) -> None:
+        raise _Read(read)
+
+    try:
+        collect(paths, None, dataclasses.replace(options, render=False), before_render=stop)
+    except _Read as done:
+        return done.read.manifests
+    return []

@@ -1,0 +1,101 @@
+"""One repository, several clusters (issue 28): each cluster analysed from its own version, with what it
+really deploys; a finding in a shared base names every cluster it breaks; scan and plan count the same."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, invoke, kustomize_or_skip
+from scanner.fleet import find_clusters
+from scanner.options import ScanOptions
+
+FLEET = FIXTURES / "fleet"  # clusters/dev (k3s v1.31.5) and clusters/prod (v1.29.4), sharing apps/base
+
+
+@pytest.fixture(autouse=True)
+def kustomize(monkeypatch):
+    command = kustomize_or_skip()
+    monkeypatch.setenv("KUBEHOP_KUSTOMIZE" if command[1] == "build" else "KUBEHOP_KUBECTL", command[0])
+
+
+def scan_json(*args: str, cwd: Path | None = None) -> tuple[int, dict]:
+    done = invoke("scan", "--no-config", "--format", "json", "--target", "1.36", *args, cwd=cwd)
+    return done.returncode, json.loads(done.stdout)
+
+
+def test_the_clusters_flux_is_bootstrapped_into_are_found_with_what_they_deploy():
+    clusters = {c.name: c.paths for c in find_clusters([str(FLEET)], ScanOptions())}
+    fleet = os.path.relpath(FLEET)  # named as the scan names files
+    assert clusters == {"dev": (f"{fleet}/clusters/dev", f"{fleet}/apps/dev"),
+                        "prod": (f"{fleet}/clusters/prod", f"{fleet}/apps/prod")}
+
+
+def test_each_cluster_starts_from_its_own_version_and_a_shared_finding_names_both():
+    code, report = scan_json(str(FLEET))
+    assert code == 1
+    clusters = {c["name"]: (c["from"], c["from_source"], c["errors"]) for c in report["clusters"]}
+    assert clusters == {"dev": ("1.31", "upgrade-orders", 1), "prod": ("1.29", "upgrade-orders", 2)}
+    by_rule = {f["rule"]: f["clusters"] for f in report["findings"]}
+    assert by_rule == {
+        "flowcontrol.apiserver.k8s.io/v1beta3/FlowSchema": [{"name": "dev", "hop": "hop to 1.32"},
+                                                             {"name": "prod", "hop": "hop to 1.32"}],
+        "policy/v1beta1/PodDisruptionBudget": [{"name": "prod", "hop": "already broken at 1.29"}]}
+    # dev's own Plan is dev's minor, not a skip from prod's 1.29; the shared finding counts once
+    assert report["summary"]["errors"] == 2
+    assert not [f for f in report["findings"] if f["rule"].startswith("upgrade-order/")]
+
+
+def test_the_text_report_groups_by_cluster_then_hop():
+    text = invoke("scan", "--no-config", "--target", "1.36", str(FLEET)).stdout
+    dev, prod = text.index("Cluster dev: 1.31 → 1.36, 1 blocker"), text.index("Cluster prod: 1.29 → 1.36, 2 blockers")
+    assert dev < prod and "also breaks: prod" in text[dev:prod] and "also breaks: dev" in text[prod:]
+    assert text.rstrip().endswith("blocked: 1.36 cannot be reached as is (2 blockers, 0 warnings)")
+
+
+def test_plan_gives_a_set_of_windows_per_cluster_and_counts_what_scan_counts():
+    plan = json.loads(invoke("plan", "--no-config", "--format", "json", "--target", "1.36", str(FLEET)).stdout)
+    assert (plan["blockers"], plan["warnings"]) == (2, 0)
+    windows = {c["name"]: (c["from"], len(c["windows"]), c["blockers"]) for c in plan["clusters"]}
+    assert windows == {"dev": ("1.31", 5, 1), "prod": ("1.29", 7, 2)}
+    text = invoke("plan", "--no-config", "--target", "1.36", str(FLEET)).stdout
+    assert text.rstrip().splitlines()[-1] == "blocked: 1.36 cannot be reached as is (2 blockers, 0 warnings)"
+
+
+def test_from_applies_to_one_cluster():
+    done = invoke("scan", "--no-config", "--from", "1.30", "--target", "1.36", str(FLEET))
+    assert done.returncode == 2 and "the tree holds 2 clusters (dev, prod)" in done.stderr
+    code, report = scan_json("--cluster", "prod", "--from", "1.30", str(FLEET))
+    assert report["from"] == "1.30" and [c["name"] for c in report["clusters"]] == ["prod"]
+    done = invoke("plan", "--no-config", "--cluster", "staging", "--target", "1.36", str(FLEET))
+    assert done.returncode == 2 and "the tree's clusters are dev, prod" in done.stderr
+
+
+def test_the_configuration_names_the_clusters_and_their_minors(tmp_path):
+    repo = tmp_path / "repo"
+    shutil.copytree(FLEET, repo)
+    (repo / ".git").mkdir()
+    (repo / ".kubehop.yaml").write_text("clusters:\n  - name: canary\n    paths: [apps/dev]\n    from: \"1.33\"\n"
+                                        "  - name: main\n    paths: [apps/prod, ../outside]\n")
+    done = invoke("scan", "--format", "json", "--target", "1.36", ".", cwd=repo)
+    report = json.loads(done.stdout)
+    assert [(c["name"], c["from"]) for c in report["clusters"]][:2] == [("canary", "1.33"), ("main", None)]
+    (problem,) = [d for d in report["diagnostics"] if "clusters[1].paths[1]" in d["message"]]
+    assert "leaves the repository" in problem["message"] and problem["line"] == 6
+
+
+def test_files_no_cluster_deploys_are_still_checked(tmp_path):
+    repo = tmp_path / "repo"
+    shutil.copytree(FLEET, repo)
+    (repo / ".git").mkdir()
+    (repo / "attic").mkdir()
+    (repo / "attic" / "old.yaml").write_text("apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata:\n"
+                                             "  name: forgotten\nspec: {}\n")
+    code, report = scan_json(".", cwd=repo)
+    (finding,) = [f for f in report["findings"] if f["object"]["name"] == "forgotten"]
+    assert finding["clusters"] == [{"name": "(no cluster)", "hop": "hop to 1.22"}]
+    assert report["summary"]["errors"] == 3
