@@ -17,10 +17,10 @@ SCOPE = TREE
 
 
 def _rules(rulebook: Rulebook) -> dict[str, RuleInfo]:
-    return {rule.id: describe_api_rule(rule, rulebook) for rule in rulebook.rules()}
+    return {rule.id: _describe(rule, rulebook) for rule in rulebook.rules()}
 
 
-def describe_api_rule(rule: ApiRule, rulebook: Rulebook) -> RuleInfo:
+def _describe(rule: ApiRule, rulebook: Rulebook) -> RuleInfo:
     """What a core rule says, whatever the target: the replacement is the one the newest minor serves."""
     if rule.removed_in:
         title = f"not served from Kubernetes {rule.removed_in}"

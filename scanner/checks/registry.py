@@ -140,15 +140,6 @@ def info_of(check: ModuleType, rule_id: str, rulebook: "Rulebook") -> RuleInfo |
     return info
 
 
-def declared(rulebook: "Rulebook") -> dict[str, tuple[ModuleType, RuleInfo]]:
-    """Every declared rule id, with the check that declares it and what it is."""
-    index: dict[str, tuple[ModuleType, RuleInfo]] = {}
-    for check in checks():
-        for rule_id, info in rules_of(check, rulebook).items():
-            index.setdefault(rule_id, (check, info))
-    return index
-
-
 def describe(rule_ids: Iterable[str], rulebook: "Rulebook") -> dict[str, RuleInfo]:
     """What each of `rule_ids` is, from the check that declares it (the reports' rule metadata)."""
     found: dict[str, RuleInfo] = {}
