@@ -65,7 +65,7 @@ def main() -> None:
     args = parser.parse_args()
 
     sys.path.insert(0, str(REPO))
-    from scanner.sources.tools import find_tool, tool_version
+    from scanner.sources.tools.find import find_tool, tool_version
 
     helm = find_tool("helm")
     if helm is None:

@@ -24,8 +24,8 @@ sys.path.insert(0, str(REPO))
 
 
 def folders(tree: Path) -> list[str]:
-    from scanner.sources.files import KustomizeFolder, walk
-    from scanner.sources.kustomize_refs import read_kustomization
+    from scanner.sources.files.walk import KustomizeFolder, walk
+    from scanner.sources.kustomize.refs import read_kustomization
 
     found = [item.path for item in walk([str(tree)]) if isinstance(item, KustomizeFolder)]
     return [folder for folder in found if read_kustomization(folder).document.get("kind") != "Component"]
@@ -56,7 +56,7 @@ def main() -> None:
     parser.add_argument("--target", default="1.36")
     parser.add_argument("--rounds", type=int, default=1)
     args = parser.parse_args()
-    from scanner.sources.tools import kustomize_command
+    from scanner.sources.tools.find import kustomize_command
 
     command = kustomize_command()
     if command is None:

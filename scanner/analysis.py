@@ -21,8 +21,8 @@ from scanner.options import ScanOptions
 from scanner.policy import apply_policy, latent_as_warnings
 from scanner.rulebook import load_rulebook
 from scanner.sources import ScanInput, collect
-from scanner.sources.retention import Retention
-from scanner.sources.yamldoc import cyclic_gc_paused
+from scanner.sources.files.retention import Retention
+from scanner.sources.yaml.yamldoc import cyclic_gc_paused
 from scanner.versions import Minor
 
 if TYPE_CHECKING:
@@ -123,16 +123,16 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
         scan_input: ScanInput = collect(paths, target, options, on_file=early, before_render=before_render)
         # Objects read from a cluster (a dump met in the tree) are cluster state, not desired state; those
         # of plain files were told apart as they were read, while their nodes were held (_EarlyChecks).
-        read_early = scan_input.manifests[:scan_input.checked_early]
-        late, late_live, _ = split_live(scan_input.manifests[scan_input.checked_early:])
-        scan_input.manifests, live = read_early + late, scan_input.live + late_live
+        read_early = scan_input.manifests[:early.checked]
+        late, late_live, _ = split_live(scan_input.manifests[early.checked:])
+        scan_input.manifests, live = read_early + late, early.live + late_live
         notices = [live_notice(live)] if live else []
         crds, cluster = CrdIndex.from_manifests(scan_input.manifests), None
         if options.cluster_state or live:
             cluster, problems = load_cluster_state(list(options.cluster_state), live)
             scan_input.diagnostics.extend(problems)
             crds = crds.then(cluster.crds)  # a custom resource whose CRD is not in the tree
-        tree = _pins(scan_input, catalog)
+        tree = _pins(scan_input, catalog, early)
         found = resolve_current(target, current, given_by(options), version_file, cluster, tree.cluster)
         notices += found.notices
         if need_current and found.minor is None:
@@ -144,7 +144,7 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
                               duplicate_keys=tuple(scan_input.duplicate_keys))
         findings = latent_as_warnings(
             run_checks(scan_input.manifests, context, scan_input.diagnostics, tree_checks())
-            + run_checks(late, context, scan_input.diagnostics, per_object) + scan_input.findings,
+            + run_checks(late, context, scan_input.diagnostics, per_object) + early.findings,
             scan_input.latent)
     findings, unused, policy_notices, silenced = apply_policy(findings, scan_input.suppressions, options)
     silenced["excluded"] = scan_input.excluded
@@ -184,24 +184,35 @@ def _no_current(found: CurrentMinor) -> str:
 
 
 class _EarlyChecks:
-    """Run on each plain file as soon as it is read: the per-object checks (their findings join the
-    file's) and the component pins of its objects, while their nodes are held; then the nodes are let
-    go (sources/retention.py), so a scan's memory does not grow with its tree."""
+    """Run on each plain file as soon as it is read (sources.FileHook): the per-object checks and the
+    component pins of its objects, while their nodes are held; then the nodes are let go
+    (sources/files/retention.py), so a scan's memory does not grow with its tree. What it finds is
+    kept here, not in the sources' ScanInput."""
 
     def __init__(self, context: ScanContext, checks: Sequence, catalog: Catalog):
         from scanner.components.detect import ObjectPins
 
         self.context, self.checks = context, checks
-        self.pins = ObjectPins(catalog)
+        self._object_pins = ObjectPins(catalog)
         self._retention = Retention()
+        self.checked = 0  # the first `checked` objects of the sources' input: those of the plain files
+        self.live: list[Manifest] = []  # objects of those files that carry server-side state (split_live)
+        self.findings: list[Finding] = []  # the per-object checks' findings on the other objects
+        self.pins: list = []  # their component pins (scanner.components.pins.Detection)
 
-    def __call__(self, found: ScanInput) -> None:
+    def __call__(self, found: ScanInput) -> tuple[list[Manifest], tuple[list[Finding], list, int]]:
         found.manifests, live, _ = split_live(found.manifests)
-        found.live += live
-        found.findings += run_checks(found.manifests, self.context, found.diagnostics, self.checks)
-        found.pins += self.pins.of(found.manifests, found.diagnostics)
-        found.checked_early = len(found.manifests)
+        findings = run_checks(found.manifests, self.context, found.diagnostics, self.checks)
+        pins = self._object_pins.of(found.manifests, found.diagnostics)
         self._retention.release(found.manifests)
+        return live, (findings, pins, len(found.manifests))
+
+    def keep(self, live: list[Manifest], kept: tuple[list[Finding], list, int]) -> None:
+        findings, pins, checked = kept
+        self.live += live
+        self.findings += findings
+        self.pins += pins
+        self.checked += checked
 
 
 class _CurrentFromPlainFiles:
@@ -227,10 +238,10 @@ class _CurrentFromPlainFiles:
             raise NoCurrentMinor(_no_current(found))
 
 
-def _pins(scan_input: ScanInput, catalog: Catalog) -> TreeComponents:
+def _pins(scan_input: ScanInput, catalog: Catalog, early: _EarlyChecks) -> TreeComponents:
     from scanner.components.reading import pins_of
 
-    return pins_of(scan_input, catalog)
+    return pins_of(scan_input, catalog, (early.pins, early.checked))
 
 
 def _components(tree: TreeComponents, scan_input: ScanInput, catalog: Catalog, target: Minor,
@@ -238,7 +249,7 @@ def _components(tree: TreeComponents, scan_input: ScanInput, catalog: Catalog, t
     """The component state of the whole tree (the notices of what could not be read of the charts' own
     constraints join the analysis')."""
     from scanner.components.tree import component_timeline
-    from scanner.sources.chart_index import chart_versions
+    from scanner.components.chart_index import chart_versions
 
     charts = chart_versions(tree.charts, options.allow_network)
     scan_input.notices.extend(charts.notices)

@@ -144,7 +144,7 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
     from scanner.fix.write import NotWritten, Stopped, die_of, write_fixed
     from scanner.model import Diagnostic
     from scanner.rulebook import load_rulebook
-    from scanner.sources.exclude import Exclusions
+    from scanner.exclusions import Exclusions
 
     if "-" in paths:
         raise click.UsageError("fix rewrites files; it cannot read standard input")

@@ -103,8 +103,8 @@ def plan_command(paths, target, current, distro, fmt, output, orders_folder, con
     from scanner.baseline import BaselineError
     from scanner.data import DataError
     from scanner.fleet import FleetChoiceError
-    from scanner.fleet_plan import FleetPlan
-    from scanner.plan import PlanInputError, PlanRequest, plan_paths
+    from scanner.fleet_plan import FleetPlan, plan_paths
+    from scanner.plan import PlanInputError, PlanRequest
     from scanner.report import plan_json, plan_markdown, plan_text
 
     check_outputs([output])

@@ -20,7 +20,7 @@ from scanner.versions import Minor, parse_minor
 
 def _version_message() -> str:
     from scanner.freshness import data_checked
-    from scanner.sources import no_network, sandbox
+    from scanner.sources.tools import no_network, sandbox
 
     # How renders are kept from the network here without --allow-network (README, Security).
     return (f"kubehop {__version__} (data checked {data_checked()})\n"
@@ -232,7 +232,7 @@ def scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline
     configuration does not cover."""
     from scanner.clusters import configured_clusters
     from scanner.options import ScanOptions
-    from scanner.sources.exclude import Exclusions
+    from scanner.exclusions import Exclusions
 
     return ScanOptions(
         exclude=(Exclusions(str(config.folder), config.exclude), Exclusions(".", tuple(exclude))),

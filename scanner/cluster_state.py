@@ -18,10 +18,10 @@ from yaml.nodes import SequenceNode
 from scanner.crds import Crd, CrdIndex, as_dict, is_crd, parse_crd
 from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest, Origin, object_ref
-from scanner.report.paths import repo_path
-from scanner.sources.files import ManifestFile, read_file, walk
+from scanner.paths import repo_path
+from scanner.sources.files.walk import ManifestFile, read_file, walk
 from scanner.nodes import key_node, mapping_get, scalar
-from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, load_data, read_text
+from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, load_data, read_text
 from scanner.versions import Minor, parse_minor
 from scanner.words import count
 

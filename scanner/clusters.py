@@ -76,7 +76,7 @@ def flux_clusters(manifests: Sequence[Manifest], scanned: Sequence[str]) -> list
 
 def _bootstrap_folders(scanned: Iterable[str]) -> list[str]:
     """Folders holding `flux-system/gotk-*.yaml` (what `flux bootstrap` writes), under the scanned paths."""
-    from scanner.sources.files import SKIPPED_DIRS
+    from scanner.sources.files.walk import SKIPPED_DIRS
 
     found = []
     for path in scanned:
@@ -122,7 +122,7 @@ def _path_of(kustomization: Manifest, top: str, artifacts: Sequence[Manifest]) -
         path = _artifact_origin(str(source.get("name")), path, artifacts) or path
     if leaves(path, top, top):
         return None
-    from scanner.sources.kustomize_flux import source_path  # as Flux reads it: from the source's top
+    from scanner.sources.kustomize.flux import source_path  # as Flux reads it: from the source's top
 
     return source_path(os.path.dirname(kustomization.origin.path) or ".", path, top)
 

@@ -168,7 +168,7 @@ def _key_lines(raw: bytes, path: Path) -> Callable[..., int | None]:
 
     def line_of(*keys: str | int) -> int | None:
         from scanner.nodes import locate
-        from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents
+        from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, compose_documents
 
         try:  # composed only when a problem needs a line: the text was read as YAML already
             nodes, _ = compose_documents(raw.decode("utf-8-sig"), str(path))
@@ -217,7 +217,7 @@ def _parse_pyproject_tool(text: str) -> dict:
 
 
 def _parse_yaml(raw: bytes, path: Path) -> Any:
-    from scanner.sources.yamldoc import DocumentProblem, load_data
+    from scanner.sources.yaml.yamldoc import DocumentProblem, load_data
 
     try:
         document = load_data(raw.decode("utf-8-sig"), str(path))

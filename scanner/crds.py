@@ -12,7 +12,7 @@ from typing import Any, Iterable, Iterator
 
 from scanner.model import Manifest, Origin
 from scanner.nodes import key_node, mapping_get
-from scanner.report.paths import where
+from scanner.paths import where
 
 CRD_API_VERSION = "apiextensions.k8s.io/v1"
 CRD_KIND = "CustomResourceDefinition"

@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from scanner.report.paths import where
+from scanner.paths import where
 from scanner.versions import Minor
 
 if TYPE_CHECKING:

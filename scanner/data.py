@@ -177,7 +177,7 @@ def _read_user_yaml(path: Path) -> Any:
     except UnicodeDecodeError as err:
         raise DataError(f"{path}: not UTF-8 text (byte {err.object[err.start]:#04x})") from None
     except yaml.YAMLError as err:
-        from scanner.sources.yamldoc import yaml_error
+        from scanner.yaml_errors import yaml_error
 
         raise DataError(str(yaml_error(str(path), err))) from None
 

@@ -85,7 +85,7 @@ def _deployed_by_none(plain: Sequence, views: Sequence[ClusterAnalysis]) -> list
     import os
 
     from scanner.containment import within
-    from scanner.sources.files import KUSTOMIZATION_FILES
+    from scanner.sources.files.walk import KUSTOMIZATION_FILES
 
     read = {os.path.realpath(m.origin.path) for v in views for m in v.analysis.manifests}
     under = [os.path.realpath(p) for v in views for p in v.cluster.paths]

@@ -1,6 +1,8 @@
 """The plan of a repository of several clusters: one set of windows per cluster, each from its own
 current minor, in the order the repository lists its clusters (its `clusters:`, else by name). The
-verdict counts each finding once, as `kubehop scan` of the same tree does (scanner.fleet)."""
+verdict counts each finding once, as `kubehop scan` of the same tree does (scanner.fleet).
+`plan_paths`, the service behind `kubehop plan`, gives it, or the Plan of a repository of one
+cluster (scanner.plan)."""
 
 from __future__ import annotations
 
@@ -9,11 +11,12 @@ from typing import TYPE_CHECKING
 
 from scanner.versions import Minor
 
+from scanner.plan import Plan, PlanInputError, PlanRequest, plan_of
+
 if TYPE_CHECKING:
     from scanner.analysis import Analysis
     from scanner.clusters import Cluster
     from scanner.model import Finding
-    from scanner.plan import Plan
 
 
 @dataclass
@@ -46,3 +49,26 @@ class FleetPlan:
         """Findings of files no planned cluster deploys (scanner.fleet's "no cluster" group)."""
         planned = {c.name for c, _ in self.plans}
         return [f for f in self.analysis.findings if not planned.intersection(f.clusters)]
+
+
+def plan_paths(request: PlanRequest) -> tuple[Plan | FleetPlan, Analysis]:
+    """Analyse a tree and plan its hops: the service behind `kubehop plan`. A repository of several
+    clusters gets a plan per cluster (scanner.fleet), each from its own current minor."""
+    from scanner.analysis import NoCurrentMinor
+    from scanner.current_minor import given_by
+    from scanner.fleet import analyse_fleet
+    from scanner.options import ScanOptions
+
+    options = request.options or ScanOptions(unknown=request.unknown, allow_network=request.allow_network)
+    if request.current is not None and request.current >= request.target:
+        raise PlanInputError(f"the cluster is at {request.current} ({given_by(options)}): --target "
+                             f"{request.target} is not newer")
+    try:
+        analysis = analyse_fleet(request.paths, request.target, request.current, options, only=request.cluster,
+                                 version_file=request.version_file, need_current=True)
+    except NoCurrentMinor as why:
+        raise PlanInputError(str(why)) from None
+    if len(analysis.clusters) > 1:
+        plans = [(v.cluster, plan_of(v.analysis, request)) for v in analysis.clusters if v.analysis.current]
+        return FleetPlan(plans, analysis), analysis
+    return plan_of(analysis, request), analysis

@@ -11,7 +11,7 @@ from scanner.components.catalog import Catalog
 from scanner.freshness import data_checked
 from scanner.model import Manifest
 from scanner.rulebook import ServedApis
-from scanner.sources.files import KUSTOMIZATION_FILES
+from scanner.sources.files.walk import KUSTOMIZATION_FILES
 from scanner.versions import Minor
 from scanner.report.plain import log_json, log_lines
 

@@ -49,11 +49,11 @@ class Manifest:
     _node: Any = field(repr=False)
     _body: Any = field(repr=False)
     # For an object read from a tool's output (a render, a build): its nodes' (line, column) there ->
-    # (line, column) in origin.path (sources/line_map.py). None: the nodes were read from that file.
+    # (line, column) in origin.path (sources/yaml/line_map.py). None: the nodes were read from that file.
     line_map: Callable[[int, int], tuple[int, int]] | None = field(repr=False)
-    # Composes a released node again (sources/retention.py); None while the node is held.
+    # Composes a released node again (sources/files/retention.py); None while the node is held.
     _recompose: Callable[["Manifest"], Any] | None = field(repr=False)
-    # A file a kustomization in the tree applies as a patch (sources/kustomize_patches.py): a partial
+    # A file a kustomization in the tree applies as a patch (sources/kustomize/patches.py): a partial
     # object, whose completeness is judged on the built object.
     patch: bool = field(repr=False)
     # Read from a chart template as text: its apiVersion and kind are known, its body is not.
@@ -72,7 +72,7 @@ class Manifest:
         return self._node
 
     def __reduce__(self):
-        """A node does not cross processes (sources/parallel.py): the receiver composes it again. Only
+        """A node does not cross processes (sources/files/parallel.py): the receiver composes it again. Only
         an object read from a file of its own (no line_map) is sent."""
         return (Manifest, (self.api_version, self.kind, self.name, self.namespace, self.origin))
 
@@ -160,7 +160,7 @@ class Finding:
 @dataclass(frozen=True, slots=True)
 class DuplicateKey:
     """A key that helm's output writes twice in one object: a fact a source hands the checks
-    (sources/rendered_duplicates.py finds it, checks/duplicate_keys.py reports it)."""
+    (sources/helm/rendered_duplicates.py finds it, checks/duplicate_keys.py reports it)."""
 
     manifest: Manifest
     key: str  # the key written twice

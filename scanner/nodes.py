@@ -1,6 +1,6 @@
 """Reading composed YAML nodes: the value under a key, the node a person looks at, plain data.
 
-Nodes come from libyaml's composer (sources/yamldoc.py) and keep their line and column; what is
+Nodes come from libyaml's composer (sources/yaml/yamldoc.py) and keep their line and column; what is
 here needs nothing else of kubehop, so the model can build an object's body on demand without
 importing the readers.
 """

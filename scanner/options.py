@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scanner.model import Diagnostic
-from scanner.sources.exclude import Exclusions
+from scanner.exclusions import Exclusions
 
 
 @dataclass(frozen=True)

@@ -25,17 +25,16 @@ from scanner.components.pins import ClusterPin
 from scanner.components.state import (BLOCKER, UNKNOWN, WARNING, ComponentState, Migration, Problem, Step,
                                       Timeline, component_states, resolve)
 from scanner.model import Finding, Manifest
-from scanner.report.paths import where  # files named as every report names them
+from scanner.paths import where  # files named as every report names them
 from scanner.versions import Minor, minor_range
 
 if TYPE_CHECKING:
     from scanner.analysis import Analysis
-    from scanner.fleet_plan import FleetPlan
     from scanner.options import ScanOptions
     from scanner.rulebook import Rulebook
 
 __all__ = ["BLOCKER", "UNKNOWN", "WARNING", "ComponentState", "Migration", "Plan", "PlanInputError", "PlanRequest",
-           "Problem", "Step", "Window", "build_plan", "component_states", "plan_paths"]
+           "Problem", "Step", "Window", "build_plan", "component_states", "plan_of"]
 
 
 @dataclass
@@ -186,30 +185,6 @@ class PlanRequest:
     options: ScanOptions | None = None
     allow_network: bool = False  # without `options`
     cluster: str | None = None  # --cluster: of a repository of several clusters, plan this one
-
-
-def plan_paths(request: PlanRequest) -> tuple["Plan | FleetPlan", "Analysis"]:
-    """Analyse a tree and plan its hops: the service behind `kubehop plan`. A repository of several
-    clusters gets a plan per cluster (scanner.fleet), each from its own current minor."""
-    from scanner.analysis import NoCurrentMinor
-    from scanner.current_minor import given_by
-    from scanner.fleet import analyse_fleet
-    from scanner.fleet_plan import FleetPlan
-    from scanner.options import ScanOptions
-
-    options = request.options or ScanOptions(unknown=request.unknown, allow_network=request.allow_network)
-    if request.current is not None and request.current >= request.target:
-        raise PlanInputError(f"the cluster is at {request.current} ({given_by(options)}): --target "
-                             f"{request.target} is not newer")
-    try:
-        analysis = analyse_fleet(request.paths, request.target, request.current, options, only=request.cluster,
-                                 version_file=request.version_file, need_current=True)
-    except NoCurrentMinor as why:
-        raise PlanInputError(str(why)) from None
-    if len(analysis.clusters) > 1:
-        plans = [(v.cluster, plan_of(v.analysis, request)) for v in analysis.clusters if v.analysis.current]
-        return FleetPlan(plans, analysis), analysis
-    return plan_of(analysis, request), analysis
 
 
 def plan_of(analysis: "Analysis", request: PlanRequest) -> Plan:

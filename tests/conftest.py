@@ -53,7 +53,7 @@ def shared_or_skip(relative: str) -> Path:
 
 def tool_or_skip(name: str) -> str:
     """helm, kubectl or kustomize as kubehop finds it (KUBEHOP_<NAME>, PATH, tool cache), else skip."""
-    from scanner.sources.tools import find_tool
+    from scanner.sources.tools.find import find_tool
 
     path = find_tool(name)
     if path is None:
@@ -71,7 +71,7 @@ def helm_env(tmp_path, monkeypatch) -> dict[str, str]:
 
 
 def kustomize_or_skip() -> list[str]:
-    from scanner.sources.tools import kustomize_command
+    from scanner.sources.tools.find import kustomize_command
 
     command = kustomize_command()
     if command is None:

@@ -263,7 +263,7 @@ def _format(args: list[str]) -> str:
 def environment(where: Path):
     """Caches kept apart from the user's (the tools still found where they were), restored afterwards:
     the rest of a test session must find the user's tool cache again."""
-    from scanner.sources.tools import find_tool
+    from scanner.sources.tools.find import find_tool
 
     tools = {f"KUBEHOP_{name.upper()}": find_tool(name) for name in ("helm", "kubectl")}
     wanted = {"KUBEHOP_CACHE_DIR": str(where / "cache"), "NO_COLOR": "1", "KUBEHOP_DEBUG": "",

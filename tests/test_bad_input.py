@@ -151,7 +151,7 @@ def test_a_redefined_anchor_is_valid_yaml(tmp_path):
     assert finding["object"]["name"] == "still-scanned" and finding["line"] == 1
     assert proc.returncode == 1
 
-    from scanner.sources.yamldoc import read_text
+    from scanner.sources.yaml.yamldoc import read_text
 
     [manifest], problems = read_text(text, "good.yaml")
     assert problems == []

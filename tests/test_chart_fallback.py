@@ -169,7 +169,7 @@ roleRef:
 
 
 def test_text_reading_pairs_each_apiversion_with_the_kinds_of_its_own_branch(tmp_path):
-    from scanner.sources.chart_templates import possible_objects
+    from scanner.sources.helm.chart_templates import possible_objects
 
     web = chart(tmp_path, "web", "", main=CHOSEN_TOGETHER)
     found = {(o.api_version, o.kind) for o in possible_objects(str(web))}
@@ -206,8 +206,8 @@ spec:
 
 def test_a_render_stopped_at_a_bound_stays_an_input_problem(tmp_path):
     """A chart over an output, memory or time bound is the user's to look at (exit 3), not read as text."""
-    from scanner.sources.chart_fallback import unrenderable
-    from scanner.sources.helm import RenderOutcome, releases_for
+    from scanner.sources.helm.chart_fallback import unrenderable
+    from scanner.sources.helm.render import RenderOutcome, releases_for
 
     web = chart(tmp_path, "web", "", ingress=LEGACY_INGRESS)
     (release,) = releases_for([str(web)])

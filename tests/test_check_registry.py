@@ -84,7 +84,7 @@ def test_every_check_module_is_in_the_registry_with_its_scope():
     assert {check_name(c) for c in tree_checks()} == names.keys() - {"field_rules"}
     assert set(names.values()) == {OBJECT, TREE}
     helpers = {p.stem for p in (REPO / "scanner" / "checks").glob("*.py")} - names.keys()
-    assert helpers == {"__init__", "findings", "registry"}
+    assert helpers == {"__init__", "context", "findings", "registry"}
 
 
 def test_no_two_checks_declare_one_rule_and_every_rule_is_described():

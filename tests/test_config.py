@@ -247,7 +247,7 @@ def test_ignored_findings_are_counted_in_a_notice(repo):
     ("apps/*.yaml", "apps/x.yml", False),
 ])
 def test_exclusion_patterns(tmp_path, pattern, path, excluded):
-    from scanner.sources.exclude import Exclusions
+    from scanner.exclusions import Exclusions
 
     assert Exclusions(str(tmp_path), (pattern,)).matches(str(tmp_path / path)) is excluded
 

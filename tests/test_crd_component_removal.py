@@ -12,7 +12,7 @@ from conftest import run_kubehop
 from scanner.checks import ScanContext, crd_component_removal
 from scanner.components import catalog as catalog_module
 from scanner.rulebook import load_rulebook
-from scanner.sources.yamldoc import read_text
+from scanner.sources.yaml.yamldoc import read_text
 from scanner.versions import Minor
 
 RULES = [crd_rules("gitops",

@@ -12,7 +12,7 @@ from scanner.checks import ScanContext
 from scanner.checks.crd_schema import check
 from scanner.crds import CrdIndex
 from scanner.rulebook import load_rulebook
-from scanner.sources.yamldoc import read_text
+from scanner.sources.yaml.yamldoc import read_text
 from scanner.versions import Minor
 from tests.conftest import FIXTURES
 

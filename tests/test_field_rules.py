@@ -25,8 +25,8 @@ from scanner.freshness import data_checked
 from scanner.pathexpr import PathSyntaxError, PathTree, compile_path, is_empty
 from scanner.rulebook import load_rulebook
 from scanner.scan import scan
-from scanner.sources import read_manifest_file
-from scanner.sources.files import ManifestFile
+from scanner.sources.files.source import read_manifest_file
+from scanner.sources.files.walk import ManifestFile
 from scanner.versions import parse_minor
 
 FIELD_FIXTURES = FIXTURES / "rules" / "fields"

@@ -11,7 +11,7 @@ import pytest
 
 from scanner import data
 from scanner.fix.engine import NotSafe, migrate
-from scanner.fix.layout import Layout, splice
+from scanner.yaml_layout import Layout, splice
 from scanner.fix.migrations import Migration, load_migrations
 from scanner.fix.plan import Planner
 from scanner.rulebook import load_rulebook

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scanner.fix.document import rewrite_document
-from scanner.fix.layout import splice
+from scanner.yaml_layout import splice
 from scanner.fix.migrations import load_migrations
 from tests.conftest import FIXTURES
 
@@ -75,7 +75,7 @@ def _decorated(text: str, comments: list[int], blanks: list[int], anywhere: bool
 def _both(lines: list[str]):
     """(text edits' result or None where they decline, ruamel.yaml's result) for the document."""
     from scanner.fix.text_edits import Declined, rewrite_document_text
-    from scanner.sources.yamldoc import read_text
+    from scanner.sources.yaml.yamldoc import read_text
 
     roots: list = []
     manifests, _ = read_text("\n".join(lines) + "\n", "x.yaml", roots)

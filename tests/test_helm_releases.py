@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from conftest import run_kubehop
-from scanner.sources.helm_releases import decode_release, read_helm_releases
+from scanner.sources.releases.helm_releases import decode_release, read_helm_releases
 
 LEGACY_INGRESS = """---
 # Source: shop/templates/ingress.yaml

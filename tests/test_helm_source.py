@@ -17,9 +17,9 @@ from conftest import FIXTURES, REPO, run_kubehop, shared_or_skip, tool_or_skip
 from scanner.rulebook import load_rulebook
 from scanner.scan import ScanOptions
 from scanner.sources import collect
-from scanner.sources.chart_templates import locate, possible_objects
-from scanner.sources.discovery import discovery_documents
-from scanner.sources.helm import HelmSettings, render_all, releases_for
+from scanner.sources.helm.chart_templates import locate, possible_objects
+from scanner.sources.helm.discovery import discovery_documents
+from scanner.sources.helm.render import HelmSettings, render_all, releases_for
 from scanner.versions import Minor
 
 CHARTS = FIXTURES / "charts"

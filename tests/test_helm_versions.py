@@ -11,8 +11,8 @@ import pytest
 from conftest import run_kubehop, shared_or_skip
 from scanner.scan import ScanOptions
 from scanner.sources import collect
-from scanner.sources.helm_capture import MINIMUM, find_helm, helm_version, unsupported
-from scanner.sources.tools import cache_dir
+from scanner.sources.helm.capture import MINIMUM, find_helm, helm_version, unsupported
+from scanner.sources.tools.find import cache_dir
 from scanner.versions import Minor
 
 CHARTS = "tests/fixtures/charts"

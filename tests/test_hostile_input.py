@@ -252,7 +252,7 @@ def test_a_bug_in_a_check_is_an_input_problem_for_the_object_it_met(tmp_path, mo
 
 
 def test_a_bug_while_reading_a_file_is_an_input_problem_for_that_file(tmp_path, monkeypatch):
-    import scanner.sources as sources
+    import scanner.sources.files.source as sources
 
     real = sources.read_text
 

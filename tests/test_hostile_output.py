@@ -80,7 +80,7 @@ def hostile(tmp_path_factory) -> tuple[Path, dict[str, Printed]]:
 def environment(cache: Path) -> dict[str, str]:
     """A render cache of the test's own, and the helm and kubectl kubehop finds (when found: charts are
     then rendered, kustomizations built; else read as text, which must be as safe)."""
-    from scanner.sources.tools import find_tool
+    from scanner.sources.tools.find import find_tool
 
     tools = {f"KUBEHOP_{name.upper()}": find_tool(name) for name in ("helm", "kubectl")}
     return {"NO_COLOR": "1", "KUBEHOP_CACHE_DIR": str(cache), **{k: v for k, v in tools.items() if v}}

@@ -14,8 +14,8 @@ import subprocess
 import pytest
 
 from conftest import run_kubehop
-from scanner.sources.kustomize_errors import Paths, error_text, read_cause
-from scanner.sources.tools import cache_dir
+from scanner.sources.kustomize.errors import Paths, error_text, read_cause
+from scanner.sources.tools.find import cache_dir
 
 CONFIG_MAP = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {}\n"
 TREE = {

@@ -12,7 +12,7 @@ import pytest
 from conftest import FIXTURES, kustomize_or_skip, run_kubehop, tool_or_skip
 from scanner.scan import ScanOptions
 from scanner.sources import collect
-from scanner.sources.kustomize_charts import merge
+from scanner.sources.kustomize.charts import merge
 from scanner.versions import Minor
 
 TREE = "tests/fixtures/kustomize-helm"
@@ -172,7 +172,7 @@ def test_a_chart_helm_cannot_render_is_read_as_text_not_an_input_problem(tools, 
 
 
 def test_include_crds_reads_the_crds_folders_of_the_chart_and_its_subcharts_only(tmp_path):
-    from scanner.sources.kustomize_helm import _crds
+    from scanner.sources.kustomize.helm import _crds
 
     crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: {name}\n"
     for path, name in (("crds/a.yaml", "a.example.com"), ("charts/sub/crds/c.yaml", "c.example.com"),

@@ -14,8 +14,10 @@ import pytest
 
 from conftest import kustomize_or_skip, run_kubehop
 from scanner.scan import ScanOptions
-from scanner.sources import collect, kustomize, no_network
-from scanner.sources.kustomize_refs import Closure
+from scanner.sources import collect
+from scanner.sources.kustomize import build as kustomize
+from scanner.sources.tools import no_network
+from scanner.sources.kustomize.refs import Closure
 
 CONFIG_MAP = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  a: b\n"
 

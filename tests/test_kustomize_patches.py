@@ -11,7 +11,7 @@ from pathlib import Path
 
 from scanner.openapi import CrdSchema
 from scanner.scan import ScanOptions, scan
-from scanner.sources.kustomize_patches import patch_files
+from scanner.sources.kustomize.patches import patch_files
 from scanner.versions import parse_minor
 
 CRD = """

@@ -9,7 +9,7 @@ import pytest
 from conftest import kustomize_or_skip, run_kubehop
 from scanner.scan import ScanOptions
 from scanner.sources import collect
-from scanner.sources.kustomize_refs import closure
+from scanner.sources.kustomize.refs import closure
 
 TREE = "tests/fixtures/kustomize"
 
@@ -90,7 +90,7 @@ def test_a_kustomization_whose_lists_are_not_lists_is_not_a_crash(tmp_path):
 
 
 def test_kubectl_log_prefix_is_left_out_of_the_message():
-    from scanner.sources.kustomize_errors import error_text as _message
+    from scanner.sources.kustomize.errors import error_text as _message
 
     stderr = ('E1130 21:02:52.400840    5713 run.go:72] "command failed" '
               'err="accumulating resources: \\"x\\" must resolve to a file"\n')
@@ -116,7 +116,7 @@ def test_a_failure_shows_kustomizes_error_not_its_warnings(kustomize_env, tmp_pa
 
 
 def test_warnings_and_klog_lines_are_left_out_of_the_message():
-    from scanner.sources.kustomize_errors import error_text as _message
+    from scanner.sources.kustomize.errors import error_text as _message
 
     stderr = ("# Warning: 'commonLabels' is deprecated. Please use 'labels' instead.\n"
               'W1130 21:02:52.400840    5713 warnings.go:70] "something" \n'
@@ -237,8 +237,8 @@ def test_nothing_outside_the_repository_is_read_even_for_flux(kustomize_env, tmp
 def test_objects_read_from_their_own_files_are_left_out_of_a_build_before_it_is_parsed(tmp_path):
     """The whole scan finds the same either way (the repeat would be dropped); leaving it out first spares
     parsing a large CRD once per overlay."""
-    from scanner.sources.kustomize_helm import HelmCharts
-    from scanner.sources.kustomize_origins import Origins
+    from scanner.sources.kustomize.helm import HelmCharts
+    from scanner.sources.kustomize.origins import Origins
 
     (tmp_path / "base").mkdir()
     (tmp_path / "base" / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n")

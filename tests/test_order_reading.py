@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from scanner.orders.read import cluster_pins, clusters, read_orders
 from scanner.sources import collect
-from scanner.sources.yamldoc import read_text
+from scanner.sources.yaml.yamldoc import read_text
 from scanner.versions import Minor
 from tests.conftest import FIXTURES
 

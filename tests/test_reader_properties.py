@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 
 from scanner.checks import ScanContext, run_checks
 from scanner.rulebook import load_rulebook
-from scanner.sources import read_manifest_file
-from scanner.sources.files import ManifestFile
+from scanner.sources.files.source import read_manifest_file
+from scanner.sources.files.walk import ManifestFile
 from scanner.versions import Minor
 
 # Fragments that steer generated text towards YAML's tricky corners.

@@ -10,9 +10,9 @@ import pytest
 
 from conftest import tool_or_skip
 from scanner.rulebook import load_rulebook
-from scanner.sources import render_limits
-from scanner.sources.helm import HelmSettings, render_all, releases_for
-from scanner.sources.render_limits import RenderLimits, pool_size
+from scanner.sources.tools import render_limits
+from scanner.sources.helm.render import HelmSettings, render_all, releases_for
+from scanner.sources.tools.render_limits import RenderLimits, pool_size
 from scanner.versions import Minor
 
 MIB = 1 << 20

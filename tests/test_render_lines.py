@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import kustomize_or_skip, run_kubehop, tool_or_skip
-from scanner.sources.line_map import aligned
+from scanner.sources.yaml.line_map import aligned
 
 DAEMONSET = """\
 {{- if .Values.enabled }}

@@ -11,7 +11,7 @@ from yaml.nodes import Node
 from scanner.model import Manifest
 from scanner.scan import scan
 from scanner.sources import collect
-from scanner.sources.retention import Retention
+from scanner.sources.files.retention import Retention
 from scanner.versions import Minor
 
 CRD = """\
@@ -101,7 +101,7 @@ def test_files_read_by_worker_processes_give_the_same_report(tmp_path, monkeypat
 
     from conftest import FIXTURES
     from scanner.report import render
-    from scanner.sources import parallel
+    from scanner.sources.files import parallel
 
     _tree(tmp_path)
     shutil.copytree(FIXTURES / "seed002", tmp_path / "seed002")  # Flux, pins, values with *_version keys

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from catalogs import catalog, gitops, mesh, store
-from scanner.components.semver import admits_line, floats, parse_pin
+from scanner.semver import admits_line, floats, parse_pin
 
 
 @pytest.mark.parametrize("pin, admitted, refused", [

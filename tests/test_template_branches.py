@@ -9,7 +9,7 @@ import pytest
 
 from conftest import run_kubehop
 from scanner.rulebook import load_rulebook
-from scanner.sources.template_branches import Capabilities, decided_branches
+from scanner.sources.helm.template_branches import Capabilities, decided_branches
 from scanner.versions import Minor
 
 

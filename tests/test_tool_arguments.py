@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import kustomize_or_skip, run_kubehop, tool_or_skip
-from scanner.sources.helm import ChartRelease, HelmSettings, RemoteChart, _helm_command, release_problem
+from scanner.sources.helm.render import ChartRelease, HelmSettings, RemoteChart, _helm_command, release_problem
 from scanner.model import Origin
 from scanner.versions import Minor
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scanner.sources.tools import find_tool
+from scanner.sources.tools.find import find_tool
 
 
 def test_a_folder_named_by_the_variable_is_not_the_tool(tmp_path, monkeypatch):

@@ -7,8 +7,8 @@ import pytest
 import yaml
 
 from conftest import FIXTURES
-from scanner.sources.yamlcheck import MAX_DEPTH, DocumentProblem, inspect
-from scanner.sources.yamldoc import _Loader
+from scanner.sources.yaml.yamlcheck import MAX_DEPTH, DocumentProblem, inspect
+from scanner.sources.yaml.yamldoc import _Loader
 
 
 def _documents(text: str) -> list:

@@ -2,7 +2,8 @@
 
 Checks never read files (sources did that) and are the only code that makes a Finding: what other
 layers know (a component's support, an upgrade order, a key a render writes twice) reaches them as
-facts, and scanner/checks/findings.py has the helpers that turn facts into findings.
+facts, and scanner/checks/findings.py has the helpers that turn facts into findings. context.py
+holds what a check is given (ScanContext) and the words it declares itself with.
 
 How to add a check (yamllint's rules are the model: one module per rule family, with its ids and
 defaults; the registry is built from the modules, scanner/checks/registry.py):
@@ -26,40 +27,15 @@ check does not declare is a bug, refused (an input problem at its object; KUBEHO
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import Iterable, Sequence
 
-from scanner.checks.registry import OBJECT, TREE, Check, RuleInfo, Rules, check_name, checks, of_scope, \
-    refuse_undeclared
-from scanner.crds import CrdIndex
+# ScanContext and the words a check declares itself with (context.py): what the analysis hands every
+# check, and what the registry (registry.py) reads of each.
+from scanner.checks.context import OBJECT, TREE, Check, RuleInfo, Rules, ScanContext
+from scanner.checks.registry import check_name, checks, of_scope, refuse_undeclared
 from scanner.guard import debugging, unexpected
-from scanner.model import Diagnostic, DuplicateKey, Finding, Manifest
-from scanner.rulebook import Rulebook
+from scanner.model import Diagnostic, Finding, Manifest
 from scanner.versions import Minor
-
-if TYPE_CHECKING:
-    from scanner.cluster_state import ClusterState
-    from scanner.components.state import Timeline
-
-
-@dataclass(frozen=True)
-class ScanContext:
-    target: Minor
-    rulebook: Rulebook
-    current: Minor | None = None  # --from: the minor the cluster runs today
-    # `current` was read from the tree itself (its upgrade orders or version variables, no --from, no
-    # cluster dump): checks of those orders must not compare them with their own reading.
-    current_from_tree: bool = False
-    current_said_by: str = "--from"  # where `current` was read, for a person (scanner.current_minor)
-    crds: CrdIndex = field(default_factory=CrdIndex)  # the CRDs among the scanned manifests
-    cluster: ClusterState | None = None  # --cluster-state: what the cluster holds today
-    # The component state of the whole tree (pins in files too), resolved by the scan; None: the
-    # component checks resolve it from the manifests they get.
-    components: Timeline | None = None
-    unknown: str = "warn"  # --unknown: what a fact nobody states counts as (warn, block, ignore)
-    # Keys that helm's output writes twice (sources/rendered_duplicates.py): checks/duplicate_keys.py reports them.
-    duplicate_keys: tuple[DuplicateKey, ...] = ()
-
 
 __all__ = ["OBJECT", "TREE", "Check", "RuleInfo", "Rules", "ScanContext", "all_checks", "per_object_checks",
            "run_checks", "sort_findings", "tree_checks"]

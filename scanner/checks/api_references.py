@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
-from scanner.checks import TREE, RuleInfo, Rules, ScanContext
+from scanner.checks.context import TREE, RuleInfo, Rules, ScanContext
 from scanner.checks.api_removal import verdict
 from scanner.checks.findings import rule_finding
 from scanner.model import Finding, Manifest

@@ -11,7 +11,7 @@ from typing import Iterable, Sequence
 from yaml.nodes import SequenceNode
 
 from scanner import kubectl
-from scanner.checks import TREE, ScanContext
+from scanner.checks.context import TREE, ScanContext
 from scanner.checks.findings import crd_lifecycle_rules, object_finding
 from scanner.crds import Crd
 from scanner.model import Finding, Manifest, Origin

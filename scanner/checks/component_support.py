@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from scanner.checks import TREE, RuleInfo, Rules, ScanContext
+from scanner.checks.context import TREE, RuleInfo, Rules, ScanContext
 from scanner.components.timeline import (BLOCKED, BLOCKER, NEWER_THAN_CLUSTER, OUTSIDE_RANGE, PIN_RANGE,
                                          REQUIRED_MOVE, REQUIRES, UNKNOWN, UNKNOWN_RELEASE, UNKNOWN_SUPPORT,
                                          UNSUPPORTED, UNVERIFIED, Problem, Timeline)
 from scanner.model import Finding, Manifest, Origin
-from scanner.report.paths import where
+from scanner.paths import where
 
 SCOPE = TREE
 COMPONENT_RULES = "component/"  # the rule ids start with this

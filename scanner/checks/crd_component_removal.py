@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from scanner.checks import TREE, RuleInfo, Rules, ScanContext
+from scanner.checks.context import TREE, RuleInfo, Rules, ScanContext
 from scanner.checks.findings import minors_said
 from scanner.components.catalog import CrdRule, load_crd_rules
 from scanner.model import Finding, Manifest

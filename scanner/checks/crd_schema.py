@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from scanner.checks import TREE, ScanContext
+from scanner.checks.context import TREE, ScanContext
 from scanner.checks.findings import crd_lifecycle_rules, object_finding
 from scanner.crds import Crd, CrdVersion
 from scanner.model import Finding, Manifest

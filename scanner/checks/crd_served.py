@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from scanner.checks import TREE, ScanContext
+from scanner.checks.context import TREE, ScanContext
 from scanner.checks.findings import crd_lifecycle_rules, object_finding
 from scanner.crds import Crd, successor
 from scanner.model import Finding, Manifest

@@ -1,6 +1,6 @@
 """Keys that helm's output writes twice: a warning at the template line, naming the value kept.
 
-The sources find them as they read a render (sources/rendered_duplicates.py: ScanContext.duplicate_keys);
+The sources find them as they read a render (sources/helm/rendered_duplicates.py: ScanContext.duplicate_keys);
 this check words them. A template that writes a key twice still installs: helm turns each object
 into JSON, which keeps one value per key, and the API server persists the one rules/helm.yaml says.
 """
@@ -11,7 +11,7 @@ import functools
 from typing import Iterable, Sequence
 
 from scanner import data
-from scanner.checks import TREE, RuleInfo, Rules, ScanContext
+from scanner.checks.context import TREE, RuleInfo, Rules, ScanContext
 from scanner.model import DuplicateKey, Finding, Manifest
 
 SCOPE = TREE

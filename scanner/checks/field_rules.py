@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from scanner.checks import OBJECT, RuleInfo, Rules, ScanContext
+from scanner.checks.context import OBJECT, RuleInfo, Rules, ScanContext
 from scanner.checks.findings import minors_said, rule_finding
 from scanner.model import Finding, Manifest
 from scanner.pathexpr import Match

@@ -8,7 +8,7 @@ import functools
 from typing import TYPE_CHECKING, Any, Callable
 
 from scanner import data
-from scanner.checks.registry import RegistryError, RuleInfo, Rules
+from scanner.checks.context import RegistryError, RuleInfo, Rules
 from scanner.model import Finding, Manifest, Origin
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from scanner import data
-from scanner.checks import TREE, RuleInfo, Rules, ScanContext
+from scanner.checks.context import TREE, RuleInfo, Rules, ScanContext
 from scanner.cluster_state import ClusterNode
 from scanner.model import Finding, Manifest
 from scanner.versions import Minor, parse_minor

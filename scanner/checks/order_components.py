@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator, Sequence
 
-from scanner.checks import TREE, RuleInfo, ScanContext
+from scanner.checks.context import TREE, RuleInfo, ScanContext
 from scanner.checks.findings import order_finding
 from scanner.model import Finding, Manifest
-from scanner.report.paths import where
+from scanner.paths import where
 from scanner.orders.read import UpgradeOrder, clusters, read_orders
 from scanner.versions import Minor
 

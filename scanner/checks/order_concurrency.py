@@ -16,7 +16,7 @@ import math
 import re
 from typing import Any, Iterable, Iterator, Sequence
 
-from scanner.checks import TREE, RuleInfo, Rules, ScanContext
+from scanner.checks.context import TREE, RuleInfo, Rules, ScanContext
 from scanner.checks.findings import order_finding, order_kind_source
 from scanner.cluster_state import ClusterNode
 from scanner.model import Finding, Manifest

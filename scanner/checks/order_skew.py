@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator, Sequence
 
-from scanner.checks import TREE, RuleInfo, Rules, ScanContext
+from scanner.checks.context import TREE, RuleInfo, Rules, ScanContext
 from scanner.checks.findings import order_finding, order_kind_source
 from scanner.checks.node_skew import load_policy
 from scanner.model import Finding, Manifest
-from scanner.report.paths import at
+from scanner.paths import at
 from scanner.orders.read import Cluster, UpgradeOrder, clusters, read_orders
 from scanner.versions import Minor
 

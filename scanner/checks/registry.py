@@ -1,6 +1,7 @@
 """The registry of checks, built from the modules of this package: nothing lists them by hand.
 
-A module of scanner/checks is a check when it declares one (scanner/checks/__init__.py says how):
+A module of scanner/checks is a check when it declares one (scanner/checks/__init__.py says how, in
+the words of scanner/checks/context.py):
 
     SCOPE = OBJECT          # or TREE: when the scan runs it
     RULES = {"crd/unserved-version": RuleInfo(title, description, "error", help_url), ...}
@@ -18,63 +19,14 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
-from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping
+
+from scanner.checks.context import SCOPES, RegistryError, RuleInfo, Rules, valid
 
 if TYPE_CHECKING:
-    from scanner.checks import ScanContext
-    from scanner.model import Finding, Manifest
+    from scanner.model import Finding
     from scanner.rulebook import Rulebook
-
-OBJECT = "object"  # run on each file's objects as the file is read, while its nodes are held
-TREE = "tree"  # run once over every object, with the whole context (CRDs, components, the cluster)
-SCOPES = (OBJECT, TREE)
-SEVERITIES = ("error", "warning", "notice")
-
-
-@dataclass(frozen=True)
-class RuleInfo:
-    """What a rule is, for reports and `kubehop rules`: the same for every finding of it."""
-
-    title: str  # what a finding of it says, in a few words
-    description: str  # what it means and what clears it
-    # Its findings' severity once it applies in full (error, warning, notice): a finding may say otherwise
-    # (an API's is a warning before its removal, a component's what --unknown says).
-    severity: str
-    help_url: str | None = None  # where what it checks is documented
-    entry: Any = None  # the data entry it is made from (an ApiRule, a FieldRule, a CrdRule...), if any
-
-
-class Rules:
-    """Rules built on first use: the data's ids (`pattern` says how they read, `data` where they are
-    declared), or fixed ids whose description or source is in the data. `build` gets the scan's
-    rulebook (a project's own rule folders add API and field rules). `made` answers for ids made at
-    scan time from what the tree pins (a chart tracked by its own versions), told by their form."""
-
-    def __init__(self, build: Callable[["Rulebook"], Mapping[str, RuleInfo]], pattern: str | None = None,
-                 data: str | None = None, made: Callable[[str], RuleInfo | None] | None = None):
-        self.build, self.pattern, self.data, self.made = build, pattern, data, made
-        self._built: dict[int, tuple["Rulebook", Mapping[str, RuleInfo]]] = {}
-
-    def of(self, rulebook: "Rulebook") -> Mapping[str, RuleInfo]:
-        held = self._built.get(id(rulebook))
-        if held is None or held[0] is not rulebook:
-            held = self._built[id(rulebook)] = (rulebook, _valid(self.build(rulebook), self.pattern or "Rules"))
-        return held[1]
-
-
-class Check(Protocol):
-    """What a check module declares; the module itself is the check."""
-
-    SCOPE: str
-    RULES: Mapping[str, RuleInfo] | Rules
-
-    def check(self, manifests: Sequence["Manifest"], context: "ScanContext") -> Iterable["Finding"]: ...
-
-
-class RegistryError(Exception):
-    """A module of scanner/checks that declares its check wrongly: a bug, which the tests find."""
 
 
 class UndeclaredRule(Exception):
@@ -103,16 +55,9 @@ def _validate(module: ModuleType) -> None:
         raise RegistryError(f"check {name}: it declares no check(manifests, context) function")
     rules = getattr(module, "RULES", None)
     if isinstance(rules, Mapping):
-        _valid(rules, f"check {name}")
+        valid(rules, f"check {name}")
     elif not isinstance(rules, Rules):
         raise RegistryError(f"check {name}: RULES must be a mapping of rule ids to RuleInfo, or Rules")
-
-
-def _valid(rules: Mapping[str, RuleInfo], where: str) -> Mapping[str, RuleInfo]:
-    for rule_id, info in rules.items():
-        if not isinstance(info, RuleInfo) or info.severity not in SEVERITIES:
-            raise RegistryError(f"{where}: rule {rule_id} needs a RuleInfo with a severity of {', '.join(SEVERITIES)}")
-    return rules
 
 
 def check_name(check: ModuleType) -> str:
@@ -136,7 +81,7 @@ def info_of(check: ModuleType, rule_id: str, rulebook: "Rulebook") -> RuleInfo |
     if info is None and made is not None:
         info = made(rule_id)
         if info is not None:
-            _valid({rule_id: info}, f"check {check_name(check)}")
+            valid({rule_id: info}, f"check {check_name(check)}")
     return info
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from scanner import kubectl
-from scanner.checks import TREE, ScanContext
+from scanner.checks.context import TREE, ScanContext
 from scanner.checks.findings import crd_lifecycle_rules, object_finding
 from scanner.cluster_state import ClusterState
 from scanner.crds import Crd

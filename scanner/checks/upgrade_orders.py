@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator, Sequence
 
-from scanner.checks import TREE, RuleInfo, Rules, ScanContext
+from scanner.checks.context import TREE, RuleInfo, Rules, ScanContext
 from scanner.checks.findings import order_finding, order_kind_source
 from scanner.checks.node_skew import load_policy
 from scanner.model import Finding, Manifest
-from scanner.report.paths import where
+from scanner.paths import where
 from scanner.orders.kinds import control_plane_labels
 from scanner.orders.read import UpgradeOrder, clusters, order_key, read_orders
 from scanner.versions import Minor, minor_range

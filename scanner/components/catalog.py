@@ -13,7 +13,7 @@ from pathlib import Path
 
 from scanner import data
 from scanner.components.ranges import SUPPORTED, UNKNOWN, UNSUPPORTED, PatchRange, Range, Requirement  # noqa: F401
-from scanner.components.semver import admits_line, parse_pin, parse_version
+from scanner.semver import admits_line, parse_pin, parse_version
 from scanner.minor_releases import newest_out_on
 from scanner.versions import Minor, parse_minor
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from scanner.components.catalog import Component, Release
 from scanner.components.chart_pins import ChartPin, ChartVersion
 from scanner.components.pins import Detection
-from scanner.components.semver import floats, parse_pin, parse_version
+from scanner.semver import floats, parse_pin, parse_version
 from scanner.versions import Minor
 
 _NEWEST_MINOR = 99  # kubeVersion constraints are read against Kubernetes 1.0 to 1.99

@@ -13,8 +13,8 @@ from scanner.model import Manifest, Origin
 from scanner.nodes import scalar, value_at
 from scanner.orders.read import cluster_pins, read_orders
 from scanner.orders.version import distro_of
-from scanner.sources.files import read_file
-from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, compose_documents
+from scanner.sources.files.walk import read_file
+from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, compose_documents
 from scanner.versions import parse_minor
 
 

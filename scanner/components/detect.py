@@ -14,7 +14,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from scanner.components.catalog import Catalog, Component
 from scanner.components.chart_pins import ChartPin
 from scanner.components.pins import Detection, component_for_chart, detection, origin_of, unique
-from scanner.components.semver import parse_version
+from scanner.semver import parse_version
 from scanner.components.values import (ReleaseValues, argo_values, flux_v1_values, flux_values, generated_name,
                                        k3s_values)
 from scanner.guard import unexpected
@@ -30,7 +30,7 @@ _NO_IMAGES = frozenset({"CustomResourceDefinition", "ConfigMap", "Secret", "Role
 
 class ObjectPins:
     """Label and image pins taken from each object as it is read, while its node is held (a scan lets
-    the nodes of plain files go early: sources/retention.py)."""
+    the nodes of plain files go early: sources/files/retention.py)."""
 
     def __init__(self, catalog: Catalog):
         self.finder = _Finder(catalog, ())

@@ -14,12 +14,12 @@ from yaml.nodes import MappingNode
 from scanner.components.catalog import Catalog
 from scanner.components.cluster_pin import cluster_variables
 from scanner.components.pins import ClusterPin, Detection, component_for_chart, detection, origin_of
-from scanner.components.semver import parse_version
+from scanner.semver import parse_version
 from scanner.components.values import kustomize_values
 from scanner.guard import unexpected
 from scanner.model import Diagnostic
 from scanner.nodes import mapping_get, scalar, sequence_items
-from scanner.sources.files import KUSTOMIZATION_FILES
+from scanner.sources.files.walk import KUSTOMIZATION_FILES
 
 # Helm charts list their dependencies in Chart.yaml (Helm 3) or requirements.yaml (Helm 2).
 _CHART_FILES = ("Chart.yaml", "requirements.yaml", "requirements.yml")

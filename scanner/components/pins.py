@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from scanner.components.catalog import Catalog, Component, Release
-from scanner.components.semver import floats
+from scanner.semver import floats
 from scanner.components.values import ReleaseValues
 from scanner.model import Origin
 from scanner.versions import Minor

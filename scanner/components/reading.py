@@ -6,24 +6,27 @@ Detection reads the objects the sources built and the documents they kept that a
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from scanner.components.catalog import Catalog
 from scanner.components.chart_pins import ChartPin, chart_pins_in_documents
 from scanner.components.cluster_pin import cluster_pins_in_manifests
 from scanner.components.detect import detect_in_manifests
 from scanner.components.file_pins import detect_in_documents
-from scanner.components.pins import unique
+from scanner.components.pins import Detection, unique
 from scanner.components.tree import TreeComponents
 from scanner.sources import ScanInput, collect
 from scanner.versions import Minor
 
 
-def pins_of(scan_input: ScanInput, catalog: Catalog) -> TreeComponents:
-    """The pins among what the sources read (with those a scan took as it read: ScanInput.pins)."""
+def pins_of(scan_input: ScanInput, catalog: Catalog,
+            early: tuple[Sequence[Detection], int] = ((), 0)) -> TreeComponents:
+    """The pins among what the sources read. `early`: the pins a scan took of the first objects as it
+    read their files, and how many objects those were (scanner.analysis)."""
     problems = scan_input.diagnostics  # a bug met on one object or document is an input problem there
     in_documents, cluster = detect_in_documents(scan_input.documents, catalog, problems, scan_input.scanned)
     charts: list[ChartPin] = []
-    in_manifests = detect_in_manifests(scan_input.manifests, catalog, problems,
-                                       (scan_input.pins, scan_input.checked_early), charts)
+    in_manifests = detect_in_manifests(scan_input.manifests, catalog, problems, early, charts)
     chart_entries, local = chart_pins_in_documents(scan_input.documents)
     return TreeComponents(
         detections=unique(in_manifests + in_documents),

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 from scanner.components.catalog import (SUPPORTED, UNKNOWN as UNSTATED, UNSUPPORTED as EXCLUDED, Catalog, Component,
                                         CrdRule, Release, release_key)
 from scanner.components.moves import evidence, route, steps, with_requirements
-from scanner.components.semver import parse_version
+from scanner.semver import parse_version
 from scanner.components.timeline import (BLOCKED, BLOCKER, NEWER_THAN_CLUSTER, OUTSIDE_RANGE, PIN_RANGE, REQUIRED_MOVE,
                                          REQUIRES, UNKNOWN, UNKNOWN_POLICIES, UNKNOWN_RELEASE, UNKNOWN_SUPPORT,
                                          UNSUPPORTED, UNVERIFIED, WARNING, ComponentState, Hop, Migration, Problem,
                                          Step, Timeline)
 from scanner.model import Manifest
-from scanner.report.paths import where
+from scanner.paths import where
 from scanner.versions import Minor, minor_range
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from scanner.components.catalog import Component, CrdRule, Release
-from scanner.components.semver import parse_version
+from scanner.semver import parse_version
 from scanner.model import Manifest, Origin
 from scanner.versions import Minor
 

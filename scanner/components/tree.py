@@ -20,7 +20,7 @@ from scanner.model import Diagnostic, Manifest
 from scanner.versions import Minor
 
 if TYPE_CHECKING:
-    from scanner.sources.chart_index import ChartVersions
+    from scanner.components.chart_index import ChartVersions
     from scanner.suppress import Suppression
 
 

@@ -25,7 +25,7 @@ from yaml.nodes import MappingNode
 
 from scanner.model import Manifest
 from scanner.nodes import construct, mapping_get, scalar, sequence_items, value_at
-from scanner.sources.files import read_file
+from scanner.sources.files.walk import read_file
 from scanner.containment import leaves, repository_root
 
 SET, NOT_SET, UNREAD = True, False, None

@@ -23,9 +23,9 @@ from scanner.fix.template import rewrite_template
 from scanner.fix.text_edits import Declined, rewrite_document_text
 from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest, object_ref
-from scanner.sources.exclude import Exclusions
-from scanner.sources.files import SKIPPED_DIRS, ChartFolder, KustomizeFolder, ManifestFile, read_file, walk
-from scanner.sources.yamldoc import DocumentProblem, TemplateSyntax, cyclic_gc_paused, read_text
+from scanner.exclusions import Exclusions
+from scanner.sources.files.walk import SKIPPED_DIRS, ChartFolder, KustomizeFolder, ManifestFile, read_file, walk
+from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, cyclic_gc_paused, read_text
 from scanner.suppress import MARKER, Suppression, read_suppressions, rule_matches
 
 _BOM = "\ufeff"

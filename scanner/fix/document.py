@@ -8,10 +8,10 @@ from ruamel.yaml.comments import CommentedMap, TaggedScalar
 from ruamel.yaml.error import YAMLError as RuamelError
 
 from scanner.fix.engine import NotSafe, migrate, text_of
-from scanner.fix.layout import Layout, splice
+from scanner.yaml_layout import Layout, splice
 from scanner.fix.migrations import Migration
 from scanner.fix.result import Left
-from scanner.sources.yamldoc import DocumentProblem, load_data
+from scanner.sources.yaml.yamldoc import DocumentProblem, load_data
 
 
 

@@ -22,7 +22,7 @@ from typing import Any, Iterator
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from scanner.fix.engine import NotSafe, migrate, move_target
-from scanner.fix.layout import mapping_indent
+from scanner.yaml_layout import mapping_indent
 from scanner.fix.line_edits import STR_TAG, Declined, Entry, LineEdits, MappingModel, New, Tree, position
 from scanner.fix.migrations import Migration
 from scanner.fix.result import Left
@@ -71,7 +71,7 @@ def rewrite_document_text(lines: list[str], first: int, root: Node, todo: dict[i
 
 
 def _objects(node: Node) -> Iterator[MappingNode]:
-    """The Kubernetes objects of a document, as the scan reads them (sources/yamldoc.py)."""
+    """The Kubernetes objects of a document, as the scan reads them (sources/yaml/yamldoc.py)."""
     api_version, kind = mapping_get(node, "apiVersion"), mapping_get(node, "kind")
     if not (isinstance(api_version, ScalarNode) and isinstance(kind, ScalarNode) and api_version.value and kind.value):
         return

@@ -10,7 +10,7 @@ it follows (so copying the window's folder over the tree places it beside the ex
   to the newest ones, the control-plane order then the worker order, copied from them;
 - nothing for kinds that cannot be moved by their version alone (Cluster API: `none`): a note.
 
-Documents are edited with ruamel.yaml and spliced back as `kubehop fix` does (scanner.fix.layout):
+Documents are edited with ruamel.yaml and spliced back as `kubehop fix` does (scanner.yaml_layout):
 comments, key order and quoting stay. Without a known patch the order names the minor (v1.37)
 with a comment saying to pick the patch.
 """
@@ -27,12 +27,12 @@ from typing import Any, Iterable, Sequence
 from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.error import YAMLError as RuamelError
 
-from scanner.fix.layout import Layout, splice
+from scanner.yaml_layout import Layout, splice
 from scanner.orders.kinds import OrderKind
 from scanner.orders.read import Cluster, UpgradeOrder, clusters
 from scanner.orders.releases import newest_patch
-from scanner.report.paths import where
-from scanner.sources.files import read_file
+from scanner.paths import where
+from scanner.sources.files.walk import read_file
 from scanner.versions import Minor
 
 _SEPARATOR = re.compile(r"^---(?:[ \t].*)?$")

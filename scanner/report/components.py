@@ -7,7 +7,7 @@ from scanner.components.catalog import Catalog
 from scanner.components.pins import Detection
 from scanner.components.tree import TreeComponents
 from scanner.report.plan_json import location
-from scanner.report.paths import at
+from scanner.paths import at
 from scanner.freshness import data_checked
 from scanner.report.plain import log_json, log_lines
 

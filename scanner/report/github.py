@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from scanner.model import STDIN_PATH, Diagnostic, Finding
 from scanner.report import counts, minor_sources, verdict
-from scanner.report.paths import repo_path
+from scanner.paths import repo_path
 from scanner.report.plain import log_line, printable
 from scanner.scan import ScanResult
 

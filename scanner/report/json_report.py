@@ -7,7 +7,7 @@ from __future__ import annotations
 from scanner import __version__
 from scanner.model import Finding
 from scanner.report import hop_label
-from scanner.report.paths import repo_path
+from scanner.paths import repo_path
 from scanner.report.plain import log_json
 from scanner.scan import ScanResult
 

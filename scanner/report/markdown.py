@@ -17,7 +17,7 @@ from itertools import groupby
 from scanner import __version__
 from scanner.model import Finding
 from scanner.report import comment, count, counts, hop_label, md, minor_sources, nothing_checked, scan_span, verdict
-from scanner.report.paths import where
+from scanner.paths import where
 from scanner.scan import ScanResult
 
 MAX_LISTED_PROBLEMS = 50  # input problems and unrendered files listed; the rest are counted

@@ -9,7 +9,7 @@ from scanner import __version__
 from scanner.fleet_plan import FleetPlan
 from scanner.freshness import data_checked
 from scanner.report import count_words, md, plan_json, plan_markdown, plan_text, verdict_words
-from scanner.report.paths import repo_path, where
+from scanner.paths import repo_path, where
 from scanner.report.plain import log_json, log_lines, printable
 from scanner.words import count
 

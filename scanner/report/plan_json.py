@@ -7,7 +7,7 @@ from scanner.freshness import data_checked
 from scanner.model import Origin
 from scanner.plan import Migration, Plan, Step, Window
 from scanner.report import plan_orders
-from scanner.report.paths import repo_path
+from scanner.paths import repo_path
 from scanner.report.plain import log_json
 
 SCHEMA_VERSION = 1

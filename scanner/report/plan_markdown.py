@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from scanner.plan import BLOCKER, WARNING, Migration, Plan, Step, Window
 from scanner.report import comment, md, plan_orders
-from scanner.report.paths import at
+from scanner.paths import at
 from scanner.report.plan_text import (blocker_labels, chains, header, journeys, migration_labels, problems,
                                       unknown_components, verdict)
 from scanner.report.plan_text import counts as verdict_counts

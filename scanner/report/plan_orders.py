@@ -7,7 +7,7 @@ diff is fenced with more backticks than it holds, so a manifest cannot close the
 from __future__ import annotations
 
 from scanner.report import md
-from scanner.report.paths import repo_path
+from scanner.paths import repo_path
 
 
 def _location(plan, written) -> str:

@@ -12,7 +12,7 @@ from scanner.components.state import (BLOCKED, NEWER_THAN_CLUSTER, OUTSIDE_RANGE
                                       UNSUPPORTED, UNVERIFIED)
 from scanner.plan import BLOCKER, UNKNOWN, WARNING, Migration, Plan, Step, Window
 from scanner.report import count_words, minor_sources, plan_orders, verdict_words
-from scanner.report.paths import at, repo_path
+from scanner.paths import at, repo_path
 from scanner.report.plain import log_lines
 from scanner.words import count
 

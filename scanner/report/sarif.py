@@ -24,12 +24,12 @@ from scanner import __version__
 from scanner.checks.registry import RuleInfo
 from scanner.model import EXIT_INPUT, STDIN_PATH, Diagnostic, Finding
 from scanner.report import hop_label, md
-from scanner.report.paths import repo_path, repo_root
+from scanner.paths import repo_path, repo_root
 from scanner.report.plain import log_json, printable
 from scanner.scan import ScanResult
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-# Paths are relative to the repository root (scanner.report.paths), which this base id names.
+# Paths are relative to the repository root (scanner.paths), which this base id names.
 SRCROOT = "%SRCROOT%"
 _LINK_CHARACTER = re.compile(r"(\\|\](?=\())")
 _LEVEL = {"error": "error", "warning": "warning", "notice": "note"}  # kubehop's severity -> SARIF's level

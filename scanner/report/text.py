@@ -7,7 +7,7 @@ from itertools import groupby
 
 from scanner import __version__
 from scanner.report import count, counts, hop_label, minor_sources, nothing_checked, scan_span, verdict
-from scanner.report.paths import where
+from scanner.paths import where
 from scanner.report.plain import log_text, printable
 from scanner.scan import ScanResult
 

@@ -10,7 +10,7 @@ import os
 from typing import Iterable
 
 from scanner.model import Diagnostic
-from scanner.sources.yamlcheck import HAZARDS
+from scanner.sources.yaml.yamlcheck import HAZARDS
 
 
 def hazardous_files(diagnostics: Iterable[Diagnostic]) -> frozenset[str]:
@@ -27,7 +27,7 @@ def under(folder: str, hazards: frozenset[str]) -> str | None:
 
 def read_by_kustomization(folder: str, hazards: frozenset[str], root: str) -> str | None:
     """A hazardous file the kustomization at `folder`, or one it reaches, would read; or None."""
-    from scanner.sources.kustomize_refs import closure, read_kustomization, references
+    from scanner.sources.kustomize.refs import closure, read_kustomization, references
 
     for member in closure(folder, root).folders:
         document = read_kustomization(member).document

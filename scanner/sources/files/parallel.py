@@ -1,0 +1,73 @@
+"""Plain files read in worker processes when a tree holds many of them.
+
+Parsing is most of a scan of plain YAML, and one process parses on one core. From PARALLEL_FROM files
+on (below, starting the workers costs more than they save), the files are shared out, in order, among
+worker processes forked from the scan (one per core, at most MAX_WORKERS): each reads a file as the
+scan would itself (`read`: the file's objects and problems, and what the scan's hook answered for
+them: sources.FileHook), and sends back what it gave, without the composed nodes, which do not
+cross processes: an object's node is composed again from its file if a later reader asks for it
+(retention.py). Elsewhere than Linux, or with one core, files are read in the scan's own process.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Callable, Iterator, Sequence
+
+from scanner.guard import unexpected
+from scanner.sources.files.walk import ManifestFile
+
+PARALLEL_FROM = 256
+MAX_WORKERS = 4
+
+_read: Callable | None = None  # what a worker does with each file; set before the workers are forked
+
+
+def read_all(files: Sequence[ManifestFile], read: Callable) -> Iterator:
+    """`read(file)` for each file, in order: (what the file gave, the hook's answer: objects it took
+    and what it keeps, or None); in worker processes when there are many files."""
+    workers = min(MAX_WORKERS, _cores())
+    if workers < 2 or len(files) < PARALLEL_FROM or not sys.platform.startswith("linux"):
+        yield from map(read, files)
+        return
+    import multiprocessing
+
+    global _read
+    _read = read
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            chunk = max(8, len(files) // (workers * 16))
+            for file, crossed in zip(files, pool.imap(_in_worker, files, chunksize=chunk)):
+                yield read(file) if crossed is None else _received(*crossed)
+    finally:
+        _read = None
+
+
+def _in_worker(file: ManifestFile):
+    """In a worker: what the file gave, ready to cross; None to have the scan read it itself (documents
+    that pin versions keep their nodes, which do not cross processes)."""
+    try:
+        found, answer = _read(file)
+    except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
+        from scanner.sources.scan_input import ScanInput
+
+        return ScanInput(diagnostics=[unexpected(file.path, err)], files_read=1), None
+    return None if found.documents else (found, answer)
+
+
+def _received(found, answer):
+    from scanner.sources.files.retention import recompose, recomposable
+
+    taken = answer[0] if answer is not None else ()
+    for manifest in (*found.manifests, *taken):  # they came without their nodes (Manifest.__reduce__)
+        if recomposable(manifest):
+            manifest.release(recompose)
+    return found, answer
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1

@@ -1,0 +1,59 @@
+"""A plain file of the tree read into Manifests, with the documents that may pin versions and its
+`# kubehop: ignore` comments: what `collect` does with every file that is not a chart's or rendered."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any
+
+from yaml.nodes import MappingNode, ScalarNode
+
+from scanner.model import STDIN_PATH, Diagnostic
+from scanner.nodes import mapping_get
+from scanner.sources.files.walk import KUSTOMIZATION_FILES, ManifestFile, read_file
+from scanner.sources.scan_input import ScanInput
+from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, read_text
+from scanner.suppress import MARKER, read_suppressions
+
+
+# Files whose documents name versions whatever their keys: Helm chart metadata and kustomizations.
+PIN_FILES = frozenset(("Chart.yaml", "requirements.yaml", "requirements.yml", *KUSTOMIZATION_FILES))
+
+
+def _holds_version_variable(node: Any) -> bool:
+    """A plain mapping (not an object) with a `<name>_version` or `<name>Version` key: Ansible defaults,
+    values files, talconfig.yaml. Which of them pin anything is the pin readers' to say
+    (scanner.components.file_pins, cluster_pin); this only keeps the documents they may read."""
+    if not isinstance(node, MappingNode) or mapping_get(node, "kind") is not None:
+        return False
+    return any(isinstance(key, ScalarNode) and key.value.endswith(("_version", "Version")) for key, _ in node.value)
+
+
+def read_manifest_file(item: ManifestFile, stdin_bytes: bytes | None = None) -> ScanInput:
+    result = ScanInput(files_read=1)
+    display = STDIN_PATH if item.path == "-" else item.path
+    if item.chart_template:
+        result.unrendered.append(Diagnostic(display, "Helm chart template; not rendered", level="notice"))
+        return result
+    text, problem = read_file(item.path, stdin_bytes)
+    if problem is not None:
+        result.diagnostics.append(dataclasses.replace(problem, path=display))
+        return result
+    documents: list[Any] = []
+    try:
+        manifests, diagnostics = read_text(text, display, documents)
+    except DocumentProblem as problem:
+        result.diagnostics.append(Diagnostic(display, str(problem), problem.line))
+        return result
+    except TemplateSyntax:
+        result.unrendered.append(Diagnostic(display, "holds Helm template syntax; not rendered", level="notice"))
+        return result
+    result.manifests = manifests
+    result.diagnostics = diagnostics
+    pin_file = os.path.basename(display) in PIN_FILES
+    result.documents = [(display, node) for node in documents if pin_file or _holds_version_variable(node)]
+    if MARKER in text:
+        result.suppressions, problems = read_suppressions(text, display)
+        result.diagnostics.extend(problems)
+    return result

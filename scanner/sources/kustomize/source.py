@@ -1,0 +1,81 @@
+"""Kustomizations into Manifests, as `collect` asks for them: each folder built by kustomize (or
+`kubectl kustomize`) as Flux would build it (build.py, flux.py), its helmCharts rendered by
+kubehop's helm at the scan's Capabilities (helm.py), every object pointed back at its file
+(origins.py)."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from scanner.model import Diagnostic, Manifest
+from scanner.sources.helm import render as helm
+from scanner.sources.helm.capture import find_helm, helm_version
+from scanner.sources.helm.source import helm_settings, why_not_rendered
+from scanner.sources.kustomize import build as kustomize, flux as kustomize_flux
+from scanner.sources.kustomize.charts import local_charts
+from scanner.sources.kustomize.helm import HelmCharts
+from scanner.sources.kustomize.origins import identity
+from scanner.sources.scan_input import ScanInput
+from scanner.sources.tools import no_network
+from scanner.sources.tools.find import kustomize_command
+from scanner.versions import Minor
+
+if TYPE_CHECKING:
+    from scanner.options import ScanOptions
+
+
+def build_kustomizations(folders: list[str], manifests: list[Manifest], target: Minor | None,
+                         options: "ScanOptions", scanned: list[str]) -> ScanInput:
+    result = ScanInput()
+    command = kustomize_command() if options.render else None
+    if command is None:  # worded like the notice for charts read as text
+        why = ("--no-render was given" if not options.render else "neither kustomize nor kubectl found (set "
+               "KUBEHOP_KUSTOMIZE or KUBEHOP_KUBECTL, put one on PATH, or run scripts/get-tools.sh)")
+        result.unrendered.extend(Diagnostic(folder, "kustomization not built: its files were scanned as they are",
+                                            level="notice") for folder in folders)
+        plural = "s were" if len(folders) != 1 else " was"
+        result.notices.append(f"{why}: {len(folders)} kustomization{plural} not built; their files were scanned "
+                              "as they are")
+        return result
+    # An object already read from its own file (or from another build) is not reported again.
+    seen = {identity(m) for m in manifests}
+    charts = _kustomize_helm(manifests, target, options)
+    result.isolation["kustomize"] = "none (--allow-network)" if options.allow_network else no_network.isolation()
+    flux_paths, result.diagnostics = kustomize_flux.flux_paths(manifests, scanned)
+    for outcome in kustomize.build_all(folders, command, options.allow_network, os.cpu_count() or 1, charts,
+                                       scanned, flux_paths, manifests, options.kustomize_unrestricted):
+        if outcome.not_built:
+            result.unrendered.append(Diagnostic(outcome.folder, outcome.not_built, level="notice"))
+        result.unrendered.extend(outcome.unrendered)
+        result.diagnostics.extend(outcome.diagnostics)
+        result.duplicate_keys.extend(outcome.duplicate_keys)
+        for manifest in outcome.manifests:
+            if identity(manifest) not in seen:
+                seen.add(identity(manifest))
+                result.manifests.append(manifest)
+    if charts.used:
+        result.rendered_with["helm"] = helm_version(charts.settings.helm).text
+        result.isolation["helm"] = helm.isolation(charts.settings)
+    return result
+
+
+def _kustomize_helm(manifests: list[Manifest], target: Minor | None, options: "ScanOptions"):
+    """kubehop's helm for Kustomize helmCharts entries, at the same Capabilities as the scan's charts."""
+    helm_path = find_helm() if options.render else None
+    why_not = why_not_rendered(helm_path, options.render)
+    if why_not:
+        return HelmCharts(None, why_not, options.allow_network)
+    return HelmCharts(helm_settings(helm_path, manifests, target, options), None, options.allow_network)
+
+
+def without_kustomize_charts(charts: list[str], folders: list[str], options: "ScanOptions") -> list[str]:
+    """Chart folders a kustomization's helmCharts render are rendered there, with its values, not on
+    their own (when kubehop can build kustomizations and render charts; else they are read as charts)."""
+    if not options.render or kustomize_command() is None or why_not_rendered(find_helm(), True):
+        return charts
+    try:
+        used = local_charts(folders)
+    except Exception:  # noqa: BLE001 - the kustomizations' own reading reports what is wrong with them
+        return charts
+    return [chart for chart in charts if os.path.realpath(chart) not in used]

@@ -1,0 +1,55 @@
+"""What the sources give: the objects read, with everything a later stage needs to know of how.
+
+Every source (sources/__init__.py `collect` and the sources beside it) returns a ScanInput; one
+input's parts join another's with `extend`, in the order they were read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from scanner.model import Diagnostic, DuplicateKey, Manifest
+from scanner.suppress import Suppression
+
+
+@dataclass
+class ScanInput:
+    manifests: list[Manifest] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    # Charts, kustomizations and files holding template syntax that were not rendered, with the reason.
+    unrendered: list[Diagnostic] = field(default_factory=list)
+    # `# kubehop: ignore[...]` comments (scanner.suppress), applied once the checks have run.
+    suppressions: list[Suppression] = field(default_factory=list)
+    files_read: int = 0
+    notices: list[str] = field(default_factory=list)
+    # (path, root node) of the documents that may pin a component or cluster version without being a
+    # Kubernetes object: Chart.yaml, kustomizations, `*_version:` variables (scanner.components.file_pins).
+    documents: list[tuple[str, Any]] = field(default_factory=list)
+    # Keys a render writes twice (helm/rendered_duplicates.py): facts for the checks (checks/duplicate_keys.py).
+    duplicate_keys: list[DuplicateKey] = field(default_factory=list)
+    # The `via` of objects read from templates a chart's values switch off: their findings are warnings.
+    latent: set[str] = field(default_factory=set)
+    # The tools that rendered part of the input, and their versions, e.g. {"helm": "v4.1.4+g05fa379"}.
+    rendered_with: dict[str, str] = field(default_factory=dict)
+    # How each tool that ran was kept from the network (tools/sandbox.py, tools/no_network.py),
+    # e.g. {"helm": "network namespace ..."}.
+    isolation: dict[str, str] = field(default_factory=dict)
+    # Files the exclusions (`exclude` in the configuration, --exclude) left out: reports count them.
+    excluded: int = 0
+    # The paths scanned: what a file the tree names may be read from (kustomize/refs.py repository_root).
+    scanned: list[str] = field(default_factory=list)
+
+    def extend(self, other: "ScanInput") -> None:
+        self.manifests.extend(other.manifests)
+        self.duplicate_keys.extend(other.duplicate_keys)
+        self.latent.update(other.latent)
+        self.documents.extend(other.documents)
+        self.diagnostics.extend(other.diagnostics)
+        self.unrendered.extend(other.unrendered)
+        self.suppressions.extend(other.suppressions)
+        self.files_read += other.files_read
+        self.excluded += other.excluded
+        self.notices.extend(other.notices)
+        self.rendered_with.update(other.rendered_with)
+        self.isolation.update(other.isolation)
