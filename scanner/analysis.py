@@ -132,6 +132,7 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
             cluster, problems = load_cluster_state(list(options.cluster_state), live)
             scan_input.diagnostics.extend(problems)
             crds = crds.then(cluster.crds)  # a custom resource whose CRD is not in the tree
+        _tool_files(scan_input, paths, options)
         tree = _pins(scan_input, catalog, early)
         found = resolve_current(target, current, given_by(options), version_file, cluster, tree.cluster)
         notices += found.notices
@@ -141,6 +142,8 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
         context = ScanContext(target=target, current=found.minor, rulebook=rulebook, crds=crds, cluster=cluster,
                               current_from_tree=found.from_tree, current_said_by=found.said_by,
                               components=timeline, unknown=options.unknown,
+                              cluster_config=tuple(scan_input.cluster_config),
+                              tool_pins=tuple(scan_input.tool_pins),
                               duplicate_keys=tuple(scan_input.duplicate_keys))
         findings = latent_as_warnings(
             run_checks(scan_input.manifests, context, scan_input.diagnostics, tree_checks())
@@ -236,6 +239,18 @@ class _CurrentFromPlainFiles:
         found = resolve_current(self.target, pins=pins)
         if found.minor is None:
             raise NoCurrentMinor(_no_current(found))
+
+
+def _tool_files(scan_input: ScanInput, paths: list[str], options: ScanOptions) -> None:
+    """The client tools and node files of the files the manifest walk does not read (.tool-versions,
+    env files, Dockerfiles, containerd templates) join what the plain files gave."""
+    from scanner.sources.cluster.tool_pins import read_tool_files
+
+    found = read_tool_files([p for p in paths if p not in options.cluster_state], options.exclude)
+    scan_input.tool_pins += found.pins
+    scan_input.cluster_config += found.settings
+    scan_input.diagnostics += found.diagnostics
+    scan_input.files_read += found.files_read
 
 
 def _pins(scan_input: ScanInput, catalog: Catalog, early: _EarlyChecks) -> TreeComponents:

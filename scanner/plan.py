@@ -131,9 +131,9 @@ def build_plan(states: list[ComponentState], current: Minor, target: Minor, cata
 def _suggest_early_moves(windows: list[Window], states: list[ComponentState]) -> None:
     """After a hop, a move a later window needs may land already, if it runs on every minor between."""
     for state in states:
-        name, last_move = state.component.name, 0
+        key, last_move = state.key, 0
         for k, window in enumerate(windows):
-            steps = [s for s in window.before if s.component.name == name]
+            steps = [s for s in window.before if s.state == key]
             if not steps:
                 continue
             step = steps[0]
@@ -141,7 +141,8 @@ def _suggest_early_moves(windows: list[Window], states: list[ComponentState]) ->
                 between = minor_range(windows[j].target, window.source)
                 if all(step.target.supports(m) for m in between):
                     windows[j].after.append(Step(step.component, step.source, step.target, step.pins,
-                                                 f"may land from here on; required before the hop to {window.target}"))
+                                                 f"may land from here on; required before the hop to {window.target}",
+                                                 step.state))
                     break
             last_move = k
 

@@ -23,6 +23,7 @@ from scanner.versions import parse_minor
 
 ORDERS = FIXTURES / "orders"
 HOMELAB, CELLCAST = FIXTURES / "homelab", FIXTURES / "cellcast"
+CLUSTER_CONFIG = FIXTURES / "cluster-config"
 
 # Scans of the fixtures, each with the checks it makes fire: (paths, target, --from, options).
 SCANS = {
@@ -39,6 +40,10 @@ SCANS = {
                              {"cluster_state": (str(ORDERS / "dumps" / "three-workers"),)}),
     "orders-one-control-plane": ([ORDERS / "knu"], "1.37", None,
                                  {"cluster_state": (str(ORDERS / "dumps" / "single-control-plane"),)}),
+    "cluster-config": ([CLUSTER_CONFIG / "tree"], "1.36", None, {}),
+    "client-tools": ([CLUSTER_CONFIG / "tree" / "infra", CLUSTER_CONFIG / "tree" / "ci"], "1.36", "1.31", {}),
+    "client-calls": ([CLUSTER_CONFIG / "tree" / "agent"], "1.36", None, {"cluster_state": tuple(
+        str(CLUSTER_CONFIG / "dumps" / name) for name in ("metrics.txt", "audit.log", "version.json"))}),
 }
 # Each rule family (the check that declares it) and the scans that make it fire.
 FAMILIES = {
@@ -56,6 +61,9 @@ FAMILIES = {
     "order_skew": ["orders"],
     "order_components": ["orders", "flux-homelab"],
     "order_concurrency": ["orders-three-workers", "orders-one-control-plane"],
+    "cluster_config": ["cluster-config"],
+    "client_tools": ["client-tools"],
+    "client_calls": ["client-calls"],
     "duplicate_keys": [],  # needs helm: test_a_duplicate_key_of_a_render_is_declared
 }
 BOOK = load_rulebook()
@@ -119,6 +127,10 @@ def test_the_data_declares_its_families_whole():
     assert info_of(components, "component/chart/gadget/unsupported", BOOK) is not None  # a chart tracked at scan time
     assert info_of(components, "component/flux/no-such-kind", BOOK) is None
     assert info_of(components, "component/no-such-component/unsupported", BOOK) is None
+    # What the tree deploys that no data names (components.unlisted): its no-data rule, named from the tree.
+    assert info_of(components, "component/hajimari/no-data", BOOK).severity == "warning"
+    assert info_of(components, "component/hajimari (chart)/no-data", BOOK) is not None
+    assert info_of(components, "component/flux/no-data", BOOK) is None  # the catalog's components have data
 
 
 def test_a_duplicate_key_of_a_render_is_declared(helm_env, tmp_path, monkeypatch):

@@ -264,11 +264,28 @@ def test_a_pin_without_upper_bound_floats_and_its_release_is_unknown():
     assert moves(plan.windows[0]) == []
 
 
-def test_pins_that_install_different_releases_warn_and_plan_from_the_oldest():
+def test_pins_of_different_versions_are_planned_apart_each_at_its_own_file():
+    book = catalog([mesh()])
+    base = pinned(book, "mesh", "1.16.1", line=9)
+    overlays = [Detection("mesh", "v1.17.2", book.components["mesh"].releases_admitted("1.17.2", True),
+                          Origin(f"overlay-{n}.yaml", 3, 16), "chart", "HelmRelease mesh") for n in (1, 2)]
+    plan = plan_for(book, [base, *overlays], "1.31", "1.32")
+    assert [(s.key, [d.origin.path for d in s.detections]) for s in plan.components] == [
+        ("mesh@1.16.1", ["mesh.yaml"]), ("mesh@1.17.2", ["overlay-1.yaml", "overlay-2.yaml"])]
+    # 1.16.1 must move before 1.32; 1.17.2 supports it: the overlays' pins are not spoken for by the base's.
+    [problem] = [p for p in plan.windows[0].problems if p.severity == BLOCKER]
+    assert (problem.state, problem.pins) == ("mesh@1.16.1", (Origin("mesh.yaml", 9, 16),))
+    assert problem.message.startswith("Mesh 1.16 supports Kubernetes 1.27–1.30, not 1.32")
+    assert [(s.label, s.pins) for s in plan.windows[0].before] == [("mesh 1.16 → 1.17", (Origin("mesh.yaml", 9, 16),))]
+    [finding] = [f for f in plan.findings if f.severity == "error"]
+    assert (finding.rule_id, finding.origin.path, finding.remediation[-1:]) == (
+        "component/mesh/unsupported", "mesh.yaml", ("before the hop to 1.32: mesh 1.16 → 1.17",))
+
+
+def test_pins_written_alike_are_one_install():
     book = catalog([gitops()])
-    plan = plan_for(book, [pinned(book, "gitops", ">=2.4.0 <2.7.0"), pinned(book, "gitops", "2.5.0", line=9)],
-                    "1.31", "1.32")
-    assert "the pins install 2.5 and 2.6; planned from 2.5, the oldest" in plan.windows[0].problems[0].message
+    plan = plan_for(book, [pinned(book, "gitops", "v2.5.0"), pinned(book, "gitops", "2.5.0", line=9)], "1.31", "1.32")
+    assert [(s.key, len(s.detections)) for s in plan.components] == [("gitops", 2)]
 
 
 def test_a_blocked_component_is_reported_once_not_at_every_later_hop():

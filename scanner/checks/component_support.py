@@ -4,7 +4,9 @@ counts as). Read from the component state, which the plan draws its windows from
 takes its component findings from here, so both count the same things.
 
 Its rules are `component/<name>/<kind>`: one per component of the catalog (compat-matrix/) and
-kind of problem the component state reports (scanner.components.timeline).
+kind of problem the component state reports (scanner.components.timeline); those of a chart tracked by
+its own kubeVersion (component/chart/<chart>/<kind>) and of a component with no data
+(component/<name>/no-data) are named from what the tree pins, told by their form.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from scanner.checks.context import TREE, RuleInfo, Rules, ScanContext
-from scanner.components.timeline import (BLOCKED, BLOCKER, NEWER_THAN_CLUSTER, OUTSIDE_RANGE, PIN_RANGE,
+from scanner.components.timeline import (BLOCKED, BLOCKER, NEWER_THAN_CLUSTER, NO_DATA, OUTSIDE_RANGE,
                                          REQUIRED_MOVE, REQUIRES, UNKNOWN, UNKNOWN_RELEASE, UNKNOWN_SUPPORT,
                                          UNSUPPORTED, UNVERIFIED, Problem, Timeline)
 from scanner.model import Finding, Manifest, Origin
@@ -21,6 +23,7 @@ from scanner.paths import where
 SCOPE = TREE
 COMPONENT_RULES = "component/"  # the rule ids start with this
 _SEVERITY = {BLOCKER: "error", UNKNOWN: "warning"}  # anything else: "warning"
+_ALSO_EDIT = 10  # the other pins a finding names; a chart pinned by a hundred releases says how many more
 
 # Each kind of problem: its default severity, what it says, and what it means.
 _KINDS = {
@@ -38,8 +41,6 @@ _KINDS = {
     UNKNOWN_RELEASE: ("warning", "which release runs cannot be told from the pins",
                       "The pins name no release kubehop knows, or install whatever is newest: its moves cannot be "
                       "planned (--unknown)."),
-    PIN_RANGE: ("warning", "the pins install different releases",
-                "Two pins of the component name different releases: it is planned from the oldest; make them agree."),
     OUTSIDE_RANGE: ("warning", "the cluster already runs outside the release's stated range",
                     "The release the tree pins does not list the cluster's current minor."),
     NEWER_THAN_CLUSTER: ("warning", "the release states support only from a later minor",
@@ -73,7 +74,26 @@ def _chart_rule(rule_id: str) -> RuleInfo | None:
                     "kubehop read, is tracked by its own versions and the kubeVersion each states.", severity)
 
 
-RULES = Rules(_rules, pattern="component/<name>/<kind>", data="compat-matrix", made=_chart_rule)
+def _no_data_rule(rule_id: str) -> RuleInfo | None:
+    """component/<name>/no-data: what the tree deploys that no data file names (scanner.components.unlisted),
+    named from the tree (a chart, a remote base, an operator's image)."""
+    from scanner.components.catalog import load_catalog
+
+    name = rule_id.removeprefix(COMPONENT_RULES).removesuffix(f"/{NO_DATA}")
+    if not rule_id.startswith(COMPONENT_RULES) or not rule_id.endswith(f"/{NO_DATA}") or not name \
+            or name in load_catalog().components:
+        return None
+    return RuleInfo("a component kubehop has no data on", "The tree deploys it and no file of compat-matrix/ names "
+                    "it, nor does its chart state a kubeVersion: its support for every hop is unknown (--unknown "
+                    "says what that counts as); check the project's own compatibility notes before the hops.",
+                    "warning")
+
+
+def _made(rule_id: str) -> RuleInfo | None:
+    return _chart_rule(rule_id) or _no_data_rule(rule_id)
+
+
+RULES = Rules(_rules, pattern="component/<name>/<kind>", data="compat-matrix", made=_made)
 
 
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:
@@ -90,10 +110,13 @@ def problem_findings(timeline: Timeline) -> list[Finding]:
 
 
 def _problem_finding(problem: Problem, timeline: Timeline) -> Finding:
-    state = next(s for s in timeline.states if s.component.name == problem.component)
+    state = next(s for s in timeline.states if s.key == (problem.state or problem.component))
     first = state.detections[0]
     origin = Origin(first.origin.path, first.origin.line, first.origin.column, via=first.what)
-    also = tuple(f"also edit {where(o.path, o.line)}" for o in problem.pins[1:])
+    others = problem.pins[1:]
+    also = tuple(f"also edit {where(o.path, o.line)}" for o in others[:_ALSO_EDIT])
+    if len(others) > _ALSO_EDIT:
+        also += (f"and {len(others) - _ALSO_EDIT} more pins of the same version (`kubehop components` lists them)",)
     return Finding(f"{COMPONENT_RULES}{problem.component}/{problem.kind}", _SEVERITY.get(problem.severity, "warning"),
                    problem.message, origin, "", "Component", problem.component, breaks_in=problem.minor,
                    source_url=problem.source or ((state.start.source or None) if state.start else None),

@@ -35,6 +35,10 @@ class ScanContext:
     unknown: str = "warn"  # --unknown: what a fact nobody states counts as (warn, block, ignore)
     # Keys helm's output writes twice (sources/helm/rendered_duplicates.py): checks/duplicate_keys.py reports them.
     duplicate_keys: tuple[DuplicateKey, ...] = ()
+    # What the tree configures the cluster's components and clients with (scanner.cluster_config:
+    # Settings and ToolPins, read by sources/cluster/).
+    cluster_config: tuple = ()
+    tool_pins: tuple = ()
 
 
 OBJECT = "object"  # run on each file's objects as the file is read, while its nodes are held

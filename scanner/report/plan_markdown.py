@@ -131,9 +131,9 @@ def _move(plan: Plan, window: Window, step: Step) -> str:
 
 def _earliest(plan: Plan, window: Window, step: Step) -> Window | None:
     """The first earlier window after whose hop `step` may land (the planner lists it there as optional)."""
-    same = (step.component.name, step.source.version, step.target.version)
+    same = (step.state, step.source.version, step.target.version)
     return next((w for w in plan.windows if w.number < window.number
-                 and any((s.component.name, s.source.version, s.target.version) == same for s in w.after)), None)
+                 and any((s.state, s.source.version, s.target.version) == same for s in w.after)), None)
 
 
 def _tail(plan: Plan) -> str:

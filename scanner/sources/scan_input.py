@@ -39,12 +39,18 @@ class ScanInput:
     excluded: int = 0
     # The paths scanned: what a file the tree names may be read from (kustomize/refs.py repository_root).
     scanned: list[str] = field(default_factory=list)
+    # What the plain files configure the cluster's components with, and the client tools they pin
+    # (sources/cluster/: scanner.cluster_config's Settings and ToolPins).
+    cluster_config: list[Any] = field(default_factory=list)
+    tool_pins: list[Any] = field(default_factory=list)
 
     def extend(self, other: "ScanInput") -> None:
         self.manifests.extend(other.manifests)
         self.duplicate_keys.extend(other.duplicate_keys)
         self.latent.update(other.latent)
         self.documents.extend(other.documents)
+        self.cluster_config.extend(other.cluster_config)
+        self.tool_pins.extend(other.tool_pins)
         self.diagnostics.extend(other.diagnostics)
         self.unrendered.extend(other.unrendered)
         self.suppressions.extend(other.suppressions)

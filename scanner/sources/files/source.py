@@ -11,6 +11,8 @@ from yaml.nodes import MappingNode, ScalarNode
 
 from scanner.model import STDIN_PATH, Diagnostic
 from scanner.nodes import mapping_get
+from scanner.sources.cluster.settings import read_config
+from scanner.sources.cluster.tool_pins import pins_in_documents
 from scanner.sources.files.walk import KUSTOMIZATION_FILES, ManifestFile, read_file
 from scanner.sources.scan_input import ScanInput
 from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, read_text
@@ -53,6 +55,9 @@ def read_manifest_file(item: ManifestFile, stdin_bytes: bytes | None = None) -> 
     result.diagnostics = diagnostics
     pin_file = os.path.basename(display) in PIN_FILES
     result.documents = [(display, node) for node in documents if pin_file or _holds_version_variable(node)]
+    result.cluster_config, problems = read_config(display, text, documents)
+    result.diagnostics.extend(problems)
+    result.tool_pins = pins_in_documents(display, documents, manifests)
     if MARKER in text:
         result.suppressions, problems = read_suppressions(text, display)
         result.diagnostics.extend(problems)
