@@ -46,10 +46,10 @@ def change_set(plan, analysis, number: int, paths: Sequence[str], options, root:
     result.manual.extend(manual)
     planner = Planner(window.target, window.source, load_rulebook(options.rule_folders), options.ignore)
     result.migrated = migrations.migrate(window, planner, list(paths), options.exclude, texts, result.manual)
-    moved = {m.step.component.name for m in result.moves}
+    moved = {m.step.state or m.step.component.name for m in result.moves}  # installs, not components
     result.manual.extend(Manual(p.component or "component", p.text, _first_pin(p))
                          for p in window.problems if p.severity == BLOCKER and p.kind == BLOCKED
-                         and p.component not in moved)
+                         and (p.state or p.component) not in moved)
     if result.manual:  # the hop comes last: the run that leaves nothing else to a person writes it
         result.hop_waits = True
         result.manual.append(Manual(f"the hop to {window.target}", (
