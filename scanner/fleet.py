@@ -14,6 +14,7 @@ from typing import Sequence
 from scanner import per_scan
 from scanner.analysis import Analysis, ClusterAnalysis, NoCurrentMinor, analyse
 from scanner.checks import sort_findings
+from scanner.argo_clusters import argo_clusters
 from scanner.clusters import Cluster, flux_clusters
 from scanner.current_minor import CurrentMinor
 from scanner.model import Diagnostic, Finding
@@ -27,7 +28,8 @@ class FleetChoiceError(Exception):
 
 
 def find_clusters(paths: list[str], options: ScanOptions) -> list[Cluster]:
-    """The clusters the configuration names, else those Flux is bootstrapped into; none for one cluster."""
+    """The clusters the configuration names, else those Flux is bootstrapped into, else the destinations
+    of the Argo CD Applications; none for one cluster."""
     return _clusters_and_objects(paths, options)[0]
 
 
@@ -38,6 +40,8 @@ def _clusters_and_objects(paths: list[str], options: ScanOptions) -> tuple[list[
     if options.clusters:
         return list(options.clusters), plain
     found = flux_clusters(plain, paths)
+    if len(found) < 2:
+        found = argo_clusters(plain, paths)
     return (found if len(found) > 1 else []), plain
 
 
