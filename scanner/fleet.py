@@ -35,14 +35,29 @@ def find_clusters(paths: list[str], options: ScanOptions) -> list[Cluster]:
 
 def _clusters_and_objects(paths: list[str], options: ScanOptions) -> tuple[list[Cluster], list]:
     if "-" in paths:  # standard input is one stream: no folders to tell clusters apart by
-        return list(options.clusters), []
+        return in_rollout_order(options.clusters, options.rollout), []
     plain = _plain_manifests(paths, options)
     if options.clusters:
-        return list(options.clusters), plain
+        return in_rollout_order(options.clusters, options.rollout), plain
     found = flux_clusters(plain, paths)
     if len(found) < 2:
         found = argo_clusters(plain, paths)
-    return (found if len(found) > 1 else []), plain
+    return (in_rollout_order(found, options.rollout) if len(found) > 1 else []), plain
+
+
+def in_rollout_order(clusters: Sequence[Cluster], rollout: Sequence[str]) -> list[Cluster]:
+    """The clusters `rollout:` names, in its order, then the others in theirs."""
+    rank = {name: i for i, name in enumerate(rollout)}
+    return sorted(clusters, key=lambda c: rank.get(c.name, len(rank)))  # stable: the others keep their order
+
+
+def _rollout_notices(clusters: Sequence[Cluster], rollout: Sequence[str]) -> list[str]:
+    names = {c.name for c in clusters}
+    unknown = [name for name in rollout if name not in names]
+    if not unknown or not clusters:
+        return []
+    return [f"the configuration's rollout names {', '.join(unknown)}: no cluster of the tree is called so "
+            f"(its clusters: {', '.join(c.name for c in clusters)})"]
 
 
 @per_scan.scope()  # the clusters' analyses read the same files: one cache for them all
@@ -79,7 +94,7 @@ def analyse_fleet(paths: list[str], target: Minor, current: Minor | None = None,
             notices.append(f"{len(left)} file(s) with Kubernetes objects that no cluster deploys were checked on "
                            "their own: nothing found")
     merged = merge(views)
-    merged.notices += notices
+    merged.notices += notices + _rollout_notices(clusters, options.rollout)
     return merged
 
 

@@ -181,3 +181,21 @@ def test_a_matrix_of_the_clusters_and_the_repository_folders(tmp_path):
     clusters = {c.name: tuple(os.path.relpath(p, repo) for p in c.paths)
                 for c in find_clusters([str(repo)], ScanOptions())}
     assert clusters == {"dev": ("clusters/dev",), "staging": ("apps/base",)}
+
+
+def test_the_configuration_says_the_rollout_order(tmp_path):
+    repo = tmp_path / "repo"
+    shutil.copytree(FLEET, repo)
+    (repo / ".git").mkdir()
+    plan = json.loads(invoke("plan", "--format", "json", "--target", "1.36", ".", cwd=repo).stdout)
+    assert [c["name"] for c in plan["clusters"]] == ["dev", "prod"]  # by name when nothing says
+    (repo / ".kubehop.yaml").write_text("rollout: [prod, canary]\n")
+    plan = json.loads(invoke("plan", "--format", "json", "--target", "1.36", ".", cwd=repo).stdout)
+    assert [c["name"] for c in plan["clusters"]] == ["prod", "dev"]
+    report = json.loads(invoke("scan", "--format", "json", "--target", "1.36", ".", cwd=repo).stdout)
+    assert [c["name"] for c in report["clusters"]] == ["prod", "dev"]
+    assert "the configuration's rollout names canary: no cluster of the tree is called so (its clusters: prod, " \
+           "dev)" in report["notices"]
+    (repo / ".kubehop.yaml").write_text("rollout: [prod, prod]\n")
+    done = invoke("plan", "--target", "1.36", ".", cwd=repo)
+    assert done.returncode == 2 and "rollout" in done.stderr
