@@ -73,10 +73,10 @@ def analyse_fleet(paths: list[str], target: Minor, current: Minor | None = None,
         if only not in names:
             raise FleetChoiceError(f"--cluster {only}: " + (f"the tree's clusters are {', '.join(names)}" if names
                                                             else "the tree declares one cluster only"))
-        clusters = [c for c in clusters if c.name == only]
+        fleet, clusters = tuple(clusters), [c for c in clusters if c.name == only]
         if current is not None:
-            return _one(clusters[0], analyse(list(clusters[0].paths), target, current, options, **analysis))
-        return _one(clusters[0], _analyse_cluster(clusters[0], target, options, analysis))
+            return _one(clusters[0], analyse(list(clusters[0].paths), target, current, options, **analysis), fleet)
+        return _one(clusters[0], _analyse_cluster(clusters[0], target, options, analysis), fleet)
     if not clusters:
         return analyse(paths, target, current, options, **analysis)
     if current is not None:
@@ -124,9 +124,9 @@ def _analyse_cluster(cluster: Cluster, target: Minor, options: ScanOptions, anal
             from None
 
 
-def _one(cluster: Cluster, analysis: Analysis) -> Analysis:
+def _one(cluster: Cluster, analysis: Analysis, fleet: tuple[Cluster, ...]) -> Analysis:
     findings = [dataclasses.replace(f, clusters=(cluster.name,)) for f in analysis.findings]
-    return dataclasses.replace(analysis, findings=findings,
+    return dataclasses.replace(analysis, findings=findings, fleet=fleet,
                                clusters=[ClusterAnalysis(cluster, dataclasses.replace(analysis, findings=findings))])
 
 

@@ -18,7 +18,8 @@ FLEET = FIXTURES / "fleet"  # clusters/dev (k3s v1.31.5) and clusters/prod (v1.2
 
 
 @pytest.fixture(autouse=True)
-def kustomize(monkeypatch):
+def kustomize(monkeypatch, tmp_path):
+    monkeypatch.setenv("KUBEHOP_CACHE_DIR", str(tmp_path / "kubehop-cache"))
     command = kustomize_or_skip()
     monkeypatch.setenv("KUBEHOP_KUSTOMIZE" if command[1] == "build" else "KUBEHOP_KUBECTL", command[0])
 
@@ -199,3 +200,35 @@ def test_the_configuration_says_the_rollout_order(tmp_path):
     (repo / ".kubehop.yaml").write_text("rollout: [prod, prod]\n")
     done = invoke("plan", "--target", "1.36", ".", cwd=repo)
     assert done.returncode == 2 and "rollout" in done.stderr
+
+
+def test_a_change_set_is_one_clusters_and_names_the_clusters_a_shared_edit_moves(tmp_path):
+    repo = argo_repo(tmp_path)
+    done = invoke("plan", "--no-config", "--target", "1.36", "--window", "1", "--diff", ".", cwd=repo)
+    assert done.returncode == 2
+    assert "--window makes one cluster's change set, and the tree holds 3 clusters (dev, prod, staging): " \
+           "give --cluster NAME with it" in done.stderr
+    done = invoke("plan", "--no-config", "--cluster", "dev", "--target", "1.36", "--window", "1", "--format", "json",
+                  ".", cwd=repo)
+    changes = json.loads(done.stdout)
+    # the shared base is migrated where it is written, though dev reads it through its kustomization
+    assert [(m["file"], m["to"]) for m in changes["migrations"]] == [("apps/base/flowschema.yaml",
+                                                                      "flowcontrol.apiserver.k8s.io/v1")]
+    assert sorted(f["file"] for f in changes["files"]) == ["apps/base/flowschema.yaml", "clusters/dev/system-upgrade.yaml"]
+    assert (changes["cluster"], changes["shared"]) == ("dev", [{"file": "apps/base/flowschema.yaml",
+                                                                "clusters": ["prod", "staging"]}])
+    done = invoke("plan", "--no-config", "--cluster", "dev", "--target", "1.36", "--window", "1", "--write", ".",
+                  cwd=repo)
+    assert done.returncode == 0 and "apps/base/flowschema.yaml is deployed by prod, staging too" in done.stderr
+    assert "apiVersion: flowcontrol.apiserver.k8s.io/v1\n" in (repo / "apps/base/flowschema.yaml").read_text()
+    # prod's own files are not dev's: its window moves its own Plan and names nothing shared
+    changes = json.loads(invoke("plan", "--no-config", "--cluster", "prod", "--target", "1.36", "--window", "1",
+                                "--format", "json", ".", cwd=repo).stdout)
+    assert changes["shared"] == [] and "clusters/dev/system-upgrade.yaml" not in [f["file"] for f in changes["files"]]
+
+
+def test_the_change_set_body_says_which_other_clusters_it_moves(tmp_path, snapshot):
+    done = invoke("plan", "--no-config", "--cluster", "dev", "--target", "1.36", "--window", "1", "--format",
+                  "markdown", ".", cwd=argo_repo(tmp_path))
+    assert done.returncode == 0
+    assert done.stdout == snapshot
