@@ -232,3 +232,9 @@ def test_the_change_set_body_says_which_other_clusters_it_moves(tmp_path, snapsh
                   "markdown", ".", cwd=argo_repo(tmp_path))
     assert done.returncode == 0
     assert done.stdout == snapshot
+
+
+def test_the_markdown_report_and_step_summary_have_a_row_per_cluster(tmp_path, snapshot):
+    done = invoke("scan", "--no-config", "--target", "1.36", "--format", "markdown", ".", cwd=argo_repo(tmp_path))
+    assert done.returncode == 1
+    assert done.stdout == snapshot
