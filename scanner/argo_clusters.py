@@ -15,7 +15,6 @@ hub of a hub-and-spoke fleet holding only the spokes' Applications is not upgrad
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import posixpath
 import re
@@ -222,7 +221,8 @@ def _cluster_parameters(generator: dict, secrets: Sequence[Manifest]) -> list[di
 
 def _git_directories(generator: dict, top: str) -> list[dict]:
     """A `git` generator's `directories` in this repository's folders (files generators: not read)."""
-    entries = [_mapping(d) for d in generator.get("directories") or [] if isinstance(d, dict)]
+    directories = generator.get("directories")
+    entries = [d for d in directories if isinstance(d, dict)] if isinstance(directories, list) else []
     include = [d["path"] for d in entries if isinstance(d.get("path"), str) and not d.get("exclude")]
     exclude = [d["path"] for d in entries if isinstance(d.get("path"), str) and d.get("exclude")]
     if not include:
@@ -233,8 +233,8 @@ def _git_directories(generator: dict, top: str) -> list[dict]:
     for folder, names, _ in os.walk(top):
         names[:] = sorted(n for n in names if n not in SKIPPED_DIRS and not n.startswith("."))
         relative = os.path.relpath(folder, top).replace(os.sep, "/")
-        if relative == "." or not any(fnmatch.fnmatchcase(relative, p) for p in include) \
-                or any(fnmatch.fnmatchcase(relative, p) for p in exclude):
+        if relative == "." or not any(_matches(relative, p) for p in include) \
+                or any(_matches(relative, p) for p in exclude):
             continue
         parts = relative.split("/")
         found.append({"path": {"path": relative, "basename": parts[-1], "basenameNormalized": parts[-1],
@@ -242,6 +242,13 @@ def _git_directories(generator: dict, top: str) -> list[dict]:
         if len(found) >= _MAX_ELEMENTS:
             break
     return found
+
+
+def _matches(folder: str, pattern: str) -> bool:
+    """Argo CD's directory patterns: `*` and `?` within one path segment, `**` across them."""
+    parts = re.split(r"(\*\*|\*|\?)", pattern.strip("/"))
+    wildcards = {"**": ".*", "*": "[^/]*", "?": "[^/]"}
+    return re.fullmatch("".join(wildcards.get(p, re.escape(p)) for p in parts), folder) is not None
 
 
 def _merged(first: dict, second: dict) -> dict:
