@@ -79,6 +79,8 @@ class Analysis:
     rules: dict[str, RuleInfo] = field(default_factory=dict)
     # A fleet repository's clusters, each analysed on its own (scanner.fleet); empty: one cluster.
     clusters: list[ClusterAnalysis] = field(default_factory=list)
+    # Every cluster of the fleet, when `--cluster` chose the one analysed: what else deploys its files.
+    fleet: tuple[Cluster, ...] = ()
 
     @property
     def current_source(self) -> str | None:
