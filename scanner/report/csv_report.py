@@ -26,6 +26,6 @@ def render(result: ScanResult, color: bool = False) -> str:
     for f in result.findings:
         writer.writerow([csv_cell(value) for value in (
             repo_path(f.origin.path), f.origin.line or "", f.origin.column or "", f.severity, f.rule_id,
-            hop_label(f, result), f.breaks_in, f.api_version, f.kind, f.namespace, f.name, f.message, fix_words(f),
+            hop_label(f, result), f.breaks_in, f.api_version, f.kind, f.namespace, f.name, f.text, fix_words(f),
             f.origin.via)])
     return "\n".join(log_line(record) for record in out.getvalue().split("\n"))

@@ -14,7 +14,10 @@ HEADER = ("FILE", "SEVERITY", "RULE", "OBJECT", "HOP", "FIX")
 
 
 def fix_words(finding: Finding) -> str:
-    """The fix in a few words: the replacement, else the first step of the remediation."""
+    """The fix in a few words: the finding's own (Finding.fix), else its replacement, else the first step
+    of the remediation."""
+    if finding.fix:
+        return finding.fix
     if finding.replacement:
         return f"use {finding.replacement}"
     return finding.remediation[0].strip() if finding.remediation else ""
