@@ -1,11 +1,12 @@
 """A plain file of the tree read into Manifests, with the documents that may pin versions and its
-`# kubehop: ignore` comments: what `collect` does with every file that is not a chart's or rendered."""
+`# kubehop: ignore` comments: what `collect` does with every file that is not a chart's or rendered
+(the files source of sources/registry.py)."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yaml.nodes import MappingNode, ScalarNode
 
@@ -17,6 +18,9 @@ from scanner.sources.files.walk import KUSTOMIZATION_FILES, ManifestFile, read_f
 from scanner.sources.scan_input import ScanInput
 from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, read_text
 from scanner.suppress import MARKER, read_suppressions
+
+if TYPE_CHECKING:
+    from scanner.sources.registry import Reading
 
 
 # Files whose documents name versions whatever their keys: Helm chart metadata and kustomizations.
@@ -30,6 +34,16 @@ def _holds_version_variable(node: Any) -> bool:
     if not isinstance(node, MappingNode) or mapping_get(node, "kind") is not None:
         return False
     return any(isinstance(key, ScalarNode) and key.value.endswith(("_version", "Version")) for key, _ in node.value)
+
+
+def read(items: list[ManifestFile], so_far: None, reading: "Reading") -> ScanInput:
+    """Each plain file on its own: `collect` hands them one at a time, maybe in a worker process."""
+    if len(items) == 1:
+        return read_manifest_file(items[0], reading.stdin_bytes)
+    result = ScanInput()
+    for item in items:
+        result.extend(read_manifest_file(item, reading.stdin_bytes))
+    return result
 
 
 def read_manifest_file(item: ManifestFile, stdin_bytes: bytes | None = None) -> ScanInput:

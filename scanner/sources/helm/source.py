@@ -24,6 +24,14 @@ from scanner.words import count
 
 if TYPE_CHECKING:
     from scanner.options import ScanOptions
+    from scanner.sources.files.walk import ChartFolder
+    from scanner.sources.registry import Reading
+
+
+def read(charts: list["ChartFolder"], so_far: ScanInput, reading: "Reading") -> ScanInput:
+    """The chart folders, and the charts of the Flux HelmReleases among what the plain files gave."""
+    return read_charts([chart.path for chart in charts], so_far.manifests, reading.target, reading.options,
+                       reading.scanned)
 
 
 def read_charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
