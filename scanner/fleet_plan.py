@@ -58,16 +58,16 @@ def plan_paths(request: PlanRequest) -> tuple[Plan | FleetPlan, Analysis]:
     clusters gets a plan per cluster (scanner.fleet), each from its own current minor."""
     from scanner.analysis import NoCurrentMinor
     from scanner.current_minor import given_by
-    from scanner.fleet import analyse_fleet
     from scanner.options import ScanOptions
+    from scanner.scan import scan
 
     options = request.options or ScanOptions(unknown=request.unknown, allow_network=request.allow_network)
     if request.current is not None and request.current >= request.target:
         raise PlanInputError(f"the cluster is at {request.current} ({given_by(options)}): --target "
                              f"{request.target} is not newer")
     try:
-        analysis = analyse_fleet(request.paths, request.target, request.current, options, only=request.cluster,
-                                 version_file=request.version_file, need_current=True)
+        analysis = scan(list(request.paths), request.target, request.current, options, request.version_file,
+                        request.cluster, need_current=True)  # what `kubehop scan` analyses, the same way
     except NoCurrentMinor as why:
         from scanner.given_paths import MISSING, words
         from scanner.paths import repo_path
