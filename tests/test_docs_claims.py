@@ -7,9 +7,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from click.testing import CliRunner
 
-from conftest import REPO
+from conftest import REPO, cli_runner
 from scanner.cli import cli
 from scanner.rulebook import load_rulebook
 
@@ -25,5 +24,5 @@ def test_the_default_target_the_docs_name_is_the_datas():
 
 @pytest.mark.parametrize("command", ["scan", "plan", "fix"])
 def test_help_lists_every_exit_code(command):
-    text = " ".join(CliRunner().invoke(cli, [command, "--help"]).stdout.split())
+    text = " ".join(cli_runner().invoke(cli, [command, "--help"]).stdout.split())
     assert all(f"{code} " in text.partition("Exit codes:")[2] for code in range(5)), text

@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
+from conftest import cli_runner
 from scanner.cli import cli
 
 INGRESS = "apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata:\n  name: {name}\nspec: {{}}\n"
@@ -33,7 +33,7 @@ def write(root: Path, files: dict[str, str]) -> None:
 
 
 def scan(*args: str) -> tuple[int, dict]:
-    result = CliRunner().invoke(cli, ["scan", "--format", "json", *args])
+    result = cli_runner().invoke(cli, ["scan", "--format", "json", *args])
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     return result.exit_code, json.loads(result.stdout)
 
@@ -118,7 +118,7 @@ def test_a_folder_without_kubernetes_objects_says_so(repo):
     code, report = scan("docs")
     assert code == 0 and report["notices"] == ["no Kubernetes objects found in docs"]
     assert report["summary"]["empty_paths"] == ["docs"]
-    text = CliRunner().invoke(cli, ["scan", "docs"]).stdout
+    text = cli_runner().invoke(cli, ["scan", "docs"]).stdout
     assert text.splitlines()[-1].startswith("nothing checked for ") and "no Kubernetes objects found in docs (" in text
     code, report = scan("docs", "apps")  # the wrong path beside a right one: said, the rest reported
     assert code == 1 and report["notices"] == ["no Kubernetes objects found in docs"]
@@ -138,7 +138,7 @@ def test_a_folder_of_pins_and_configuration_was_checked(repo):
     for folder in ("ci", "ansible", "k3s"):
         code, report = scan("--target", "1.33", folder)
         assert code == 0 and report["notices"] == [] and report["summary"]["empty_paths"] == [], folder
-        text = CliRunner().invoke(cli, ["scan", "--target", "1.33", folder]).stdout
+        text = cli_runner().invoke(cli, ["scan", "--target", "1.33", folder]).stdout
         assert text.splitlines()[-1].startswith("nothing blocks 1.33"), (folder, text)
     code, report = scan("--target", "1.33", "ci", "docs")
     assert report["summary"]["empty_paths"] == ["docs"]
@@ -161,7 +161,7 @@ def test_a_tool_file_given_by_name_is_read_as_in_its_folder(repo, name, text):
 
 
 def test_a_missing_path_says_it_does_not_exist(repo):
-    result = CliRunner().invoke(cli, ["scan", "deploy"])
+    result = cli_runner().invoke(cli, ["scan", "deploy"])
     assert result.exit_code == 3
     assert "deploy: does not exist" in result.stdout
     assert result.stdout.splitlines()[-1].startswith("nothing checked for ")

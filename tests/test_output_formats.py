@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
+from conftest import cli_runner
 from scanner.cli import cli
 
 BLOCKER = "apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata:\n  name: web\n  namespace: shop\nspec: {}\n"
@@ -29,7 +29,7 @@ def repo(tmp_path: Path, monkeypatch) -> Path:
 
 
 def kubehop(*args: str):
-    result = CliRunner().invoke(cli, list(args))
+    result = cli_runner().invoke(cli, list(args))
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     return result
 

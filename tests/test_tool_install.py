@@ -16,8 +16,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
+from conftest import cli_runner
 from scanner import tool_install
 from scanner.cli import cli
 
@@ -84,7 +84,7 @@ def registry(monkeypatch, tmp_path):
 
 
 def kubehop(*args: str):
-    result = CliRunner().invoke(cli, list(args))
+    result = cli_runner().invoke(cli, list(args))
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     return result
 
