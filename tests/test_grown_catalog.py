@@ -84,20 +84,20 @@ def test_descheduler_is_judged_by_the_three_minors_its_readme_says_each_release_
 
 
 def test_the_census_counts_what_kubehop_components_lists(tmp_path):
-    root = write(tmp_path / "tree", {"eso.yaml": ESO, "hajimari.yaml": """
+    root = write(tmp_path / "tree", {"eso.yaml": ESO, "kube-cleanup.yaml": """
         apiVersion: helm.toolkit.fluxcd.io/v2
         kind: HelmRelease
-        metadata: {name: hajimari, namespace: default}
+        metadata: {name: kube-cleanup-operator, namespace: default}
         spec:
           chart:
             spec:
-              chart: hajimari
-              version: 2.0.2
-              sourceRef: {kind: HelmRepository, name: hajimari, namespace: flux-system}
+              chart: kube-cleanup-operator
+              version: 1.0.4
+              sourceRef: {kind: HelmRepository, name: kube-cleanup-operator, namespace: flux-system}
         """})
     done = subprocess.run([sys.executable, str(REPO / "bench" / "component_census.py"), "--no-render", str(root)],
                           capture_output=True, text=True, timeout=600,
                           env={"KUBEHOP_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"})
     assert done.returncode == 0, done.stderr
     assert "| tree | 2 | 1 | 1 | 0 | 1 | 50.0 |" in done.stdout
-    assert "1 pins in  1 trees  hajimari" in done.stdout
+    assert "1 pins in  1 trees  kube-cleanup-operator" in done.stdout
