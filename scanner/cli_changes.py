@@ -14,10 +14,11 @@ from scanner.model import EXIT_BLOCKED, EXIT_OK
 
 
 def change_set_command(plan, analysis, paths, scope, options, number: int, diff: bool, write: bool, fmt: str,
-                       output: str | None) -> int:
+                       output: str | None, others=()) -> int:
     """Make, print or write window `number`'s change set; the exit code (0: the whole window is written,
     1: steps are left to a person or files could not be written). `paths`: the tree given (nothing
-    outside it is written); `scope`: the paths of the cluster planned (all of them, but in a fleet)."""
+    outside it is written); `scope`: the paths of the cluster planned (all of them, but in a fleet);
+    `others`: the fleet's other clusters, which move with an edit to a file they deploy too."""
     from scanner.changes import NoSuchWindow, change_set, tree_root
     from scanner.report import change_diff, change_markdown, change_text, comment
     from scanner.paths import repo_path
@@ -27,6 +28,11 @@ def change_set_command(plan, analysis, paths, scope, options, number: int, diff:
         changes = change_set(plan, analysis, number, list(scope), options, root=tree_root(paths))
     except NoSuchWindow as why:
         raise click.BadParameter(str(why), param_hint="--window") from None
+    if analysis.clusters:  # one cluster of a fleet (--cluster)
+        from scanner.fleet_shared import deployed_elsewhere
+
+        changes.cluster = analysis.clusters[0].cluster.name
+        changes.shared = deployed_elsewhere([f.path for f in changes.files], others, tree_root(paths))
     problems: list[str] = []
     if write:
         from scanner.changes.apply import apply
@@ -50,6 +56,8 @@ def change_set_command(plan, analysis, paths, scope, options, number: int, diff:
         changed = len(changes.files) - len(problems) if write else len(changes.files)
         click.echo(log_line(f"kubehop: W{number}: {changed} file(s) {'written' if write else 'in the diff'}; "
                             f"{len(changes.manual)} step(s) left to a person"), err=True)
+        for line in change_text.shared_lines(changes):
+            click.echo(log_line(f"kubehop: notice: {printable(line)}"), err=True)
     for problem in problems:
         click.echo(log_line(f"kubehop: notice: {printable(problem)}"), err=True)
     return EXIT_OK if changes.complete and not problems else EXIT_BLOCKED

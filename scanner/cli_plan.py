@@ -138,8 +138,9 @@ def plan_command(paths, target, current, distro, fmt, output, orders_folder, win
         raise click.UsageError(str(problem)) from None
     if isinstance(plan, FleetPlan):
         if window is not None:  # a pull request moves one cluster
-            raise click.UsageError(f"the tree holds {len(plan.plans)} clusters ("
-                                   f"{', '.join(c.name for c, _ in plan.plans)}): give --cluster NAME with --window")
+            raise click.UsageError(f"--window makes one cluster's change set, and the tree holds {len(plan.plans)} "
+                                   f"clusters ({', '.join(c.name for c, _ in plan.plans)}): give --cluster NAME "
+                                   "with it")
         _emit_fleet(plan, fmt, output, orders_folder)
         sys.exit(EXIT_INPUT if _report_input_problems(analysis) else EXIT_BLOCKED if plan.blocked else EXIT_OK)
     _attach_orders(plan, analysis.manifests, paths, orders_folder)
@@ -147,7 +148,8 @@ def plan_command(paths, target, current, distro, fmt, output, orders_folder, win
         from scanner.cli_changes import change_set_command
 
         scope = analysis.clusters[0].cluster.paths if analysis.clusters else paths  # --cluster's own paths
-        code = change_set_command(plan, analysis, paths, scope, options, window, diff, write, fmt, output)
+        others = [c for c in analysis.fleet if c.name != inputs["cluster"]]  # they deploy shared files too
+        code = change_set_command(plan, analysis, paths, scope, options, window, diff, write, fmt, output, others)
         sys.exit(EXIT_INPUT if _report_input_problems(analysis) else code)
     if fmt == "markdown":
         from scanner.report import comment

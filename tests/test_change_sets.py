@@ -368,6 +368,6 @@ def test_a_fleet_gets_one_change_set_per_cluster(tmp_path):
         files[f"{name}/cilium.yaml"] = STYLES["apps/cilium.yaml"]
     root = write_tree(tmp_path / "repo", files)
     refused = invoke("plan", "--target", "1.31", "--window", "1", ".", cwd=root)
-    assert refused.returncode == 2 and "give --cluster NAME with --window" in refused.stderr
+    assert refused.returncode == 2 and "--window makes one cluster's change set" in refused.stderr
     done = invoke("plan", "--target", "1.31", "--cluster", "dev", "--window", "1", "--diff", ".", cwd=root)
     assert "--- a/dev/cilium.yaml\n" in done.stdout and "prod/" not in done.stdout

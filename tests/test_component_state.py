@@ -205,7 +205,7 @@ def test_a_stated_maximum_below_the_hop_blocks_at_the_pin_with_the_move(widget_d
     assert code == 1
     blocker, unverified = report["findings"]
     assert (blocker["rule"], blocker["severity"], blocker["line"]) == ("component/widget/unsupported", "error", 8)
-    assert blocker["message"] == ("Widget 3.1 supports Kubernetes 1.30–1.33, not 1.34: move it to 3.2 before the hop "
+    assert blocker["message"] == ("Widget 3.1 supports Kubernetes 1.30–1.33, not 1.34; move it to 3.2 before the hop "
                                   "to 1.34 (it states no range for 1.34: unverified)")
     assert blocker["remediation"] == ["before the hop to 1.34: widget 3.1 → 3.2"]
     assert unverified["rule"] == "component/widget/unverified"

@@ -80,7 +80,7 @@ def test_descheduler_is_judged_by_the_three_minors_its_readme_says_each_release_
     scan = json.loads(invoke("scan", "--from", "1.31", "--target", "1.33", "--format", "json", ".", cwd=root).stdout)
     [finding] = [f for f in scan["findings"] if f["rule"].startswith("component/descheduler/")]
     assert (finding["rule"], finding["hop"]) == ("component/descheduler/unsupported", "hop to 1.32")
-    assert finding["message"].startswith("Descheduler 0.31 supports Kubernetes 1.29–1.31, not 1.32: move it to 0.32")
+    assert finding["message"].startswith("Descheduler 0.31 supports Kubernetes 1.29–1.31, not 1.32; move it to 0.32")
 
 
 def test_the_census_counts_what_kubehop_components_lists(tmp_path):

@@ -42,8 +42,9 @@ def test_a_one_minor_component_moves_in_lockstep_with_each_hop():
     # The pinned 1.16 does not run on 1.32: the tree must change before that hop (one blocker, at the pin).
     [problem] = [p for p in plan.windows[0].problems if p.severity == BLOCKER]
     assert (problem.severity, problem.kind, problem.minor) == (BLOCKER, UNSUPPORTED, m("1.32"))
-    assert problem.message == ("Mesh 1.16 supports Kubernetes 1.27–1.30, not 1.32: move it to 1.17 before the hop "
-                               "to 1.32 (it supports 1.29–1.32)")
+    assert problem.message == "Mesh 1.16 supports Kubernetes 1.27–1.30, not 1.32"
+    assert problem.text == ("Mesh 1.16 supports Kubernetes 1.27–1.30, not 1.32; move it to 1.17 before the hop "
+                            "to 1.32 (it supports 1.29–1.32)")
     assert problem.fix == ("before the hop to 1.32: mesh 1.16 → 1.17", "before the hop to 1.33: mesh 1.17 → 1.18",
                            "before the hop to 1.34: mesh 1.18 → 1.19")
     assert plan.blocker_count == 1
@@ -72,7 +73,7 @@ def test_a_stated_maximum_below_the_hop_blocks_and_a_newer_release_without_a_ran
     assert moves(plan.windows[0]) == ["mesh 1.19 → 1.20"]
     blocker, unverified = plan.windows[0].problems
     assert (blocker.severity, blocker.kind) == (BLOCKER, UNSUPPORTED)
-    assert "move it to 1.20 before the hop to 1.36 (it states no range for 1.36: unverified)" in blocker.message
+    assert "move it to 1.20 before the hop to 1.36 (it states no range for 1.36: unverified)" == blocker.advice
     assert (unverified.severity, unverified.kind) == (UNKNOWN, UNVERIFIED)
     assert "Mesh 1.20: no release states support for Kubernetes 1.36" in unverified.message
     assert plan.blocker_count == 1 and plan.warning_count == 1

@@ -45,11 +45,12 @@ def change_set(plan, analysis, number: int, paths: Sequence[str], options, root:
     result.moves, manual = pin_edits.moves(window.before, analysis.timeline.states, tree.detections, texts, index)
     result.manual.extend(manual)
     planner = Planner(window.target, window.source, load_rulebook(options.rule_folders), options.ignore)
-    result.migrated = migrations.migrate(window, planner, list(paths), options.exclude, texts, result.manual)
-    moved = {m.step.component.name for m in result.moves}
-    result.manual.extend(Manual(p.component or "component", p.message, _first_pin(p))
+    result.migrated = migrations.migrate(window, planner, _with_objects(window, paths, texts.root), options.exclude,
+                                         texts, result.manual)
+    moved = {m.step.state or m.step.component.name for m in result.moves}  # installs, not components
+    result.manual.extend(Manual(p.component or "component", p.text, _first_pin(p))
                          for p in window.problems if p.severity == BLOCKER and p.kind == BLOCKED
-                         and p.component not in moved)
+                         and (p.state or p.component) not in moved)
     if result.manual:  # the hop comes last: the run that leaves nothing else to a person writes it
         result.hop_waits = True
         result.manual.append(Manual(f"the hop to {window.target}", (
@@ -62,6 +63,16 @@ def change_set(plan, analysis, number: int, paths: Sequence[str], options, root:
         result.hop = hop.version_variables(tree.cluster, window.source, window.target, texts, result.manual)
     result.files = texts.files()
     return result
+
+
+def _with_objects(window, paths: Sequence[str], root: str) -> list[str]:
+    """`paths` and the files of the objects the window migrates: a fleet's cluster reads a shared base
+    outside its own paths through its kustomizations, and the base is where the object is written."""
+    from scanner.containment import within
+
+    files = [f.origin.path for f in window.api_blockers] + [o.origin.path for m in window.migrations for o in m.objects]
+    return list(paths) + [f for f in dict.fromkeys(files)
+                          if os.path.isfile(f) and within(os.path.realpath(f), os.path.realpath(root))]
 
 
 def _first_pin(problem) -> str:

@@ -88,7 +88,7 @@ def _migrated(window, needs: dict[tuple[str, str], str], changed: set[str], manu
     migrations = load_migrations()
     done: list[Migrated] = []
     left = {(m.where, m.what) for m in manual}
-    objects = [(f.origin.path, f.origin.line, f.object_ref, f.api_version, f.kind, f.message)
+    objects = [(f.origin.path, f.origin.line, f.object_ref, f.api_version, f.kind, f.text)
                for f in window.api_blockers if not f.rule_id.startswith(_SAID_BY_MOVES)]
     objects += [(o.origin.path, o.origin.line, o.object_ref, o.api_version, o.kind,
                  f"{m.rule.api_version} {m.rule.kind} is removed in {m.before}")

@@ -81,6 +81,10 @@ class ChangeSet:
     manual: list[Manual] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     hop_waits: bool = False  # the hop is not written: other steps are left to a person first
+    # In a fleet: the cluster it is made for, and a file it changes -> the other clusters that deploy it
+    # too, and move with it.
+    cluster: str | None = None
+    shared: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:

@@ -38,15 +38,16 @@ def moves(window_steps: Sequence[Step], states: Sequence[ComponentState], others
     """The moves written and the steps left to a person. `others`: every pin the tree holds (those the
     plan does not plan from are kept in step); `index`: chart versions a repository index lists, by pin
     (path, line)."""
-    by_name = {s.component.name: s for s in states}
+    by_install = {s.key: s for s in states}
     written: list[Move] = []
     manual: list[Manual] = []
     generated_done: set[str] = set()
-    for name, chain in _chains(window_steps):
-        state = by_name.get(name)
+    planned = {(d.origin.path, d.origin.line, d.origin.column) for s in states for d in s.detections}
+    for install, chain in _chains(window_steps):
+        state = by_install.get(install)
         if state is None:
             continue
-        component = state.component
+        component, name = state.component, state.component.name
         first_only = component.one_minor_at_a_time is True and len(chain) > 1
         step = chain[0] if first_only else Step(component, chain[0].source, chain[-1].target, chain[0].pins,
                                                 chain[-1].why)
@@ -61,7 +62,7 @@ def moves(window_steps: Sequence[Step], states: Sequence[ComponentState], others
         for detection in state.detections:
             edit = _write(detection, component, step, texts, index, manual, generated_done)
             edits += [edit] if edit else []
-        for detection in _kept_in_step(state, others, step):
+        for detection in _kept_in_step(state, others, step, planned):
             edit = _write(detection, component, step, texts, index, manual, generated_done, quiet=True)
             in_step += [edit] if edit else []
         if later:
@@ -82,17 +83,18 @@ def _skips_unlisted(step: Step) -> bool:
 
 
 def _chains(steps: Sequence[Step]) -> Iterable[tuple[str, list[Step]]]:
-    """The window's steps per component, in the plan's order (requirements first)."""
+    """The window's steps per install (ComponentState.key: a component the tree pins at two versions
+    moves twice), in the plan's order (requirements first)."""
     chains: dict[str, list[Step]] = {}
     for step in steps:
-        chains.setdefault(step.component.name, []).append(step)
+        chains.setdefault(step.state or step.component.name, []).append(step)
     return chains.items()
 
 
-def _kept_in_step(state: ComponentState, others: Sequence[Detection], step: Step) -> list[Detection]:
-    """Pins of the component the plan does not plan from that install the same release as the step's
-    source (a bootstrap kustomization beside the running source)."""
-    planned = {(d.origin.path, d.origin.line, d.origin.column) for d in state.detections}
+def _kept_in_step(state: ComponentState, others: Sequence[Detection], step: Step,
+                  planned: set[tuple[str, int, int]]) -> list[Detection]:
+    """Pins of the component the plan does not plan from (no install's: `planned`) that install the same
+    release as the step's source (a bootstrap kustomization beside the running source)."""
     return [d for d in others if d.component == state.component.name and d.source in _EDITABLE
             and (d.origin.path, d.origin.line, d.origin.column) not in planned
             and any(r.key == step.source.key for r in d.releases)]

@@ -9,19 +9,26 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from scanner.checks.context import ScanContext
+from scanner.checks.context import TREE, RuleInfo, Rules, ScanContext
 from scanner.client_calls import ApiCall, calls_source, clients_text
 from scanner.model import Finding, Manifest
 from scanner.rulebook import ApiRule
 
 REMOVED_API_CALLED = "client-calls/removed-api"
-# What the rule is (title, description, severity), for the check registry.
-RULE_INFO = {
-    REMOVED_API_CALLED: ("something still calls an API the hop removes", "A cluster dump (the API server's metrics, "
-                         "an audit log) shows requests to the API and the tree holds no object of it: find the "
-                         "client (the audit log names it) and update it before the hop.", "error"),
-}
-RULE_IDS = tuple(RULE_INFO)
+SCOPE = TREE
+
+
+def _rules(_rulebook) -> dict[str, RuleInfo]:
+    """The rule, with the page on finding a deprecated API's callers (a finding names its API's own rule source)."""
+    return {
+        REMOVED_API_CALLED: RuleInfo("something still calls an API the hop removes", "A cluster dump (the API "
+                                     "server's metrics, an audit log) shows requests to the API and the tree holds "
+                                     "no object of it: find the client (the audit log names it) and update it "
+                                     "before the hop.", "error", calls_source()),
+    }
+
+
+RULES = Rules(_rules)
 
 
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:

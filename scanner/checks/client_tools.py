@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
-from scanner.checks.context import ScanContext
+from scanner.checks.context import TREE, RuleInfo, Rules, ScanContext
 from scanner.cluster_config import ToolPin
 from scanner.config_rules import ClientTool, client_tools
 from scanner.model import Finding, Manifest
@@ -18,17 +18,26 @@ from scanner.versions import Minor
 SKEW = "client-tool/kubectl-skew"
 UNSUPPORTED = "client-tool/unsupported"
 UNKNOWN = "client-tool/support-unknown"
-# What each rule is (title, description, severity), for the check registry.
-RULE_INFO = {
-    SKEW: ("a kubectl outside one minor of the hop's API server", "The version-skew policy supports kubectl within "
-           "one minor of kube-apiserver, older or newer: move the pin along with the hops.", "warning"),
-    UNSUPPORTED: ("a client tool whose release does not support the hop", "Move the pin to a release that supports "
-                  "the hop (helm's support policy; for flux, the Flux release the CLI installs).", "warning"),
-    UNKNOWN: ("a client tool whose support of the hop no source states", "kubehop's data states nothing for this "
-              "release: check its release notes.", "notice"),
-}
-RULE_IDS = tuple(RULE_INFO)
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)")
+SCOPE = TREE
+
+
+def _rules(_rulebook) -> dict[str, RuleInfo]:
+    """Each rule and its severity; kubectl's skew is one policy's (a finding names its tool's own source)."""
+    kubectl = client_tools().get("kubectl")
+    return {
+        SKEW: RuleInfo("a kubectl outside one minor of the hop's API server", "The version-skew policy supports "
+                       "kubectl within one minor of kube-apiserver, older or newer: move the pin along with the "
+                       "hops.", "warning", kubectl.skew_source if kubectl else None),
+        UNSUPPORTED: RuleInfo("a client tool whose release does not support the hop", "Move the pin to a release "
+                              "that supports the hop (helm's support policy; for flux, the Flux release the CLI "
+                              "installs).", "warning"),
+        UNKNOWN: RuleInfo("a client tool whose support of the hop no source states", "kubehop's data states "
+                          "nothing for this release: check its release notes.", "notice"),
+    }
+
+
+RULES = Rules(_rules)
 
 
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:

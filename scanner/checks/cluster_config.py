@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from scanner.checks.context import ScanContext
+from scanner.checks.context import TREE, RuleInfo, Rules, ScanContext
 from scanner.cluster_config import ADMISSION_PLUGIN, CONFIG_FIELD, CONFIG_VERSION, FEATURE_GATE, FLAG, NODE_FILE, \
     RUNTIME_CONFIG, SCHEDULER_PLUGIN, Setting
 from scanner.config_rules import ConfigRules, Gate, config_rules
@@ -25,30 +25,42 @@ SCHEDULER_PLUGIN_REMOVED = "cluster-config/scheduler-plugin-removed"
 SETTING_DEPRECATED = "cluster-config/setting-deprecated"
 NODE_FILE_CHANGED = "cluster-config/node-file"
 RUNTIME_CONFIG_REMOVED = "cluster-config/runtime-config-removed"
-# What each rule is (title, description, severity once it applies), for the check registry.
-RULE_INFO = {
-    GATE_REMOVED: ("a feature gate the hop removes", "A component given a feature gate it no longer knows does not "
-                   "start: remove the gate from its --feature-gates (or featureGates) before the hop.", "error"),
-    GATE_LOCKED: ("a feature gate the hop locks to its default", "Set against the lock, the component does not start "
-                  "(an error); set to the locked value it only warns and the gate is removed later (a warning).",
-                  "error"),
-    FLAG_REMOVED: ("a component flag the hop removes", "A component given a flag it no longer has does not start: "
-                   "remove the flag before the hop.", "error"),
-    ADMISSION_PLUGIN_REMOVED: ("an admission plugin the hop removes", "The API server does not start with an admission "
-                               "plugin it does not have: take it out of the list before the hop.", "error"),
-    CONFIG_VERSION_REMOVED: ("a configuration version the hop's component no longer reads", "Move the configuration "
-                             "file to the replacement version before the hop.", "error"),
-    SCHEDULER_PLUGIN_REMOVED: ("a scheduler plugin the hop removes", "kube-scheduler does not start with a profile "
-                               "that enables or configures a plugin it does not have; a disabled one is a warning.",
-                               "error"),
-    SETTING_DEPRECATED: ("a component setting the hop deprecates", "Still works; plan the move the note names.",
-                         "warning"),
-    NODE_FILE_CHANGED: ("a node file the hop's distribution reads differently", "Rewrite the file as the detail "
-                        "says before the hop.", "warning"),
-    RUNTIME_CONFIG_REMOVED: ("a --runtime-config group version no minor serves any more", "The API server does not "
-                             "start with a group version it does not have: drop it from --runtime-config.", "error"),
-}
-RULE_IDS = tuple(RULE_INFO)
+SCOPE = TREE
+
+
+def _rules(_rulebook) -> dict[str, RuleInfo]:
+    """Each rule and its severity once it applies; the page that answers it, where one page does (a
+    finding names the source of its own gate, flag or version)."""
+    rules = config_rules()
+    semantics, runtime_config = rules.gate_semantics, rules.runtime_config_source
+    return {
+        GATE_REMOVED: RuleInfo("a feature gate the hop removes", "A component given a feature gate it no longer "
+                               "knows does not start: remove the gate from its --feature-gates (or featureGates) "
+                               "before the hop.", "error", semantics),
+        GATE_LOCKED: RuleInfo("a feature gate the hop locks to its default", "Set against the lock, the component "
+                              "does not start (an error); set to the locked value it only warns and the gate is "
+                              "removed later (a warning).", "error", semantics),
+        FLAG_REMOVED: RuleInfo("a component flag the hop removes", "A component given a flag it no longer has does "
+                               "not start: remove the flag before the hop.", "error"),
+        ADMISSION_PLUGIN_REMOVED: RuleInfo("an admission plugin the hop removes", "The API server does not start "
+                                           "with an admission plugin it does not have: take it out of the list "
+                                           "before the hop.", "error"),
+        CONFIG_VERSION_REMOVED: RuleInfo("a configuration version the hop's component no longer reads", "Move the "
+                                         "configuration file to the replacement version before the hop.", "error"),
+        SCHEDULER_PLUGIN_REMOVED: RuleInfo("a scheduler plugin the hop removes", "kube-scheduler does not start "
+                                           "with a profile that enables or configures a plugin it does not have; a "
+                                           "disabled one is a warning.", "error"),
+        SETTING_DEPRECATED: RuleInfo("a component setting the hop deprecates", "Still works; plan the move the note "
+                                     "names.", "warning"),
+        NODE_FILE_CHANGED: RuleInfo("a node file the hop's distribution reads differently", "Rewrite the file as "
+                                    "the detail says before the hop.", "warning"),
+        RUNTIME_CONFIG_REMOVED: RuleInfo("a --runtime-config group version no minor serves any more", "The API "
+                                         "server does not start with a group version it does not have: drop it "
+                                         "from --runtime-config.", "error", runtime_config),
+    }
+
+
+RULES = Rules(_rules)
 
 
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:

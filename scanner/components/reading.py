@@ -36,7 +36,7 @@ def pins_of(scan_input: ScanInput, catalog: Catalog,
         detections=unique(in_manifests + in_documents),
         cluster=list(cluster_pins_in_manifests(scan_input.manifests)) + cluster,
         manifests=scan_input.manifests, diagnostics=scan_input.diagnostics, notices=scan_input.notices,
-        findings=scan_input.findings, suppressions=scan_input.suppressions,
+        suppressions=scan_input.suppressions,
         charts=charts + chart_entries, local_charts=local, unlisted=unique(unlisted))
 
 

@@ -185,15 +185,16 @@ def _pinned_moves(timeline: Timeline) -> None:
                 f"{title} must move to {component.short(step.target.version)} before the hop to {b}: "
                 f"{step.why}"), REQUIRED_MOVE, b, state.pins, fix, state=state.key)
         elif support == EXCLUDED:
-            problem = Problem(BLOCKER, state.component.name, (
-                f"{title} supports Kubernetes {start.support_text}, not {b}: move it to "
-                f"{component.short(to.version)} before the hop to {b} ({_support_said(to, b)})"), UNSUPPORTED, b,
-                state.pins, fix, EXCLUDED, state=state.key)
+            problem = Problem(BLOCKER, state.component.name,
+                              f"{title} supports Kubernetes {start.support_text}, not {b}", UNSUPPORTED, b,
+                              state.pins, fix, EXCLUDED, state=state.key,
+                              advice=(f"move it to {component.short(to.version)} before the hop to {b} "
+                                      f"({_support_said(to, b)})"))
         else:
             problem = Problem(UNKNOWN, state.component.name, (
                 f"{title} {no_range_said(start, 'Kubernetes ' + str(b))}; {component.short(to.version)} is the oldest "
-                f"release {_that_does(start, b)} ({to.support_text}): move it before the hop to {b}"), UNKNOWN_SUPPORT, b,
-                state.pins, fix, UNSTATED, state=state.key)
+                f"release {_that_does(start, b)} ({to.support_text})"), UNKNOWN_SUPPORT, b, state.pins, fix, UNSTATED,
+                state=state.key, advice=f"move it before the hop to {b}")
         first_moves.setdefault(id(hop), []).append(problem)
     for hop in timeline.hops:
         hop.problems[:0] = first_moves.get(id(hop), [])

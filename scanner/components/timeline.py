@@ -59,6 +59,12 @@ class Problem:
     support: str | None = None  # the state behind it: supported, unsupported, unknown or unverified
     source: str | None = None  # where the fact behind it is stated, when not the start release's range
     state: str | None = None  # the key of the install it is about (ComponentState.key); None: the component's
+    advice: str | None = None  # the move that clears it, said after the message ("move it to 1.17 before …")
+
+    @property
+    def text(self) -> str:
+        """The message and its advice, as one sentence (as a finding's text says them)."""
+        return f"{self.message}; {self.advice}" if self.advice else self.message
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from scanner.components.installs import judged_from, written
 from scanner.components.pins import ClusterPin, Detection, by_component
 from scanner.components.state import Timeline, component_states, resolve
 from scanner.components.unlisted import no_data_components
-from scanner.model import Diagnostic, Finding, Manifest
+from scanner.model import Diagnostic, Manifest
 from scanner.versions import Minor
 
 if TYPE_CHECKING:
@@ -33,7 +33,6 @@ class TreeComponents:
     manifests: list[Manifest] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)  # what the sources left out (no helm...)
-    findings: list[Finding] = field(default_factory=list)  # the sources' own (a key written twice...)
     suppressions: list[Suppression] = field(default_factory=list)  # `# kubehop: ignore` comments read
     charts: list[ChartPin] = field(default_factory=list)  # every chart version pinned (components.charts)
     # Charts kept in the tree that state a kubeVersion: each its own pin, with its one version.

@@ -37,8 +37,22 @@ def _head(change_set: ChangeSet) -> str:
 
 
 def _parts(change_set: ChangeSet) -> list[comment.Part]:
-    parts = [_moves(change_set), _migrations(change_set), _hop(change_set), _manual(change_set), _verify(change_set)]
+    parts = [_shared(change_set), _moves(change_set), _migrations(change_set), _hop(change_set), _manual(change_set),
+             _verify(change_set)]
     return [comment.Part(text, 1) for text in parts if text]
+
+
+def _shared(change_set: ChangeSet) -> str:
+    """The files of this cluster's change set that other clusters of the fleet deploy too."""
+    if not change_set.shared:
+        return ""
+    others = sorted({n for names in change_set.shared.values() for n in names})
+    lines = ["### Other clusters this moves", "",
+             f"> ⚠️ This change set is made for cluster {md.text(change_set.cluster or '')}, but "
+             f"{count(len(change_set.shared), 'file')} it changes {'is' if len(change_set.shared) == 1 else 'are'} "
+             f"deployed by {md.text(', '.join(others))} too: merging it moves them on their next reconcile.", ""]
+    lines += [f"- {md.path(where(path))}: {md.text(', '.join(names))}" for path, names in change_set.shared.items()]
+    return "\n".join(lines) + "\n\n"
 
 
 def _moves(change_set: ChangeSet) -> str:
@@ -81,7 +95,7 @@ def _hop(change_set: ChangeSet) -> str:
     lines += [f"- upgrade order {md.code(what, in_table=False)}" for what in change_set.orders]
     if change_set.hop_waits:
         lines.append(f"- Not in this change set: the hop waits for the steps left to a person below. Once they "
-                     f"are done, `kubehop plan --window {window.number} --write` writes it.")
+                     f"are done, {_command(change_set, f'--window {window.number} --write')} writes it.")
         return "\n".join(lines) + "\n\n"
     if not change_set.hop and not change_set.orders:
         lines.append(f"- The tree holds no upgrade order or version variable for the cluster at {window.source}: "
@@ -124,7 +138,8 @@ def _verify(change_set: ChangeSet) -> str:
     if change_set.migrated:
         lines.append("- [ ] the migrated objects are served at their new apiVersion: `kubectl get` each by its new "
                      "version")
-    lines.append(f"- [ ] `kubehop plan --from {window.target}` on the merged tree: this window's moves are gone")
+    lines.append(f"- [ ] {_command(change_set, f'--from {window.target}')} on the merged tree: this window's moves "
+                 "are gone")
     if window.notes:
         lines += ["", f"<details><summary>Hop notes for {window.target}: {count(len(window.notes), 'note')}"
                       "</summary>", ""]
@@ -132,6 +147,14 @@ def _verify(change_set: ChangeSet) -> str:
                   for n in window.notes]
         lines += ["", "</details>"]
     return "\n".join(lines) + "\n\n"
+
+
+def _command(change_set: ChangeSet, options: str) -> str:
+    """`kubehop plan OPTIONS` as a code span, for the change set's cluster of a fleet."""
+    import shlex
+
+    of = f"--cluster {shlex.quote(change_set.cluster)} " if change_set.cluster else ""
+    return md.code(f"kubehop plan {of}{options}", in_table=False)
 
 
 def _tail(change_set: ChangeSet) -> str:

@@ -13,11 +13,15 @@ SCHEMA_VERSION = 1
 
 def title(change_set: ChangeSet) -> str:
     window, plan = change_set.window, change_set.plan
-    return f"W{window.number} · Kubernetes {window.source} → {window.target} ({plan.distro})"
+    of = f" of cluster {change_set.cluster}" if change_set.cluster else ""
+    return f"W{window.number}{of} · Kubernetes {window.source} → {window.target} ({plan.distro})"
 
 
 def render(change_set: ChangeSet) -> str:
     lines = [f"kubehop {__version__} plan, the change set of {title(change_set)}", f"  {_summary(change_set)}", ""]
+    if change_set.shared:
+        lines.append("Other clusters this moves")
+        lines.extend(f"  {line}" for line in shared_lines(change_set))
     if change_set.moves:
         lines.append("Moves before the hop")
         for move in change_set.moves:
@@ -38,6 +42,13 @@ def render(change_set: ChangeSet) -> str:
             lines.extend(manual_lines(manual, "  "))
     lines.extend(f"notice: {n}" for n in change_set.notices)
     return log_lines(lines)
+
+
+def shared_lines(change_set: ChangeSet) -> list[str]:
+    """A line per changed file another cluster of the fleet deploys too."""
+    return [f"{repo_path(path)} is deployed by {', '.join(names)} too: {'they move' if len(names) > 1 else 'it moves'} "
+            f"with this change on {'their' if len(names) > 1 else 'its'} next reconcile"
+            for path, names in change_set.shared.items()]
 
 
 def manual_lines(manual: Manual, indent: str) -> list[str]:
@@ -66,6 +77,9 @@ def render_json(change_set: ChangeSet) -> str:
         "tool": {"name": "kubehop", "version": __version__},
         "window": window.number, "from": str(window.source), "to": str(window.target),
         "distro": change_set.plan.distro,
+        **({"cluster": change_set.cluster,
+            "shared": [{"file": repo_path(p), "clusters": list(names)} for p, names in change_set.shared.items()]}
+           if change_set.cluster else {}),
         "complete": change_set.complete,
         "hop_waits": change_set.hop_waits,
         "moves": [{"component": m.step.component.name, "from": m.step.source.version, "to": m.step.target.version,

@@ -41,17 +41,17 @@ def _window(plan: Plan, window: Window) -> dict:
         "to": str(window.target),
         "before": [_step(s) for s in window.before],
         "migrations": [_migration(m) for m in window.migrations],
-        "api_blockers": [{**location(f.origin), "rule": f.rule_id, "object": f.object_ref, "message": f.message}
+        "api_blockers": [{**location(f.origin), "rule": f.rule_id, "object": f.object_ref, "message": f.text}
                          for f in window.api_blockers],
         "after": [_step(s) for s in window.after],
         "notes": [{"distro": n.distro, "title": n.title, "detail": n.detail, "source": n.source,
                    "projected": n.projected} for n in window.notes],
         "problems": [{"severity": p.severity, "component": p.component, "install": p.state or p.component,
-                      "message": p.message, "kind": p.kind, "support": p.support, "fix": list(p.fix)}
+                      "message": p.text, "kind": p.kind, "support": p.support, "fix": list(p.fix)}
                      for p in window.problems],
         # Every finding `kubehop scan` reports that breaks at this hop (the window's counts are of these).
         "findings": [{**location(f.origin), "rule": f.rule_id, "severity": f.severity, "object": f.object_ref,
-                      "message": f.message, "breaks_in": str(f.breaks_in) if f.breaks_in else None}
+                      "message": f.text, "breaks_in": str(f.breaks_in) if f.breaks_in else None}
                      for f in window.findings],
         "blockers": window.blocker_count,
         "warnings": window.warning_count,

@@ -91,7 +91,7 @@ def _parts(plan: Plan) -> list[comment.Part]:
 def _items(plan: Plan, window: Window) -> list[str]:
     """The window's lines, one list item (with what nests under it) each, in the order of the work."""
     items = [f"- ⛔ {md.text(message)}\n" for message in problems(window, BLOCKER)]
-    items += [f"- [ ] fix {md.path(at(f.origin))} {md.text(f.object_ref)}: {md.text(f.message)}\n"
+    items += [f"- [ ] fix {md.path(at(f.origin))} {md.text(f.object_ref)}: {md.text(f.text)}\n"
               for f in window.api_blockers]
     items += [_migration(m) for m in window.migrations_before(None)]
     for step in window.before:

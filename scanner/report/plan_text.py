@@ -62,7 +62,7 @@ def blocker_labels(window: Window, kinds: bool = False) -> list[str]:
 
 
 def problems(window: Window, severity: str) -> list[str]:
-    return [p.message for p in window.problems if p.severity == severity]
+    return [p.text for p in window.problems if p.severity == severity]
 
 
 def unknown_components(window: Window) -> list[str]:
@@ -161,7 +161,7 @@ def _window(plan: Plan, window: Window, distro: str) -> list[str]:
         lines.extend(_step_lines([step]))
     lines.append(f"  2. API blockers: {len(window.api_blockers) or 'none'}")
     for finding in window.api_blockers:
-        lines.append(f"     {where(finding.origin)}  {finding.object_ref}: {finding.message}")
+        lines.append(f"     {where(finding.origin)}  {finding.object_ref}: {finding.text}")
     lines.append(f"  3. Hop: upgrade the cluster from {window.source} to {window.target}")
     lines.extend(plan_orders.text_lines(plan, window))
     lines.append("  4. May move after the hop" + ("" if window.after else ": nothing"))
