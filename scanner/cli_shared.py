@@ -19,11 +19,12 @@ from scanner.versions import Minor, parse_minor
 
 
 def _version_message() -> str:
-    from scanner.freshness import data_checked
+    from scanner.freshness import data_checked, version_line
     from scanner.sources.tools import no_network, sandbox
 
     # How renders are kept from the network here without --allow-network (README, Security).
-    return (f"kubehop {__version__} (data checked {data_checked()})\n"
+    older = version_line()
+    return (f"kubehop {__version__} (data checked {data_checked()})\n" + (f"{older}\n" if older else "") +
             f"without --allow-network, helm runs with: {sandbox.isolation()}\n"
             f"without --allow-network, kustomize runs with: {no_network.isolation()}")
 

@@ -4,7 +4,9 @@ notice a command prints when that is long ago.
 kubehop knows only the releases its data was checked against: a component release or a
 Kubernetes change published after a file's `data_checked` is unknown to it. The oldest date is
 what the tool reports (`--version`, the JSON `tool` block, the reports), since the facts are only
-as fresh as their stalest file.
+as fresh as their stalest file. A component file checked recently against an older copy of the
+project's sources (a dormant repository) says so with `sources_as_of`: kubehop names those
+components with their dates next to the data date, rather than letting one of them date it all.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ FACT_FILES = ("rules/kubernetes.yaml", "rules/core", "rules/fields", "rules/crds
 # A top-level key near the top of the file: read without parsing the YAML (start-up stays light;
 # tests/test_freshness.py holds this reading to the parsed value of every file).
 _DATA_CHECKED = re.compile(r'^data_checked:\s*"?(\d{4}-\d{2}-\d{2})"?\s*(?:#.*)?$', re.MULTILINE)
+_SOURCES_AS_OF = re.compile(r'^sources_as_of:\s*"?(\d{4}-\d{2}-\d{2})"?\s*(?:#.*)?$', re.MULTILINE)
 _HEAD = 4096
+COMPONENTS = "compat-matrix"
 
 
 def read_data_checked(text: str) -> str | None:
@@ -33,28 +37,72 @@ def read_data_checked(text: str) -> str | None:
     return match.group(1) if match else None
 
 
+def read_sources_as_of(text: str) -> str | None:
+    match = _SOURCES_AS_OF.search(text[:_HEAD])
+    return match.group(1) if match else None
+
+
 @functools.cache
-def checked_dates() -> dict[str, str]:
-    """data file (relative to the data root) -> its data_checked; files without one are left out."""
+def _heads() -> dict[str, str]:
+    """data file (relative to the data root) -> its first _HEAD characters."""
     root = data.data_root()
-    dates: dict[str, str] = {}
+    heads: dict[str, str] = {}
     for entry in FACT_FILES:
         path = root / entry
         for file in ([path] if path.suffix == ".yaml" else sorted(path.glob("*.yaml"))):
             try:
                 with open(file, encoding="utf-8") as handle:
-                    checked = read_data_checked(handle.read(_HEAD))
+                    heads[file.relative_to(root).as_posix()] = handle.read(_HEAD)
             except OSError:
                 continue
-            if checked:
-                dates[file.relative_to(root).as_posix()] = checked
-    return dates
+    return heads
+
+
+@functools.cache
+def checked_dates() -> dict[str, str]:
+    """data file (relative to the data root) -> its data_checked; files without one are left out."""
+    dates = {path: read_data_checked(head) for path, head in _heads().items()}
+    return {path: checked for path, checked in dates.items() if checked}
+
+
+@functools.cache
+def sources_dates() -> dict[str, str]:
+    """component file (relative to the data root) -> its sources_as_of; files without one are left out."""
+    dates = {path: read_sources_as_of(head) for path, head in _heads().items() if path.startswith(COMPONENTS + "/")}
+    return {path: as_of for path, as_of in dates.items() if as_of}
 
 
 def data_checked() -> str:
     """The oldest data_checked of all fact files: the day up to which kubehop's facts are known."""
     dates = checked_dates()
     return min(dates.values()) if dates else "unknown"
+
+
+def older_sources() -> dict[str, str]:
+    """component -> the day of its sources, for each component whose sources_as_of is older than
+    data_checked(): its releases after that day are unknown to kubehop, whatever the data date says."""
+    oldest = data_checked()
+    return {path.removeprefix(COMPONENTS + "/").removesuffix(".yaml"): as_of
+            for path, as_of in sorted(sources_dates().items()) if as_of < oldest}
+
+
+def older_sources_line(components) -> str | None:
+    """What a report that states the data date adds for the components it names whose sources are older."""
+    older = older_sources()
+    named = sorted({c for c in components if c in older})
+    if not named:
+        return None
+    dates = ", ".join(f"{c} as of {older[c]}" for c in named)
+    return f"older sources: {dates}: their releases after {'those days' if len(named) > 1 else 'it'} are unknown to kubehop"
+
+
+def version_line() -> str | None:
+    """What `kubehop --version` adds under the data date when some components' sources are older."""
+    older = older_sources()
+    if not older:
+        return None
+    return (f"{len(older)} components from older sources (the oldest of {min(older.values())}): "
+            "`kubehop components` dates their rows, JSON tool.older_sources lists them")
 
 
 def oldest_files() -> list[str]:

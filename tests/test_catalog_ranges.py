@@ -116,3 +116,13 @@ def test_an_open_ended_statement_read_at_an_old_commit_speaks_for_the_minors_out
     release = component_from_data(document).releases[0]
     assert release.through == Minor(1, 27)
     assert (release.support(Minor(1, 27)), release.support(Minor(1, 28))) == (SUPPORTED, UNKNOWN)
+
+
+def test_an_open_ended_statement_from_an_old_copy_speaks_for_the_minors_out_on_the_copy_date() -> None:
+    """A file checked on 2026-12-02 against a repository whose newest commit is of 2023-05-24
+    (sources_as_of): its "1.16+" says nothing of 1.28 (out 2023-08-15) or later."""
+    document = open_ended("2026-12-02")
+    document["sources_as_of"] = "2023-05-24"
+    release = component_from_data(document).releases[0]
+    assert release.through == Minor(1, 27)
+    assert (release.support(Minor(1, 27)), release.support(Minor(1, 28))) == (SUPPORTED, UNKNOWN)

@@ -35,6 +35,24 @@ def test_every_fact_file_has_a_data_checked_the_fast_reading_finds(relative: str
     assert dt.date.fromisoformat(document["data_checked"]) <= dt.date.today()
 
 
+@pytest.mark.parametrize("relative", [f for f in fact_files() if f.startswith("compat-matrix/")])
+def test_the_fast_reading_finds_every_sources_as_of_and_it_is_older_than_the_files_check(relative: str) -> None:
+    document = data.load(relative)
+    assert freshness.sources_dates().get(relative) == document.get("sources_as_of")
+    if "sources_as_of" in document:
+        assert document["sources_as_of"] < document["data_checked"], relative
+
+
+def test_components_from_older_sources_are_named_with_their_date_and_leave_the_data_date_alone() -> None:
+    older = freshness.older_sources()
+    assert older["hajimari"] == "2023-05-24"  # toboshii/hajimari's newest commit
+    assert all(date < freshness.data_checked() for date in older.values())
+    assert freshness.data_checked() == min(freshness.checked_dates().values()) > "2023-05-24"
+    assert freshness.older_sources_line(["flux", "hajimari"]) == (
+        "older sources: hajimari as of 2023-05-24: their releases after it are unknown to kubehop")
+    assert freshness.older_sources_line(["flux"]) is None
+
+
 def test_the_tool_reports_the_oldest_file() -> None:
     dates = freshness.checked_dates()
     assert freshness.data_checked() == min(dates.values())
@@ -106,3 +124,31 @@ def test_version_json_and_reports_carry_the_date(stale_data: Path) -> None:
     for fmt in ("text", "markdown"):
         out = kubehop("scan", "--format", fmt, "--target", "1.36", str(EXAMPLE), data_root=stale_data).stdout
         assert "data checked 2020-01-15" in out.decode(), fmt
+
+
+@pytest.fixture(scope="module")
+def older_copy(tmp_path_factory) -> Path:
+    """kubehop's data with Flux's facts read from a copy of its sources of 2024-03-01."""
+    root = tmp_path_factory.mktemp("data")
+    shutil.copytree(REPO / "rules", root / "rules")
+    shutil.copytree(REPO / "compat-matrix", root / "compat-matrix")
+    flux = root / "compat-matrix" / "flux.yaml"
+    text = flux.read_text(encoding="utf-8")
+    checked = f'data_checked: "{freshness.read_data_checked(text)}"\n'
+    flux.write_text(text.replace(checked, checked + 'sources_as_of: "2024-03-01"\n'), encoding="utf-8")
+    return root
+
+
+def test_an_older_copy_is_named_by_version_json_and_reports_and_the_data_date_stays(older_copy: Path) -> None:
+    version = kubehop("--version", data_root=older_copy).stdout.decode().splitlines()
+    assert version[0].endswith(f"(data checked {freshness.data_checked()})")
+    assert version[1].startswith(f"{len(freshness.older_sources()) + 1} components from older sources "
+                                 "(the oldest of 2023-05-24)")
+    proc = kubehop("plan", "--format", "json", "--from", "1.31", "--target", "1.36", str(EXAMPLE), data_root=older_copy)
+    tool = json.loads(proc.stdout)["tool"]
+    assert (tool["data_checked"], tool["older_sources"]["flux"]) == (freshness.data_checked(), "2024-03-01")
+    assert "last checked" not in proc.stderr.decode()  # the stale notice stays about data_checked
+    plan = kubehop("plan", "--from", "1.31", "--target", "1.36", str(EXAMPLE), data_root=older_copy).stdout.decode()
+    assert "  older sources: flux as of 2024-03-01: their releases after it are unknown to kubehop" in plan
+    listed = kubehop("components", str(EXAMPLE), data_root=older_copy).stdout.decode()
+    assert [line for line in listed.splitlines() if line.startswith("flux ")][0].count("sources as of 2024-03-01")

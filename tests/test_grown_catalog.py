@@ -137,3 +137,41 @@ def test_two_charts_named_redis_are_told_apart_by_repository_and_one_from_neithe
     rules = {(f["rule"], Path(f["file"]).name) for f in scan["findings"] if f["rule"].startswith("component/")}
     assert ("component/redis (chart)/no-data", "mirror.yaml") in rules
     assert not any(name == "bitnami.yaml" for _, name in rules)
+
+
+HAJIMARI = """
+    apiVersion: source.toolkit.fluxcd.io/v1
+    kind: HelmRepository
+    metadata: {name: hajimari, namespace: flux-system}
+    spec: {url: https://hajimari.io}
+    ---
+    apiVersion: helm.toolkit.fluxcd.io/v2
+    kind: HelmRelease
+    metadata: {name: hajimari, namespace: default}
+    spec:
+      chart:
+        spec:
+          chart: hajimari
+          version: 2.0.1
+          sourceRef: {kind: HelmRepository, name: hajimari, namespace: flux-system}
+    """
+
+
+def test_a_component_read_from_an_older_copy_of_its_sources_is_dated_on_its_row_not_the_data(tmp_path):
+    """Hajimari's facts were read on 2026-12-02 from a repository whose newest commit is of 2023-05-24:
+    its row and the report's foot say so; the data date stays the oldest data_checked."""
+    from scanner import freshness
+
+    root = write(tmp_path, {"hajimari.yaml": HAJIMARI, "eso.yaml": ESO})
+    text = invoke("components", ".", cwd=root).stdout.splitlines()
+    [row] = [line for line in text if line.startswith("hajimari ")]
+    assert "1.16–? (no stated maximum), sources as of 2023-05-24" in row
+    [eso] = [line for line in text if line.startswith("external-secrets ")]
+    assert "sources as of" not in eso
+    assert f"(data checked {freshness.data_checked()}: releases after it are unknown to kubehop)" in text[-2]
+    assert text[-1] == "older sources: hajimari as of 2023-05-24: their releases after it are unknown to kubehop"
+    document = json.loads(invoke("components", "--format", "json", ".", cwd=root).stdout)
+    assert document["tool"]["data_checked"] == freshness.data_checked() > "2023-05-24"
+    assert document["tool"]["older_sources"]["hajimari"] == "2023-05-24"
+    assert {c["component"]: c["sources_as_of"] for c in document["components"]} == {
+        "hajimari": "2023-05-24", "external-secrets": None}

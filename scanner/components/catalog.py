@@ -283,8 +283,9 @@ def _minor_or_none(value) -> Minor | None:
 def component_from_data(document: dict) -> Component:
     detect = document.get("detect") or {}
     mapping = detect.get("chart_versions", "same")
-    # An open-ended statement speaks for the minors out when the file was checked, no later ones.
-    through = newest_out_on(document["data_checked"]) if document.get("data_checked") else None
+    # An open-ended statement speaks for the minors out on the day its sources were read, no later ones.
+    read_on = document.get("sources_as_of") or document.get("data_checked")
+    through = newest_out_on(read_on) if read_on else None
     releases = tuple(sorted((_release(entry, through) for entry in document["releases"]), key=lambda r: r.key))
     one_minor = document.get("one_minor_at_a_time")
     return Component(

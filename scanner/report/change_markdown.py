@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from scanner import __version__
 from scanner.changes.model import ChangeSet, Manual
-from scanner.freshness import data_checked
+from scanner.freshness import data_checked, older_sources_line
 from scanner.report import comment, md
 from scanner.report.change_text import title
 from scanner.paths import where
@@ -161,4 +161,7 @@ def _tail(change_set: ChangeSet) -> str:
     lines = [f"- {md.text(n)}" for n in change_set.notices]
     lines += ["", f"<sub>Written by kubehop {__version__} (`kubehop plan --window {change_set.window.number}`); "
                   f"data checked {data_checked()}: releases after it are unknown to kubehop.</sub>", ""]
+    older = older_sources_line(s.component.name for s in change_set.plan.components)
+    if older:
+        lines[-1:-1] = [f"<sub>{md.text(older)}.</sub>"]
     return "\n".join(lines)

@@ -15,7 +15,7 @@ from scanner.components.tree import TreeComponents
 from scanner.components.unlisted import NO_DATA
 from scanner.report.plan_json import location
 from scanner.paths import at
-from scanner.freshness import data_checked
+from scanner.freshness import data_checked, older_sources, older_sources_line
 from scanner.report.plain import log_json, log_lines
 from scanner.words import count
 
@@ -57,8 +57,20 @@ def _order(row: tuple[str, Detection]) -> tuple:
     return (row[1].component, row[1].origin.path, row[1].origin.line)
 
 
+def _sources_as_of(kind: str, detection: Detection) -> str | None:
+    """The day of the sources a catalog row's facts were read from, where it is older than the data date."""
+    return older_sources().get(detection.component) if kind == CATALOG else None
+
+
+def _support_column(kind: str, detection: Detection) -> str:
+    if kind == NONE:
+        return NO_DATA
+    as_of = _sources_as_of(kind, detection)
+    return _support(detection) + (f", sources as of {as_of}" if as_of else "")
+
+
 def render_text(tree: TreeComponents, catalog: Catalog, timeline: Timeline | None = None) -> str:
-    table = [(d.component, d.pin, NO_DATA if kind == NONE else _releases(d), NO_DATA if kind == NONE else _support(d),
+    table = [(d.component, d.pin, NO_DATA if kind == NONE else _releases(d), _support_column(kind, d),
               at(d.origin), d.what) for kind, d in rows(tree, timeline)]
     titles = ("component", "pin", "release", "Kubernetes", "pinned at", "how")
     widths = [max([len(t)] + [len(r[i]) for r in table]) for i, t in enumerate(titles[:-1])]
@@ -70,6 +82,9 @@ def render_text(tree: TreeComponents, catalog: Catalog, timeline: Timeline | Non
     found = len({d.component for d in tree.detections})
     lines.append(f"{found} of {len(catalog.components)} known components detected "
                  f"(data checked {data_checked()}: releases after it are unknown to kubehop)")
+    older = older_sources_line(d.component for kind, d in rows(tree, timeline) if kind == CATALOG)
+    if older:
+        lines.append(older)
     by_kind = {kind: sorted({d.component for k, d in rows(tree, timeline) if k == kind})
                for kind in (CHART_KUBE_VERSION, NONE)}
     if by_kind[CHART_KUBE_VERSION]:
@@ -83,7 +98,8 @@ def render_text(tree: TreeComponents, catalog: Catalog, timeline: Timeline | Non
 
 def render_json(tree: TreeComponents, timeline: Timeline | None = None) -> str:
     document = {
-        "tool": {"name": "kubehop", "version": __version__, "data_checked": data_checked()},
+        "tool": {"name": "kubehop", "version": __version__, "data_checked": data_checked(),
+                 "older_sources": older_sources()},
         "components": [{
             "component": d.component, "pin": d.pin, "releases": [r.version for r in d.releases],
             "kubernetes": [{"release": r.version, "min": str(r.min) if r.min else None,
@@ -91,6 +107,7 @@ def render_json(tree: TreeComponents, timeline: Timeline | None = None) -> str:
                             "stated_through": str(r.through) if r.through else None, "released": r.released,
                             "source": r.source, "source_kind": r.source_kind, "note": r.note} for r in d.releases],
             **location(d.origin), "how": d.source, "what": d.what,
+            "sources_as_of": _sources_as_of(kind, d),  # where the facts were read from an older copy
             "data": kind,  # catalog (compat-matrix/), chart-kubeVersion (the chart's own), none (no data)
         } for kind, d in rows(tree, timeline)],
         "cluster": [{"version": p.version, "minor": str(p.minor), "distro": p.distro, **location(p.origin),

@@ -5,6 +5,7 @@ Names and messages are kept as they are (it is data); the text printed holds not
 from __future__ import annotations
 
 from scanner import __version__
+from scanner.freshness import older_sources
 from scanner.model import Finding
 from scanner.report import hop_label
 from scanner.paths import repo_path
@@ -73,6 +74,7 @@ def render(result: ScanResult, color: bool = False) -> str:
     document = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "kubehop", "version": __version__, "data_checked": result.data_checked,
+                 "older_sources": older_sources(),
                  **({"rendered_with": result.rendered_with} if result.rendered_with else {}),
                  **({"isolation": result.isolation} if result.isolation else {})},
         "target": str(result.target),

@@ -7,7 +7,7 @@ import json
 
 from scanner import __version__
 from scanner.fleet_plan import FleetPlan
-from scanner.freshness import data_checked
+from scanner.freshness import data_checked, older_sources
 from scanner.report import count_words, md, plan_json, plan_markdown, plan_text, verdict_words
 from scanner.paths import repo_path, where
 from scanner.report.plain import log_json, log_lines, printable
@@ -42,7 +42,8 @@ def render_text(fleet: FleetPlan) -> str:
 def render_json(fleet: FleetPlan) -> str:
     document = {
         "schema_version": plan_json.SCHEMA_VERSION,
-        "tool": {"name": "kubehop", "version": __version__, "data_checked": data_checked()},
+        "tool": {"name": "kubehop", "version": __version__, "data_checked": data_checked(),
+                 "older_sources": older_sources()},
         "target": str(fleet.target),
         "blockers": fleet.blocker_count,  # each finding once, as `kubehop scan` counts them
         "warnings": fleet.warning_count,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from scanner import __version__
-from scanner.freshness import data_checked
+from scanner.freshness import data_checked, older_sources
 from scanner.model import Origin
 from scanner.plan import Migration, Plan, Step, Window
 from scanner.report import plan_orders
@@ -63,7 +63,8 @@ def render(plan: Plan) -> str:
     pin = plan.current_from
     document = {
         "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "kubehop", "version": __version__, "data_checked": data_checked()},
+        "tool": {"name": "kubehop", "version": __version__, "data_checked": data_checked(),
+                 "older_sources": older_sources()},
         "from": str(plan.current),
         "from_source": None if pin is None else {**location(pin.origin), "version": pin.version, "what": pin.what},
         "target": str(plan.target),

@@ -6,7 +6,7 @@ import textwrap
 from itertools import groupby
 
 from scanner import __version__
-from scanner.freshness import data_checked
+from scanner.freshness import data_checked, older_sources_line
 from scanner.model import Origin
 from scanner.components.state import (BLOCKED, NEWER_THAN_CLUSTER, NO_DATA as NO_DATA_KIND, OUTSIDE_RANGE,
                                       UNKNOWN_RELEASE, UNKNOWN_SUPPORT, UNSUPPORTED, UNVERIFIED)
@@ -80,6 +80,9 @@ def header(plan: Plan) -> list[str]:
     if plan.analysis is not None:  # a pull request may have set them in the configuration: say where
         lines.append(f"  {minor_sources(plan.analysis, repo_path)}")
     lines.append(f"  data checked {data_checked()}: releases after it are unknown to kubehop")
+    older = older_sources_line(s.component.name for s in plan.components)
+    if older:
+        lines.append(f"  {older}")
     return lines
 
 
