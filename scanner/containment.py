@@ -11,12 +11,13 @@ command line are the user's own and are not checked.
 
 from __future__ import annotations
 
-import functools
 import os
 from typing import Iterable
 
+from scanner import per_scan
 
-@functools.lru_cache(maxsize=4096)
+
+@per_scan.cache(maxsize=4096)
 def git_top(folder: str) -> str | None:
     """The nearest folder at or above `folder` (absolute) that holds a `.git`; None when there is none."""
     if os.path.exists(os.path.join(folder, ".git")):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
+from scanner import per_scan
 from scanner.analysis import Analysis, ClusterAnalysis, NoCurrentMinor, analyse
 from scanner.checks import sort_findings
 from scanner.clusters import Cluster, flux_clusters
@@ -40,6 +41,7 @@ def _clusters_and_objects(paths: list[str], options: ScanOptions) -> tuple[list[
     return (found if len(found) > 1 else []), plain
 
 
+@per_scan.scope()  # the clusters' analyses read the same files: one cache for them all
 def analyse_fleet(paths: list[str], target: Minor, current: Minor | None = None,
                   options: ScanOptions = ScanOptions(), only: str | None = None, **analysis) -> Analysis:
     """The analysis of `paths`, cluster by cluster where the repository declares several (`only`: that one

@@ -1,5 +1,5 @@
-"""Shared test helpers. Tests run kubehop for real: in-process through the scan service,
-or as a subprocess exactly as a user would (`python -m scanner ...`)."""
+"""Shared test helpers. Tests run kubehop for real: in-process (the CLI through click's runner, or the
+scan service), or, end to end, as a subprocess exactly as a user would (`python -m scanner ...`)."""
 
 from __future__ import annotations
 
@@ -30,9 +30,24 @@ def _pin_today_to_the_data() -> None:
 _pin_today_to_the_data()
 
 
+# What only a new interpreter can honour: where the data is read from (cached once per process), and the
+# interpreter's own settings.
+_PROCESS_ONLY = ("KUBEHOP_DATA_DIR", "PYTHONIOENCODING", "PYTHONUTF8", "LANG", "LC_ALL", "LC_CTYPE")
+
+
 def run_kubehop(*args: str, cwd: Path | None = None, stdin: bytes | None = None,
                 env: dict | None = None) -> subprocess.CompletedProcess:
-    """Run the CLI in a child process; returns the completed process (text stdout/stderr)."""
+    """The CLI as `kubehop ARGS` runs it, in this process (click's runner, with `main`'s last line of
+    defence: an exception is exit 4 and its message); stdout and stderr as bytes. Where `env` sets what only
+    a new interpreter honours, or for end-to-end tests, `run_kubehop_process`."""
+    if env and any(key in env for key in _PROCESS_ONLY):
+        return run_kubehop_process(*args, cwd=cwd, stdin=stdin, env=env)
+    return _invoke_bytes(*args, cwd=cwd, stdin=stdin, env=env, catch=True)
+
+
+def run_kubehop_process(*args: str, cwd: Path | None = None, stdin: bytes | None = None,
+                        env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run the CLI in a child process, as a user does; returns the completed process (bytes stdout/stderr)."""
     full_env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", **(env or {})}
     return subprocess.run([sys.executable, "-m", "scanner", *args], cwd=cwd or REPO, input=stdin,
                           capture_output=True, env=full_env, timeout=600)
@@ -107,23 +122,44 @@ def run_kubehop_text(*args: str, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(done.args, done.returncode, decode(done.stdout), decode(done.stderr))
 
 
-def invoke(*args: str, cwd: Path | None = None, env: dict | None = None,
-           stdin: bytes | None = None) -> subprocess.CompletedProcess:
-    """The CLI in this process (click's runner): what `run_kubehop_text` gives, without a new interpreter
-    per call. For everything but end-to-end tests of the installed command."""
+def cli_runner():
+    """click's test runner with stdout and stderr apart, on every click the pins admit."""
     from click.testing import CliRunner
 
-    from scanner.cli import cli
-
     try:
-        runner = CliRunner(mix_stderr=False)  # click 8.1
+        return CliRunner(mix_stderr=False)  # click 8.1
     except TypeError:  # click 8.2+ keeps them apart anyway
-        runner = CliRunner()
+        return CliRunner()
+
+
+def invoke(*args: str, cwd: Path | None = None, env: dict | None = None,
+           stdin: bytes | None = None, catch: bool = False) -> subprocess.CompletedProcess:
+    """The CLI in this process (click's runner): what `run_kubehop_text` gives, without a new interpreter
+    per call. For everything but end-to-end tests of the installed command. `catch`: an exception is what
+    `scanner.cli.main` makes of it (exit 4 and its message), as the installed command prints it."""
+    done = _invoke_bytes(*args, cwd=cwd, env=env, stdin=stdin, catch=catch)
+    text = lambda out: out.decode("utf-8", "replace").replace("\r\n", "\n")  # noqa: E731 (click's Result.stdout)
+    return subprocess.CompletedProcess(done.args, done.returncode, text(done.stdout), text(done.stderr))
+
+
+def _invoke_bytes(*args: str, cwd: Path | None, env: dict | None, stdin: bytes | None,
+                  catch: bool) -> subprocess.CompletedProcess:
+    """The CLI in this process; stdout and stderr as the bytes it wrote."""
+    from scanner.cli import cli
+    from scanner.guard import describe
+    from scanner.model import EXIT_INTERNAL
+
+    runner = cli_runner()
     before = os.getcwd()
     os.chdir(cwd or REPO)
     try:
         result = runner.invoke(cli, list(args), input=stdin, env={"NO_COLOR": "1", **(env or {})},
-                               catch_exceptions=False)
+                               catch_exceptions=catch, prog_name="kubehop")
     finally:
         os.chdir(before)
-    return subprocess.CompletedProcess(["kubehop", *args], result.exit_code, result.stdout, result.stderr)
+    code, stderr = result.exit_code, result.stderr_bytes or b""
+    if catch and result.exception is not None and not isinstance(result.exception, SystemExit):
+        code = EXIT_INTERNAL
+        stderr += (f"kubehop: internal error ({describe(result.exception)}); please report it "
+                   "(KUBEHOP_DEBUG=1 shows the traceback)\n").encode()
+    return subprocess.CompletedProcess(["kubehop", *args], code, result.stdout_bytes, stderr)

@@ -26,6 +26,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from conftest import cli_runner
 from fuzz_mutations import FILE_NAMES, mutate
 from hostile_text import log_problems
 
@@ -207,14 +208,9 @@ class Outcome:
 
 
 def run_case(case: Case, time_bound: float = 5.0) -> Outcome:
-    from click.testing import CliRunner
-
     from scanner.cli import cli
 
-    try:
-        runner = CliRunner(mix_stderr=False)  # click 8.1
-    except TypeError:  # click 8.2+ keeps them apart anyway
-        runner = CliRunner()
+    runner = cli_runner()
     started, cpu_started = time.perf_counter(), _cpu()
     result = runner.invoke(cli, [case.command, *case.args], catch_exceptions=True)
     seconds, cpu_seconds = time.perf_counter() - started, _cpu() - cpu_started

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
+from conftest import cli_runner
 from scanner.cli import cli
 
 BLOCKER = "apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata:\n  name: web\nspec: {}\n"
@@ -27,7 +27,7 @@ def repo(tmp_path: Path, monkeypatch) -> Path:
 
 
 def scan(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(cli, ["scan", *args])
+    result = cli_runner().invoke(cli, ["scan", *args])
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     return result.exit_code, result.stdout
 

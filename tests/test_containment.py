@@ -15,9 +15,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from conftest import kustomize_or_skip, tool_or_skip
+from conftest import cli_runner, kustomize_or_skip, tool_or_skip
 from scanner.cli import cli
 from scanner.containment import leaves
 
@@ -58,7 +57,7 @@ def repo(tmp_path: Path, monkeypatch) -> Path:
 
 def scan(*args: str) -> tuple[int, dict, str]:
     """`kubehop scan --format json ARGS` in-process: exit code, report, and everything printed."""
-    result = CliRunner().invoke(cli, ["scan", "--format", "json", *args])
+    result = cli_runner().invoke(cli, ["scan", "--format", "json", *args])
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     printed = result.stdout + result.stderr
     assert "Traceback" not in printed and "please report it" not in printed, printed
@@ -252,7 +251,7 @@ def test_a_configuration_linked_from_outside_the_repository_is_not_applied(repo)
 
 def test_fix_reports_what_the_configuration_names_outside(repo):
     write(repo / ".kubehop.yaml", "rules: [../outside]\n")
-    result = CliRunner().invoke(cli, ["fix", "--target", "1.36", "apps"])
+    result = cli_runner().invoke(cli, ["fix", "--target", "1.36", "apps"])
     assert result.exit_code == 3 and "rules[0]: ../outside leaves the repository" in result.stderr
 
 

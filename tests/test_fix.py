@@ -16,7 +16,7 @@ from scanner.fix.migrations import Migration, load_migrations
 from scanner.fix.plan import Planner
 from scanner.rulebook import load_rulebook
 from scanner.versions import Minor
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, cli_runner
 from tests.conftest import run_kubehop_text as run_kubehop
 
 GOLDEN = FIXTURES / "fix"
@@ -326,15 +326,10 @@ def test_diff_of_a_file_without_a_final_newline_ends_with_one_and_applies(tmp_pa
 
 def fix_in_process(cwd: Path, monkeypatch, *args: str):
     """`kubehop fix --no-config --target 1.36 ARGS .` run in this process (click's CliRunner)."""
-    from click.testing import CliRunner
-
     from scanner.cli import cli
 
     monkeypatch.chdir(cwd)
-    try:
-        runner = CliRunner(mix_stderr=False)  # click 8.1
-    except TypeError:  # click 8.2+ keeps them apart anyway
-        runner = CliRunner()
+    runner = cli_runner()
     return runner.invoke(cli, ["fix", "--no-config", "--target", "1.36", *args, "."], catch_exceptions=False)
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_kubehop
+from conftest import cli_runner, run_kubehop
 from hostile_text import (ANNOTATION, HOSTILE, HOSTILE_CONFIGS, HOSTILE_FILE, KUBEHOP_COMMAND, NOT_UTF8,
                           hostile_tree, log_problems)
 from scanner.report.plain import printable
@@ -50,14 +50,9 @@ class Printed:
 
 def invoke(args: list[str], cwd: Path, env: dict[str, str]) -> Printed:
     """The CLI in process, at `cwd`; an exception kubehop did not handle fails the test."""
-    from click.testing import CliRunner
-
     from scanner.cli import cli
 
-    try:
-        runner = CliRunner(mix_stderr=False)  # click 8.1
-    except TypeError:  # click 8.2+ keeps them apart anyway
-        runner = CliRunner()
+    runner = cli_runner()
     before = os.getcwd()
     os.chdir(cwd)
     try:

@@ -20,6 +20,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
+from scanner import per_scan
 from scanner.containment import within
 from scanner.guard import unexpected
 from scanner.model import STDIN_PATH, Diagnostic, Manifest
@@ -49,6 +50,7 @@ class FileHook(Protocol):
     def keep(self, taken: list[Manifest], kept: Any) -> None: ...
 
 
+@per_scan.scope()  # what an earlier scan in this process cached of the tree is forgotten
 def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions | None" = None,
             on_file: FileHook | None = None,
             before_render: Callable[[ScanInput], None] | None = None) -> ScanInput:

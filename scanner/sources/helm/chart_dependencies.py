@@ -18,6 +18,7 @@ import tarfile
 from dataclasses import dataclass
 from typing import Any
 
+from scanner import per_scan
 from scanner.semver import parse_pin, parse_version
 from scanner.model import Origin
 from scanner.sources.files.walk import read_file
@@ -150,7 +151,7 @@ def cached_archive(dependency: Dependency, helm: str) -> str | None:
     return max(admitted)[1] if admitted else None
 
 
-@functools.cache
+@per_scan.cache()
 def _cache_index(helm: str) -> dict[str, list[tuple[str, str]]]:
     """Chart name -> [(version, archive)] of what helm has downloaded before."""
     index: dict[str, list[tuple[str, str]]] = {}

@@ -8,12 +8,12 @@ the branches the cluster's own Capabilities decide (template_branches.py).
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
 from dataclasses import dataclass
 
+from scanner import per_scan
 from scanner.model import Manifest, Origin
 from scanner.sources.yaml.line_map import fixed
 from scanner.sources.helm.template_branches import Capabilities, decided_branches
@@ -40,7 +40,7 @@ class ApiVersionLine:
     nested: bool = False  # inside the document's object (a scaleTargetRef's apiVersion), not an object
 
 
-@functools.lru_cache(maxsize=4096)
+@per_scan.cache(maxsize=4096)
 def api_version_lines(path: str, capabilities: Capabilities | None = None) -> tuple[ApiVersionLine, ...]:
     """Every `apiVersion:` line of a template file, with its document's kind; with `capabilities`,
     but those in branches Helm would not take there."""

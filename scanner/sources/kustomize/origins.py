@@ -12,11 +12,11 @@ once per overlay. A document it cannot read for sure is kept (parsed and placed 
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 from dataclasses import dataclass
 
+from scanner import per_scan
 from scanner.model import Manifest, Origin
 from scanner.paths import repo_path
 from scanner.sources.kustomize import mirror as kustomize_mirror
@@ -164,7 +164,7 @@ def _name_matches(source: str | None, built: str | None) -> bool:
     return re.search(pattern, built) is not None
 
 
-@functools.lru_cache(maxsize=1024)
+@per_scan.cache(maxsize=1024)
 def _objects_in(path: str) -> tuple[ObjectAt, ...]:
     text, problem = read_file(path)
     if problem is not None:

@@ -11,12 +11,12 @@ in (symbolic links resolved, scanner.containment): kubehop never lets kustomize 
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from scanner import per_scan
 from scanner.containment import leaves
 from scanner.sources.files.walk import KUSTOMIZATION_FILES, read_file
 from scanner.nodes import construct, locate
@@ -99,7 +99,7 @@ def read_kustomization(folder: str) -> Kustomization:
     return _read(folder, os.path.realpath(folder))
 
 
-@functools.lru_cache(maxsize=4096)
+@per_scan.cache(maxsize=4096)
 def _read(folder: str, _real: str) -> Kustomization:
     path = kustomization_file(folder)
     if path is None:

@@ -21,6 +21,7 @@ from typing import Any, Callable, Sequence
 
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
+from scanner import per_scan
 from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, compose_documents
 
 # (line, column) of a node in the output, 1-based -> (line, column) in the source file.
@@ -67,7 +68,7 @@ def aligned(output: Sequence[str], first: int, last: int, path: str, anchor: int
     return where
 
 
-@functools.lru_cache(maxsize=1024)
+@per_scan.cache(maxsize=1024)
 def _lines(path: str) -> list[str]:
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
