@@ -25,7 +25,7 @@ from scanner.containment import within
 from scanner.guard import unexpected
 from scanner.model import STDIN_PATH, Diagnostic, Manifest
 from scanner.sources.files.parallel import read_all
-from scanner.sources.files.source import read_manifest_file
+from scanner.sources.files.source import read_manifest_file_streamed
 from scanner.sources.files.walk import ChartFolder, KustomizeFolder, ManifestFile, walk
 from scanner.sources.hazards import hazardous_files, held_back
 from scanner.sources.scan_input import ScanInput
@@ -36,14 +36,16 @@ if TYPE_CHECKING:
 
 
 class FileHook(Protocol):
-    """A later stage that looks at each plain file's objects as soon as the file is read, while they
-    hold their nodes (scanner.analysis: the per-object checks and the component pins), and keeps
-    what it found itself: the sources hold none of it.
+    """A later stage that looks at the objects of each document of a plain file as soon as it is read,
+    while they hold their nodes (scanner.analysis: the per-object checks and the component pins), and
+    keeps what it found itself: the sources hold none of it. The next document is composed only after
+    it has answered, so a hook that lets the nodes go holds one document's at a time, not a file's.
 
     It is called in whichever process read the file (sources/files/parallel.py), may take objects
     out of `found.manifests` (cluster state met in the tree), and answers (the objects it took,
-    anything else it keeps, picklable). The answer crosses back with the file, its objects composed
-    again as the file's are, and is handed to `keep` in the scan's own process, file by file, in order."""
+    anything else it keeps, picklable). The answers cross back with the file, their objects composed
+    again as the file's are, and are handed to `keep` in the scan's own process, in order. (A file
+    read again whole, a YAML error in it, is seen once, whole; what was answered before is dropped.)"""
 
     def __call__(self, found: ScanInput) -> tuple[list[Manifest], Any]: ...
 
@@ -88,13 +90,15 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
         else:
             files.append(item)
 
-    def read(item: ManifestFile) -> tuple[ScanInput, tuple[list[Manifest], Any] | None]:
-        found = _guarded(item.path, read_manifest_file, item, stdin_bytes)
-        return found, (on_file(found) if on_file is not None else None)
+    def read(item: ManifestFile) -> tuple[ScanInput, list[tuple[list[Manifest], Any]]]:
+        try:
+            return read_manifest_file_streamed(item, stdin_bytes, on_file)
+        except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
+            return ScanInput(diagnostics=[unexpected(STDIN_PATH if item.path == "-" else item.path, err)]), []
 
     in_workers = on_file is not None and stdin_bytes is None
-    for found, answer in (read_all(files, read) if in_workers else map(read, files)):
-        if answer is not None:
+    for found, answers in (read_all(files, read) if in_workers else map(read, files)):
+        for answer in answers:
             on_file.keep(*answer)
         result.extend(found)
     if kustomizations:

@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yaml.nodes import MappingNode, ScalarNode
 
-from scanner.model import STDIN_PATH, Diagnostic
+from scanner.model import STDIN_PATH, Diagnostic, Manifest
 from scanner.nodes import mapping_get
 from scanner.sources.files.walk import KUSTOMIZATION_FILES, ManifestFile, read_file
 from scanner.sources.scan_input import ScanInput
-from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, read_text
+from scanner.sources.yaml.yamldoc import DocumentProblem, NotStreamable, TemplateSyntax, read_text, stream_text
 from scanner.suppress import MARKER, read_suppressions
+
+if TYPE_CHECKING:
+    from scanner.sources import FileHook
 
 
 # Files whose documents name versions whatever their keys: Helm chart metadata and kustomizations.
@@ -31,29 +34,68 @@ def _holds_version_variable(node: Any) -> bool:
 
 
 def read_manifest_file(item: ManifestFile, stdin_bytes: bytes | None = None) -> ScanInput:
+    """What the file gives, its objects holding their nodes."""
+    return read_manifest_file_streamed(item, stdin_bytes, None)[0]
+
+
+def read_manifest_file_streamed(item: ManifestFile, stdin_bytes: bytes | None,
+                                on_objects: FileHook | None) -> tuple[ScanInput, list]:
+    """What the file gives, and the answers of `on_objects`, which sees the objects of each document as
+    soon as it is read, while they hold their nodes (sources.FileHook), one answer a document. With
+    `on_objects`, the file is composed one document at a time: a hook that lets the nodes go (the scan's
+    does, retention.py) never has a whole file's composed at once."""
     result = ScanInput(files_read=1)
     display = STDIN_PATH if item.path == "-" else item.path
     if item.chart_template:
         result.unrendered.append(Diagnostic(display, "Helm chart template; not rendered", level="notice"))
-        return result
+        return result, []
     text, problem = read_file(item.path, stdin_bytes)
     if problem is not None:
         result.diagnostics.append(dataclasses.replace(problem, path=display))
-        return result
-    documents: list[Any] = []
-    try:
-        manifests, diagnostics = read_text(text, display, documents)
-    except DocumentProblem as problem:
-        result.diagnostics.append(Diagnostic(display, str(problem), problem.line))
-        return result
-    except TemplateSyntax:
-        result.unrendered.append(Diagnostic(display, "holds Helm template syntax; not rendered", level="notice"))
-        return result
-    result.manifests = manifests
-    result.diagnostics = diagnostics
+        return result, []
     pin_file = os.path.basename(display) in PIN_FILES
-    result.documents = [(display, node) for node in documents if pin_file or _holds_version_variable(node)]
+    answers: list = []
+    try:
+        if on_objects is None:
+            result.manifests, result.diagnostics, documents = _whole(text, display)
+        else:
+            try:
+                documents = _streamed(text, display, pin_file, result, on_objects, answers)
+            except NotStreamable:  # the whole text is read again, as without a hook
+                result, answers = ScanInput(files_read=1), []
+                result.manifests, result.diagnostics, documents = _whole(text, display)
+                answers.append(on_objects(result))
+    except DocumentProblem as problem:
+        return ScanInput(files_read=1, diagnostics=[Diagnostic(display, str(problem), problem.line)]), []
+    except TemplateSyntax:
+        unrendered = Diagnostic(display, "holds Helm template syntax; not rendered", level="notice")
+        return ScanInput(files_read=1, unrendered=[unrendered]), []
+    result.documents = [(display, node) for node in documents if _may_pin(node, pin_file)]
     if MARKER in text:
         result.suppressions, problems = read_suppressions(text, display)
         result.diagnostics.extend(problems)
-    return result
+    return result, answers
+
+
+def _whole(text: str, display: str) -> tuple[list[Manifest], list[Diagnostic], list[Any]]:
+    documents: list[Any] = []
+    manifests, diagnostics = read_text(text, display, documents)
+    return manifests, diagnostics, documents
+
+
+def _may_pin(node: Any, pin_file: bool) -> bool:
+    return pin_file or _holds_version_variable(node)
+
+
+def _streamed(text: str, display: str, pin_file: bool, result: ScanInput, on_objects: FileHook,
+              answers: list) -> list[Any]:
+    """The file's objects into `result`, a document at a time, each seen by `on_objects` before the next
+    is composed; the documents that may pin versions are returned, no other node is kept here."""
+    kept: list[Any] = []
+    for node, manifests in stream_text(text, display, result.diagnostics):
+        if _may_pin(node, pin_file):
+            kept.append(node)
+        part = ScanInput(manifests=manifests, diagnostics=result.diagnostics)
+        answers.append(on_objects(part))
+        result.manifests.extend(part.manifests)  # the hook may take some out (sources.FileHook)
+    return kept
