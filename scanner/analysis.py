@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
-from scanner.checks import ScanContext, per_object_checks, run_checks, tree_checks
+from scanner.checks import RuleInfo, ScanContext, per_object_checks, run_checks, tree_checks
+from scanner.checks.registry import describe
 from scanner.cluster_state import ClusterState, live_notice, load_cluster_state, split_live
 from scanner.crds import CrdIndex
 from scanner.current_minor import CurrentMinor, given_by, resolve_current
@@ -73,8 +74,13 @@ class Analysis:
     manifests: list[Manifest] = field(default_factory=list)
     tree: TreeComponents | None = None
     timeline: Timeline | None = None
+    # What each rule the findings name is, from the check that declares it (scanner.checks.registry):
+    # the rule metadata reports show (SARIF's rules), the same whichever finding fired it first.
+    rules: dict[str, RuleInfo] = field(default_factory=dict)
     # A fleet repository's clusters, each analysed on its own (scanner.fleet); empty: one cluster.
     clusters: list[ClusterAnalysis] = field(default_factory=list)
+    # Every cluster of the fleet, when `--cluster` chose the one analysed: what else deploys its files.
+    fleet: tuple[Cluster, ...] = ()
 
     @property
     def current_source(self) -> str | None:
@@ -128,6 +134,7 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
             cluster, problems = load_cluster_state(list(options.cluster_state), live)
             scan_input.diagnostics.extend(problems)
             crds = crds.then(cluster.crds)  # a custom resource whose CRD is not in the tree
+        _tool_files(scan_input, paths, options)
         tree = _pins(scan_input, catalog, early)
         found = resolve_current(target, current, given_by(options), version_file, cluster, tree.cluster)
         notices += found.notices
@@ -136,10 +143,13 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
         timeline = _components(tree, scan_input, catalog, target, found.minor, options)
         context = ScanContext(target=target, current=found.minor, rulebook=rulebook, crds=crds, cluster=cluster,
                               current_from_tree=found.from_tree, current_said_by=found.said_by,
-                              components=timeline, unknown=options.unknown)
+                              components=timeline, unknown=options.unknown,
+                              cluster_config=tuple(scan_input.cluster_config),
+                              tool_pins=tuple(scan_input.tool_pins),
+                              duplicate_keys=tuple(scan_input.duplicate_keys))
         findings = latent_as_warnings(
             run_checks(scan_input.manifests, context, scan_input.diagnostics, tree_checks())
-            + run_checks(late, context, scan_input.diagnostics, per_object) + early.findings + scan_input.findings,
+            + run_checks(late, context, scan_input.diagnostics, per_object) + early.findings,
             scan_input.latent)
     findings, unused, policy_notices, silenced = apply_policy(findings, scan_input.suppressions, options)
     silenced["excluded"] = scan_input.excluded
@@ -167,6 +177,7 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
         manifests=scan_input.manifests,
         tree=tree,
         timeline=timeline,
+        rules=describe({f.rule_id for f in findings}, rulebook),
     )
 
 
@@ -230,6 +241,18 @@ class _CurrentFromPlainFiles:
         found = resolve_current(self.target, pins=pins)
         if found.minor is None:
             raise NoCurrentMinor(_no_current(found))
+
+
+def _tool_files(scan_input: ScanInput, paths: list[str], options: ScanOptions) -> None:
+    """The client tools and node files of the files the manifest walk does not read (.tool-versions,
+    env files, Dockerfiles, containerd templates) join what the plain files gave."""
+    from scanner.sources.cluster.tool_pins import read_tool_files
+
+    found = read_tool_files([p for p in paths if p not in options.cluster_state], options.exclude)
+    scan_input.tool_pins += found.pins
+    scan_input.cluster_config += found.settings
+    scan_input.diagnostics += found.diagnostics
+    scan_input.files_read += found.files_read
 
 
 def _pins(scan_input: ScanInput, catalog: Catalog, early: _EarlyChecks) -> TreeComponents:

@@ -200,7 +200,10 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--fields", is_flag=True,
               help="List the field rules instead: volume types, fields, annotations and node labels.")
-def rules_command(removed_in, fmt, fields) -> None:
+@click.option("--checks", "every_check", is_flag=True,
+              help="List every check instead, with its scope and the rules it declares (the ids `ignore` and "
+                   "`severity` take).")
+def rules_command(removed_in, fmt, fields, every_check) -> None:
     """List the API removal rules kubehop knows.
 
     \b
@@ -209,16 +212,25 @@ def rules_command(removed_in, fmt, fields) -> None:
       kubehop rules --removed-in 1.32
       kubehop rules --format json
       kubehop rules --fields --removed-in 1.33
+      kubehop rules --checks
     """
+    from scanner.checks.registry import rules_from
     from scanner.report.plain import log_json, log_lines
     from scanner.rulebook import load_rulebook
 
+    book = load_rulebook()
+    if every_check:
+        if fields or removed_in is not None:
+            raise click.UsageError("--checks lists every rule: it takes neither --fields nor --removed-in")
+        _echo_checks(book, fmt)
+        return
     if fields:
-        _echo_field_rules(sorted((r for r in load_rulebook().field_rules.rules
-                                  if removed_in is None or r.removed_in == removed_in),
+        _echo_field_rules(sorted((info.entry for info in rules_from("rules/fields", book).values()
+                                  if removed_in is None or info.entry.removed_in == removed_in),
                                  key=lambda r: (r.removed_in or Minor(99, 0), r.id)), fmt)
         return
-    rules = [r for r in load_rulebook().rules() if removed_in is None or r.removed_in == removed_in]
+    rules = [info.entry for info in rules_from("rules/core", book).values()
+             if removed_in is None or info.entry.removed_in == removed_in]
     if fmt == "json":
         click.echo(log_json([{
             "id": r.id, "apiVersion": r.api_version, "kind": r.kind,
@@ -255,6 +267,35 @@ def _echo_field_rules(rules, fmt: str) -> None:
         when = f"stops working in {r.removed_in}" if r.removed_in else deprecated
         lines.append(f"{r.id:<48} {when}; use {r.replacement or '(nothing)'}")
     click.echo(log_lines([*lines, f"{count(len(rules), 'field rule')} (data checked {data_checked()})"]), nl=False)
+
+
+def _echo_checks(book, fmt: str) -> None:
+    """Every check and the rules it declares (scanner.checks.registry): in JSON all of them; in text, the
+    rules the data declares (one per API, field, component...) as their pattern and count."""
+    from scanner.checks.registry import Rules, check_name, checks, rules_of
+    from scanner.report.plain import log_json, log_lines
+
+    listed = []
+    for check in checks():
+        rules, declared = rules_of(check, book), check.RULES
+        family = declared if isinstance(declared, Rules) and declared.pattern else None
+        listed.append({"check": check_name(check), "scope": check.SCOPE, "pattern": family and family.pattern,
+                       "data": family and family.data, "rules": [
+                           {"id": rule_id, "severity": info.severity, "title": info.title,
+                            "description": info.description, "help_url": info.help_url}
+                           for rule_id, info in rules.items()]})
+    if fmt == "json":
+        click.echo(log_json(listed, ensure_ascii=True), nl=False)
+        return
+    lines = []
+    for entry in listed:
+        lines.append(f"{entry['check']} ({entry['scope']})")
+        if entry["pattern"]:
+            lines.append(f"  {entry['pattern']:<58} {count(len(entry['rules']), 'rule')} from {entry['data']}")
+            continue
+        lines.extend(f"  {r['id']:<48} {r['severity']:<8} {r['title']}" for r in entry["rules"])
+    click.echo(log_lines([*lines, f"{count(len(listed), 'check')}, "
+                                  f"{count(sum(len(e['rules']) for e in listed), 'rule')}"]), nl=False)
 
 
 def main() -> None:

@@ -61,8 +61,9 @@ def components(paths, fmt, config_file, no_config) -> None:
     from scanner.report import components as report
 
     analysis = _analysis(paths, config_file, no_config)
-    tree = analysis.tree
-    click.echo(report.render_json(tree) if fmt == "json" else report.render_text(tree, load_catalog()), nl=False)
+    tree, timeline = analysis.tree, analysis.timeline
+    click.echo(report.render_json(tree, timeline) if fmt == "json" else report.render_text(tree, load_catalog(), timeline),
+               nl=False)
     sys.exit(EXIT_INPUT if _report_input_problems(analysis) else EXIT_OK)
 
 
@@ -80,11 +81,17 @@ def components(paths, fmt, config_file, no_config) -> None:
 @click.option("--orders", "orders_folder", type=click.Path(file_okay=False, writable=True), default=None,
               help="Write each window's upgrade orders (system-upgrade Plans, KubernetesNodeUpgrade) to "
                    "DIR/NN-<minor>/, at the paths of the tree's own orders. DIR must be outside the tree.")
+@click.option("--window", "window", type=click.IntRange(min=1), default=None,
+              help="Window N as the change set its pull request needs: what it writes and what is left to a "
+                   "person (--format markdown: the pull request's body).")
+@click.option("--diff", "diff", is_flag=True, help="With --window: print the change set as a diff (| git apply); "
+                                                   "the report goes to --output, if given.")
+@click.option("--write", "write", is_flag=True, help="With --window: write the change set into the tree.")
 @config_options
 @analysis_inputs
 @unknown_option
-def plan_command(paths, target, current, distro, fmt, output, orders_folder, config_file, no_config, unknown,
-                 **inputs) -> None:
+def plan_command(paths, target, current, distro, fmt, output, orders_folder, window, diff, write, config_file,
+                 no_config, unknown, **inputs) -> None:
     """One window per hop: what moves before it, what it breaks, what may move after.
 
     \b
@@ -93,10 +100,13 @@ def plan_command(paths, target, current, distro, fmt, output, orders_folder, con
       kubehop plan --target 1.36 .            (the cluster version is read from the tree)
       kubehop plan --from 1.31 --format markdown . >> "$GITHUB_STEP_SUMMARY"
       kubehop plan --from 1.31 --orders ../orders cluster/   (cluster/'s orders for each hop)
+      kubehop plan --from 1.31 --window 1 --diff . | git apply   (W1 as a change set)
+      kubehop plan --from 1.31 --window 1 --write --format markdown -o pr.md .
 
     \b
     Exit codes: 0 nothing known blocks the target; 1 blockers found;
-    2 usage error; 3 some input could not be read.
+    2 usage error; 3 some input could not be read. With --window: 0 the
+    change set is the whole window; 1 steps are left to a person.
     """
     from scanner.components.catalog import load_catalog
     from scanner.orders.version import cluster_distros
@@ -108,6 +118,12 @@ def plan_command(paths, target, current, distro, fmt, output, orders_folder, con
     from scanner.report import plan_json, plan_markdown, plan_text
 
     check_outputs([output])
+    if (diff or write) and window is None:
+        raise click.UsageError("--diff and --write need --window N: the window whose change set to make")
+    if diff and write:
+        raise click.UsageError("give --diff or --write, not both")
+    if window is not None and "-" in paths:
+        raise click.UsageError("--window writes the tree's own files; it cannot read standard input")
     config = config_for(config_file, no_config, paths)
     sources = minor_sources(config, target, current)
     _, target, current = settings(config, paths, target, current, None)
@@ -121,9 +137,20 @@ def plan_command(paths, target, current, distro, fmt, output, orders_folder, con
     except (PlanInputError, BaselineError, DataError, FleetChoiceError) as problem:  # as `scan` says them
         raise click.UsageError(str(problem)) from None
     if isinstance(plan, FleetPlan):
+        if window is not None:  # a pull request moves one cluster
+            raise click.UsageError(f"--window makes one cluster's change set, and the tree holds {len(plan.plans)} "
+                                   f"clusters ({', '.join(c.name for c, _ in plan.plans)}): give --cluster NAME "
+                                   "with it")
         _emit_fleet(plan, fmt, output, orders_folder)
         sys.exit(EXIT_INPUT if _report_input_problems(analysis) else EXIT_BLOCKED if plan.blocked else EXIT_OK)
     _attach_orders(plan, analysis.manifests, paths, orders_folder)
+    if window is not None:
+        from scanner.cli_changes import change_set_command
+
+        scope = analysis.clusters[0].cluster.paths if analysis.clusters else paths  # --cluster's own paths
+        others = [c for c in analysis.fleet if c.name != inputs["cluster"]]  # they deploy shared files too
+        code = change_set_command(plan, analysis, paths, scope, options, window, diff, write, fmt, output, others)
+        sys.exit(EXIT_INPUT if _report_input_problems(analysis) else code)
     if fmt == "markdown":
         from scanner.report import comment
 

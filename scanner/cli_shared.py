@@ -244,6 +244,7 @@ def scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline
         kustomize_unrestricted=config.kustomize_load_restrictor == "LoadRestrictionsNone",
         config_problems=config.problems,
         clusters=tuple(configured_clusters(config.clusters, ".")),
+        rollout=config.rollout,
         **flags,
     )
 

@@ -5,6 +5,8 @@
   kubectl get <resource> -A -o yaml       custom resources, with metadata.managedFields
   kubectl get nodes -o yaml               nodes with status.nodeInfo.kubeletVersion
   kubectl version [-o json]               the API server's version
+  kubectl get --raw /metrics              deprecated APIs something still requests (scanner.client_calls)
+  an audit log (JSON lines)               the same, with the clients that call them
 A file that is none of these, or holds objects without the fields only a live cluster
 fills in, is a Diagnostic: the check it feeds would otherwise be silently wrong.
 """
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 
 from yaml.nodes import SequenceNode
 
+from scanner.client_calls import ApiCall, is_audit_log, is_metrics, read_audit_log, read_metrics, text_dumps
 from scanner.crds import Crd, CrdIndex, as_dict, is_crd, parse_crd
 from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest, Origin, object_ref
@@ -46,6 +49,8 @@ class ClusterState:
     nodes: list[ClusterNode] = field(default_factory=list)
     server: Minor | None = None  # the API server's minor (kubectl version)
     server_version: str | None = None
+    # Deprecated APIs something still calls: a metrics dump, an audit log (scanner.client_calls).
+    api_calls: list[ApiCall] = field(default_factory=list)
 
     def objects_of(self, crd: Crd) -> list[Manifest]:
         """The dumped objects of a CRD's group and kind, at any version."""
@@ -109,6 +114,9 @@ def load_cluster_state(paths: list[str], live: list[Manifest] = ()) -> tuple[Clu
             diagnostics.extend(_read_dump(item.path, text, state, crds))
         except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
             diagnostics.append(unexpected(item.path, err))
+    for path in text_dumps(paths):
+        text, problem = read_file(path)
+        diagnostics.extend([problem] if problem is not None else _read_dump(path, text, state, crds))
     state.crds = CrdIndex(crds)
     if state.nodes and state.server is None and paths:
         diagnostics.append(Diagnostic(
@@ -118,6 +126,11 @@ def load_cluster_state(paths: list[str], live: list[Manifest] = ()) -> tuple[Clu
 
 
 def _read_dump(path: str, text: str, state: ClusterState, crds: list[Crd]) -> list[Diagnostic]:
+    for recognise, read in ((is_audit_log, read_audit_log), (is_metrics, read_metrics)):
+        if recognise(text):
+            calls, problems = read(path, text)
+            state.api_calls.extend(calls)
+            return problems
     if "apiVersion" not in text and any(key in text for key in _VERSION_KEYS):
         return _read_version(path, text, state)
     try:

@@ -64,14 +64,14 @@ def flux_clusters(manifests: Sequence[Manifest], scanned: Sequence[str]) -> list
                 path = _path_of(sync, top, artifacts)
                 if path and os.path.isdir(path):
                     starts.add(path)
-        entries[real] = (f"the Flux bootstrap folder {_shown(folder, top)}", starts)
+        entries[real] = (f"the Flux bootstrap folder {shown(folder, top)}", starts)
     clusters, seen = [], set()
     for entry, (declared_by, starts) in sorted(entries.items()):
-        reached = tuple(_shown(p, top) for p in _reach(sorted(starts), kustomizations, artifacts, top))
+        reached = tuple(shown(p, top) for p in _reach(sorted(starts), kustomizations, artifacts, top))
         if reached not in seen:
             seen.add(reached)
             clusters.append(Cluster(os.path.basename(entry), reached, declared_by))
-    return _named_apart(clusters)
+    return named_apart(clusters)
 
 
 def _bootstrap_folders(scanned: Iterable[str]) -> list[str]:
@@ -158,14 +158,14 @@ def _artifact_origin(name: str, path: str, artifacts: Sequence[Manifest]) -> str
     return None
 
 
-def _named_apart(clusters: list[Cluster]) -> list[Cluster]:
+def named_apart(clusters: list[Cluster]) -> list[Cluster]:
     """Two entry folders of one name (`a/prod`, `b/prod`) are named by their paths."""
     names = [c.name for c in clusters]
     return [Cluster(c.paths[0] if names.count(c.name) > 1 else c.name, c.paths, c.declared_by, c.current)
             for c in clusters]
 
 
-def _shown(path: str, top: str) -> str:
+def shown(path: str, top: str) -> str:
     """A real path as the scan names files: relative to the working folder when inside it."""
     relative = os.path.relpath(path)
     return path if relative.startswith("..") else relative

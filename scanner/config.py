@@ -36,6 +36,7 @@ class Config:
     current: str | None = None  # the `from` key
     paths: tuple[str, ...] = ()
     clusters: tuple[dict, ...] = ()  # `clusters:` entries, their paths relative to the working folder
+    rollout: tuple[str, ...] = ()  # the order the clusters are upgraded in, by name
     exclude: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     severity: dict[str, str] = field(default_factory=dict)
@@ -104,6 +105,7 @@ def load_config(path: Path, in_tree: bool = False) -> Config:
         paths=tuple(os.path.relpath(folder / p) for p in document.get("paths", ())),
         clusters=tuple({**entry, "paths": [os.path.relpath(folder / p) for p in entry["paths"]]}
                        for entry in document.get("clusters", ())),
+        rollout=tuple(document.get("rollout", ())),
         exclude=tuple(document.get("exclude", ())),
         ignore=tuple(document.get("ignore", ())),
         severity=dict(document.get("severity", {})),

@@ -7,12 +7,10 @@ and per-version schema. Nothing here is specific to a group: the CRDs are the da
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
-from scanner import data
-from scanner.model import Finding, Manifest, Origin
+from scanner.model import Manifest, Origin
 from scanner.nodes import key_node, mapping_get
 from scanner.paths import where
 
@@ -181,21 +179,3 @@ def as_list(value: Any) -> list:
 def as_str(value: Any) -> str | None:
     """`value` when it is a non-empty string, else None (a list or a map where a name belongs)."""
     return value if isinstance(value, str) and value else None
-
-
-def rule_source(rule_id: str) -> str:
-    """Where Kubernetes documents what a CRD rule's findings mean (rules/lifecycle/crd.yaml)."""
-    return _rule_sources()[rule_id]
-
-
-@functools.cache
-def _rule_sources() -> dict[str, str]:
-    return {r["id"]: r["source"] for r in data.load("rules/lifecycle/crd.yaml")["rules"]}
-
-
-def object_finding(manifest: Manifest, rule_id: str, severity: str, message: str,
-                   origin: Origin | None = None, **details: Any) -> Finding:
-    """A finding of a CRD rule about one object (by default at its apiVersion line)."""
-    return Finding(rule_id=rule_id, severity=severity, message=message, origin=origin or manifest.origin,
-                   api_version=manifest.api_version, kind=manifest.kind, name=manifest.name,
-                   namespace=manifest.namespace, source_url=rule_source(rule_id), **details)

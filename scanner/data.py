@@ -35,12 +35,18 @@ DATA_KINDS: dict[str, str] = {
     "rules/helm.yaml": "rules/schema/helm.schema.json",
     "rules/lifecycle/crd.yaml": "rules/schema/crd-lifecycle.schema.json",
     "rules/lifecycle/version-skew.yaml": "rules/schema/version-skew.schema.json",
+    "rules/lifecycle/api-calls.yaml": "rules/schema/api-calls.schema.json",
     "rules/crds": "rules/schema/crd-rule.schema.json",
     "rules/hop-notes": "rules/schema/hop-notes.schema.json",
     "compat-matrix": "compat-matrix/schema/component.schema.json",
     "rules/cluster-version.yaml": "rules/schema/cluster-version.schema.json",
     "rules/upgrade-orders.yaml": "rules/schema/upgrade-orders.schema.json",
     "rules/distro-releases.yaml": "rules/schema/distro-releases.schema.json",
+    "rules/cluster-config/feature-gates.yaml": "rules/schema/feature-gates.schema.json",
+    "rules/cluster-config/component-flags.yaml": "rules/schema/component-flags.schema.json",
+    "rules/cluster-config/config-apis.yaml": "rules/schema/config-apis.schema.json",
+    "rules/cluster-config/config-sources.yaml": "rules/schema/config-sources.schema.json",
+    "rules/client-tools.yaml": "rules/schema/client-tools.schema.json",
 }
 
 

@@ -14,6 +14,7 @@ from typing import Sequence
 from scanner import per_scan
 from scanner.analysis import Analysis, ClusterAnalysis, NoCurrentMinor, analyse
 from scanner.checks import sort_findings
+from scanner.argo_clusters import argo_clusters
 from scanner.clusters import Cluster, flux_clusters
 from scanner.current_minor import CurrentMinor
 from scanner.model import Diagnostic, Finding
@@ -28,18 +29,36 @@ class FleetChoiceError(Exception):
 
 
 def find_clusters(paths: list[str], options: ScanOptions) -> list[Cluster]:
-    """The clusters the configuration names, else those Flux is bootstrapped into; none for one cluster."""
+    """The clusters the configuration names, else those Flux is bootstrapped into, else the destinations
+    of the Argo CD Applications; none for one cluster."""
     return _clusters_and_objects(paths, options)[0]
 
 
 def _clusters_and_objects(paths: list[str], options: ScanOptions) -> tuple[list[Cluster], list]:
     if "-" in paths:  # standard input is one stream: no folders to tell clusters apart by
-        return list(options.clusters), []
+        return in_rollout_order(options.clusters, options.rollout), []
     plain = _plain_manifests(paths, options)
     if options.clusters:
-        return list(options.clusters), plain
+        return in_rollout_order(options.clusters, options.rollout), plain
     found = flux_clusters(plain, paths)
-    return (found if len(found) > 1 else []), plain
+    if len(found) < 2:
+        found = argo_clusters(plain, paths)
+    return (in_rollout_order(found, options.rollout) if len(found) > 1 else []), plain
+
+
+def in_rollout_order(clusters: Sequence[Cluster], rollout: Sequence[str]) -> list[Cluster]:
+    """The clusters `rollout:` names, in its order, then the others in theirs."""
+    rank = {name: i for i, name in enumerate(rollout)}
+    return sorted(clusters, key=lambda c: rank.get(c.name, len(rank)))  # stable: the others keep their order
+
+
+def _rollout_notices(clusters: Sequence[Cluster], rollout: Sequence[str]) -> list[str]:
+    names = {c.name for c in clusters}
+    unknown = [name for name in rollout if name not in names]
+    if not unknown or not clusters:
+        return []
+    return [f"the configuration's rollout names {', '.join(unknown)}: no cluster of the tree is called so "
+            f"(its clusters: {', '.join(c.name for c in clusters)})"]
 
 
 @per_scan.scope()  # the clusters' analyses read the same files: one cache for them all
@@ -57,10 +76,10 @@ def analyse_fleet(paths: list[str], target: Minor, current: Minor | None = None,
         if only not in names:
             raise FleetChoiceError(f"--cluster {only}: " + (f"the tree's clusters are {', '.join(names)}" if names
                                                             else "the tree declares one cluster only"))
-        clusters = [c for c in clusters if c.name == only]
+        fleet, clusters = tuple(clusters), [c for c in clusters if c.name == only]
         if current is not None:
-            return _one(clusters[0], analyse(list(clusters[0].paths), target, current, options, **analysis))
-        return _one(clusters[0], _analyse_cluster(clusters[0], target, options, analysis))
+            return _one(clusters[0], analyse(list(clusters[0].paths), target, current, options, **analysis), fleet)
+        return _one(clusters[0], _analyse_cluster(clusters[0], target, options, analysis), fleet)
     if not clusters:
         return analyse(paths, target, current, options, **analysis)
     if current is not None:
@@ -78,7 +97,7 @@ def analyse_fleet(paths: list[str], target: Minor, current: Minor | None = None,
             notices.append(f"{len(left)} file(s) with Kubernetes objects that no cluster deploys were checked on "
                            "their own: nothing found")
     merged = merge(views)
-    merged.notices += notices
+    merged.notices += notices + _rollout_notices(clusters, options.rollout)
     return merged
 
 
@@ -108,9 +127,9 @@ def _analyse_cluster(cluster: Cluster, target: Minor, options: ScanOptions, anal
             from None
 
 
-def _one(cluster: Cluster, analysis: Analysis) -> Analysis:
+def _one(cluster: Cluster, analysis: Analysis, fleet: tuple[Cluster, ...]) -> Analysis:
     findings = [dataclasses.replace(f, clusters=(cluster.name,)) for f in analysis.findings]
-    return dataclasses.replace(analysis, findings=findings,
+    return dataclasses.replace(analysis, findings=findings, fleet=fleet,
                                clusters=[ClusterAnalysis(cluster, dataclasses.replace(analysis, findings=findings))])
 
 
@@ -145,7 +164,8 @@ def merge(views: Sequence[ClusterAnalysis]) -> Analysis:
         rendered_with={k: v for a in analyses for k, v in a.rendered_with.items()},
         isolation={k: v for a in analyses for k, v in a.isolation.items()},
         target_source=first.target_source, configuration=first.configuration,
-        current_from=CurrentMinor(None), manifests=[], clusters=named)
+        current_from=CurrentMinor(None), manifests=[], clusters=named,
+        rules={rule_id: info for a in analyses for rule_id, info in a.rules.items()})
 
 
 def finding_key(finding: Finding) -> tuple:

@@ -1,5 +1,6 @@
 """The plan of a repository of several clusters: one set of windows per cluster, each from its own
-current minor, in the order the repository lists its clusters (its `clusters:`, else by name). The
+current minor, in the order the repository rolls out (its configuration's `rollout:`, else the order
+of its `clusters:`, else by name). The
 verdict counts each finding once, as `kubehop scan` of the same tree does (scanner.fleet).
 `plan_paths`, the service behind `kubehop plan`, gives it, or the Plan of a repository of one
 cluster (scanner.plan)."""

@@ -20,7 +20,8 @@ STALE_AFTER_DAYS = 120
 # The data folders and files that hold facts from public sources, each with its data_checked.
 FACT_FILES = ("rules/kubernetes.yaml", "rules/core", "rules/fields", "rules/crds", "rules/hop-notes", "rules/references.yaml",
               "compat-matrix", "rules/distro-releases.yaml", "rules/upgrade-orders.yaml",
-              "rules/lifecycle/version-skew.yaml")
+              "rules/lifecycle/version-skew.yaml", "rules/cluster-config", "rules/client-tools.yaml",
+              "rules/lifecycle/api-calls.yaml")
 # A top-level key near the top of the file: read without parsing the YAML (start-up stays light;
 # tests/test_freshness.py holds this reading to the parsed value of every file).
 _DATA_CHECKED = re.compile(r'^data_checked:\s*"?(\d{4}-\d{2}-\d{2})"?\s*(?:#.*)?$', re.MULTILINE)

@@ -136,8 +136,16 @@ class Finding:
     # A component finding's state for the minor it is about: "supported", "unsupported", "unknown"
     # (no source states it) or "unverified" (no release states support); None for other findings.
     support: str | None = None
+    # What clears it, as one instruction ("use networking.k8s.io/v1"), kept out of `message`: a report
+    # that shows the two apart reads it here, never from the message's wording.
+    fix: str | None = None
     # The clusters of a fleet repository this finding breaks in (scanner.fleet); empty: one cluster.
     clusters: tuple[str, ...] = ()
+
+    @property
+    def text(self) -> str:
+        """The message and its fix, as one sentence: what the reports that show them together print."""
+        return f"{self.message}; {self.fix}" if self.fix else self.message
 
     @property
     def unscheduled(self) -> bool:
@@ -147,6 +155,21 @@ class Finding:
     @property
     def object_ref(self) -> str:
         return object_ref(self.kind, self.namespace, self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class DuplicateKey:
+    """A key that helm's output writes twice in one object: a fact a source hands the checks
+    (sources/helm/rendered_duplicates.py finds it, checks/duplicate_keys.py reports it)."""
+
+    manifest: Manifest
+    key: str  # the key written twice
+    where: str  # its dotted path in the object
+    kept_at: Origin  # the occurrence the API server keeps
+    dropped_at: Origin
+    kept: str  # the value kept, as a person reads it ('x', a list, a mapping)
+    dropped: str
+    same: bool  # both are the same scalar: nothing is lost
 
 
 @dataclass(frozen=True, slots=True)

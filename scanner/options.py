@@ -40,6 +40,7 @@ class ScanOptions:
     # "flag", "configuration" or "default" (the target's); "flag" or "configuration" (from's, when given).
     # `configuration`: the file the configuration was read from, if any.
     clusters: tuple = ()  # `clusters:` of the configuration (scanner.clusters.Cluster)
+    rollout: tuple[str, ...] = ()  # `rollout:` of the configuration: the clusters' order, by name
     # Folders the repository spans beyond the paths read: a fleet's cluster reads part of its repository,
     # whose top still bounds what its files may name (scanner.containment).
     repository_roots: tuple[str, ...] = ()

@@ -16,7 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
-from scanner.components import verdicts
+from scanner.checks import component_support, crd_component_removal
+from scanner.checks.component_support import problem_findings
+from scanner.checks.crd_component_removal import migration_findings
+from scanner.checks.registry import info_of
 from scanner.components.catalog import Catalog, HopNote
 from scanner.components.pins import ClusterPin
 from scanner.components.state import (BLOCKER, UNKNOWN, WARNING, ComponentState, Migration, Problem, Step,
@@ -28,6 +31,7 @@ from scanner.versions import Minor, minor_range
 if TYPE_CHECKING:
     from scanner.analysis import Analysis
     from scanner.options import ScanOptions
+    from scanner.rulebook import Rulebook
 
 __all__ = ["BLOCKER", "UNKNOWN", "WARNING", "ComponentState", "Migration", "Plan", "PlanInputError", "PlanRequest",
            "Problem", "Step", "Window", "build_plan", "component_states", "plan_of"]
@@ -117,7 +121,7 @@ def build_plan(states: list[ComponentState], current: Minor, target: Minor, cata
         (windows[0] if migration.hop is None else by_hop[migration.hop]).migrations.append(migration)
     _attach_findings(windows, findings, current, api=True)
     if component_findings is None:
-        component_findings = verdicts.findings(timeline, current)
+        component_findings = problem_findings(timeline) + migration_findings(timeline, current)
     _attach_findings(windows, component_findings, current, api=False)
     for window in windows:
         window.notes = _notes(catalog, distro, window.target)
@@ -127,9 +131,9 @@ def build_plan(states: list[ComponentState], current: Minor, target: Minor, cata
 def _suggest_early_moves(windows: list[Window], states: list[ComponentState]) -> None:
     """After a hop, a move a later window needs may land already, if it runs on every minor between."""
     for state in states:
-        name, last_move = state.component.name, 0
+        key, last_move = state.key, 0
         for k, window in enumerate(windows):
-            steps = [s for s in window.before if s.component.name == name]
+            steps = [s for s in window.before if s.state == key]
             if not steps:
                 continue
             step = steps[0]
@@ -137,7 +141,8 @@ def _suggest_early_moves(windows: list[Window], states: list[ComponentState]) ->
                 between = minor_range(windows[j].target, window.source)
                 if all(step.target.supports(m) for m in between):
                     windows[j].after.append(Step(step.component, step.source, step.target, step.pins,
-                                                 f"may land from here on; required before the hop to {window.target}"))
+                                                 f"may land from here on; required before the hop to {window.target}",
+                                                 step.state))
                     break
             last_move = k
 
@@ -187,14 +192,15 @@ def plan_of(analysis: "Analysis", request: PlanRequest) -> Plan:
     """The plan of one cluster's analysis."""
     from scanner.components.catalog import load_catalog
     from scanner.current_minor import resolve_current
+    from scanner.rulebook import load_rulebook
 
     found, current = analysis.current_from, analysis.current
     if current >= request.target:
         raise PlanInputError(f"the cluster is at {current} ({found.said_by}): --target {request.target} is not newer")
     catalog = load_catalog()
-    crd_rules = frozenset(rule.id for rule in catalog.crd_rules)
-    layer = [f for f in analysis.findings if verdicts.from_component_layer(f, crd_rules)]
-    others = [f for f in analysis.findings if not verdicts.from_component_layer(f, crd_rules)]
+    rulebook = load_rulebook(request.options.rule_folders if request.options else ())
+    layer = [f for f in analysis.findings if _from_component_layer(f, rulebook)]
+    others = [f for f in analysis.findings if not _from_component_layer(f, rulebook)]
     # The distribution is the tree's word even where --from gave the minor.
     tree_pin = found.pin or resolve_current(request.target, version_file=request.version_file,
                                             pins=analysis.tree.cluster).pin
@@ -205,6 +211,13 @@ def plan_of(analysis: "Analysis", request: PlanRequest) -> Plan:
     plan.analysis = analysis
     plan.input_errors = len(analysis.input_errors)
     return plan
+
+
+def _from_component_layer(finding: Finding, rulebook: Rulebook) -> bool:
+    """Whether the component checks made it (a component's problem, a CRD rule's migration): the plan
+    shows those as moves and migrations, not as API blockers."""
+    return any(info_of(check, finding.rule_id, rulebook) is not None
+               for check in (component_support, crd_component_removal))
 
 
 def _distro(given: str | None, pin: ClusterPin | None) -> tuple[str, str]:

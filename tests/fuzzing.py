@@ -177,6 +177,8 @@ def build_case(seed: int, number: int, seeds: Seeds, where: Path, render_share: 
     elif command == "plan":
         args += ["--target", target, "--from", rng.choice([m for m in MINORS if _minor(m) < _minor(target)]),
                  "--format", rng.choice(["text", "json", "markdown"])]
+        if rng.random() < 0.3:  # the first window as a change set: shown, as a diff, or written
+            args += ["--window", "1", *rng.choice([[], ["--diff"], ["--write"]])]
     elif command in ("components", "inventory"):
         args += ["--format", rng.choice(["text", "json"])]
     else:

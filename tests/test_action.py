@@ -219,7 +219,10 @@ def test_no_run_step_interpolates_an_expression():
 def test_every_input_reaches_the_scan_through_env():
     [scan] = [step for step in STEPS if step.get("id") == "scan"]
     passed = " ".join(str(v) for v in scan["env"].values())
-    assert all(f"inputs.{name}" in passed for name in ACTION["inputs"] if name != "upload-sarif")
+    switches = ("upload-sarif", "change-set")  # they decide whether a step runs (`if:`), not what it reads
+    assert all(f"inputs.{name}" in passed for name in ACTION["inputs"] if name not in switches)
+    [change_set] = [step for step in STEPS if step.get("id") == "change-set"]
+    assert all(f"inputs.{name}" in " ".join(change_set["env"].values()) for name in ("target", "from", "paths"))
 
 
 def test_blockers_fail_the_job_with_annotations_and_a_summary(action):
@@ -402,3 +405,34 @@ def test_a_hostile_tree_reaches_the_job_log_and_the_summary_escaped(action):
     page = Page(github_html(job.summary))
     assert_inert(page, job.summary)
     assert "img" not in page.elements
+
+
+K3S_PLAN = ("apiVersion: upgrade.cattle.io/v1\nkind: Plan\nmetadata: {name: server, namespace: system-upgrade}\n"
+            "spec:\n  version: v1.30.4+k3s1\n  nodeSelector:\n    matchExpressions:\n"
+            "      - {key: node-role.kubernetes.io/control-plane, operator: Exists}\n"
+            "  upgrade: {image: rancher/k3s-upgrade}\n")
+CILIUM = ("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: cilium, namespace: argocd}\n"
+          "spec:\n  source:\n    repoURL: https://helm.cilium.io\n    chart: cilium\n"
+          "    targetRevision: 1.16.5 # renovate\n")
+
+
+def test_the_next_windows_change_set_is_a_job_artifact(action):
+    """change-set: the diff and the pull request's body of W1, uploaded; the diff applies to the checkout."""
+    job = action({"deploy/plans.yaml": K3S_PLAN, "deploy/cilium.yaml": CILIUM}, target="1.31",
+                 **{"change-set": "true"})
+    [(uses, with_)] = [(u, w) for u, w in job.used if u.startswith("actions/upload-artifact@")]
+    assert with_["name"] == "kubehop-change-set"
+    assert with_["path"].split() == [job.outputs["change-set-diff"], job.outputs["change-set-body"]]
+    diff = Path(job.outputs["change-set-diff"]).read_text()
+    assert "-    targetRevision: 1.16.5 # renovate\n+    targetRevision: 1.17.0 # renovate\n" in diff
+    assert "+  version: v1.31.14+k3s1\n" in diff
+    assert Path(job.outputs["change-set-body"]).read_text().startswith("## kubehop: W1 · Kubernetes 1.30 → 1.31 (k3s)")
+    applied = subprocess.run(["git", "apply", "--check", "-"], input=diff, text=True, cwd=action.workspace,
+                             capture_output=True)
+    assert applied.returncode == 0, applied.stderr
+    assert job.outputs["exit-code"] == "1"  # the verdict is the scan's (Cilium 1.16 blocks 1.31)
+
+
+def test_no_change_set_unless_asked(action):
+    job = action({"deploy/plans.yaml": K3S_PLAN}, target="1.31")
+    assert "Change set of the next window" in job.skipped and "Upload the change set" in job.skipped

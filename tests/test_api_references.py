@@ -72,12 +72,12 @@ def test_a_removed_core_version_is_an_error_at_its_rule_minor_with_the_fix():
         ("error", Minor(1, 25), "ValidatingAdmissionPolicy", "budget-limits")
     assert removed.message.startswith("spec.paramKind names policy/v1beta1 PodDisruptionBudget, which is no longer "
                                       "served from Kubernetes 1.25: the policy cannot be configured")
-    assert removed.message.endswith("; use policy/v1")
+    assert removed.fix == "use policy/v1" and removed.text.endswith("; use policy/v1")
     assert removed.remediation == ("set spec.paramKind.apiVersion to policy/v1",)
     assert removed.api_version == "admissionregistration.k8s.io/v1"  # the object holding the reference
     # v1 Endpoints is deprecated (1.33), not removed: a warning, naming what replaces it.
     assert deprecated.severity == "warning" and "which is deprecated since 1.33" in deprecated.message
-    assert "use discovery.k8s.io/v1 EndpointSlice" in deprecated.message
+    assert deprecated.fix == "use discovery.k8s.io/v1 EndpointSlice"
     assert deprecated.remediation == ("set spec.paramKind.apiVersion to discovery.k8s.io/v1 and spec.paramKind.kind "
                                       "to EndpointSlice",)
 

@@ -120,7 +120,7 @@ def test_a_served_index_blocks_the_hop_its_constraint_excludes_at_the_pin_with_t
         "component/chart/gadget/unsupported", "error", "hop to 1.33")
     assert (finding["file"].endswith("gadget.yaml"), finding["line"]) == (True, 14)  # the version: line
     assert finding["message"] == (
-        'chart gadget 1.0.0 supports Kubernetes 1.25–1.32 (kubeVersion ">=1.25.0-0 <1.33.0-0"), not 1.33: move it '
+        'chart gadget 1.0.0 supports Kubernetes 1.25–1.32 (kubeVersion ">=1.25.0-0 <1.33.0-0"), not 1.33; move it '
         'to 1.2.0 before the hop to 1.33 (it supports 1.27–1.34 (kubeVersion ">=1.27.0-0 <1.35.0-0"))')
     assert finding["remediation"] == ["before the hop to 1.33: chart/gadget 1.0.0 → 1.2.0"]
     assert finding["source"] == f"{repository}/index.yaml"

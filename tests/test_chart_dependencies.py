@@ -89,6 +89,11 @@ def scan_json(*args: str, env: dict) -> tuple[int, dict]:
     return proc.returncode, json.loads(proc.stdout)
 
 
+def api_findings(report: dict) -> list[dict]:
+    """The findings of the chart's objects (the component layer names the dependency too: no data)."""
+    return [f for f in report["findings"] if not f["rule"].startswith("component/")]
+
+
 def tree_files(folder: Path) -> list[str]:
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
 
@@ -100,13 +105,16 @@ def test_without_network_the_chart_renders_alone_and_the_dependency_is_listed_wi
     before = tree_files(chart)
     code, report = scan_json(str(chart), env=helm_env)
     assert code == 1 and report["summary"]["input_errors"] == 0
-    (finding,) = report["findings"]  # the parent's own template, rendered
+    (finding,) = api_findings(report)  # the parent's own template, rendered
     assert (finding["file"], finding["line"]) == (str(chart / "templates" / "ingress.yaml"), 1)
     assert "read as text" not in finding["via"]
     (entry,) = report["unrendered"]
     assert (entry["file"], entry["reason"].split(" is ")[0]) == (str(chart / "Chart.yaml"), f"dependency db 2.1.0 from {url}")
     assert "--allow-network" in entry["reason"]
     assert seen == [] and tree_files(chart) == before
+    # The dependency is deployed and no data names it: said at its pin, as --unknown says (a warning).
+    (dependency,) = [f for f in report["findings"] if f["rule"] == "component/db/no-data"]
+    assert (dependency["file"], dependency["line"], dependency["severity"]) == (str(chart / "Chart.yaml"), 6, "warning")
 
 
 def test_with_network_the_dependencies_are_fetched_into_a_copy_not_the_tree(helm_env, chart_repository, tmp_path):
@@ -115,7 +123,7 @@ def test_with_network_the_dependencies_are_fetched_into_a_copy_not_the_tree(helm
     before = tree_files(chart)
     code, report = scan_json("--allow-network", str(chart), env=helm_env)
     assert code == 1 and report["unrendered"] == [] and report["summary"]["input_errors"] == 0
-    found = {(f["object"]["kind"], Path(f["file"]).name, f["line"]) for f in report["findings"]}
+    found = {(f["object"]["kind"], Path(f["file"]).name, f["line"]) for f in api_findings(report)}
     # The dependency's object has no file in the tree: it is reported at the pin, named in `via`.
     assert found == {("Ingress", "ingress.yaml", 1), ("PodDisruptionBudget", "Chart.yaml", 6)}
     pdb = next(f for f in report["findings"] if f["object"]["kind"] == "PodDisruptionBudget")
@@ -139,13 +147,13 @@ def test_without_network_an_archive_in_helms_cache_of_the_pinned_version_is_used
     seen.clear()
     code, report = scan_json(str(umbrella(tmp_path, url, version="~2.1.0")), env=helm_env)
     assert code == 1 and report["unrendered"] == []
-    assert {f["object"]["kind"] for f in report["findings"]} == {"Ingress", "PodDisruptionBudget"}
+    assert {f["object"]["kind"] for f in api_findings(report)} == {"Ingress", "PodDisruptionBudget"}
     assert seen == []
 
     # A pin the cache holds no version of: rendered alone.
     shutil.rmtree(tmp_path / "tree")
     code, report = scan_json(str(umbrella(tmp_path, url, version="3.0.0")), env=helm_env)
-    assert {f["object"]["kind"] for f in report["findings"]} == {"Ingress"}
+    assert {f["object"]["kind"] for f in api_findings(report)} == {"Ingress"}
     (entry,) = report["unrendered"]
     assert entry["reason"].startswith(f"dependency db 3.0.0 from {url} is neither in charts/ nor in helm's local cache")
 
@@ -157,7 +165,7 @@ def test_a_file_dependency_in_the_tree_is_rendered_and_reported_at_its_own_file(
     before = tree_files(tmp_path / "tree")
     code, report = scan_json(str(tmp_path / "tree"), env=helm_env)
     assert code == 1 and report["unrendered"] == []
-    found = {(f["object"]["kind"], f["file"], f["line"], f["via"].split(" of ")[0]) for f in report["findings"]}
+    found = {(f["object"]["kind"], f["file"], f["line"], f["via"].split(" of ")[0]) for f in api_findings(report)}
     assert found == {("Ingress", str(chart / "templates" / "ingress.yaml"), 1, "helm release app"),
                      ("PodDisruptionBudget", str(library / "templates" / "pdb.yaml"), 1, "helm release app"),
                      ("PodDisruptionBudget", str(library / "templates" / "pdb.yaml"), 1, "helm release library")}
@@ -165,7 +173,7 @@ def test_a_file_dependency_in_the_tree_is_rendered_and_reported_at_its_own_file(
 
     # Scanned alone, the chart's dependency lies outside the scanned tree: not read.
     code, report = scan_json(str(chart), env=helm_env)
-    assert {f["object"]["kind"] for f in report["findings"]} == {"Ingress"}
+    assert {f["object"]["kind"] for f in api_findings(report)} == {"Ingress"}
     (entry,) = report["unrendered"]
     assert "is not a chart folder in the scanned tree" in entry["reason"]
 

@@ -205,7 +205,7 @@ def test_a_stated_maximum_below_the_hop_blocks_at_the_pin_with_the_move(widget_d
     assert code == 1
     blocker, unverified = report["findings"]
     assert (blocker["rule"], blocker["severity"], blocker["line"]) == ("component/widget/unsupported", "error", 8)
-    assert blocker["message"] == ("Widget 3.1 supports Kubernetes 1.30–1.33, not 1.34: move it to 3.2 before the hop "
+    assert blocker["message"] == ("Widget 3.1 supports Kubernetes 1.30–1.33, not 1.34; move it to 3.2 before the hop "
                                   "to 1.34 (it states no range for 1.34: unverified)")
     assert blocker["remediation"] == ["before the hop to 1.34: widget 3.1 → 3.2"]
     assert unverified["rule"] == "component/widget/unverified"
@@ -241,7 +241,9 @@ def test_a_component_pinned_only_by_its_image_tag_is_detected_and_its_removed_ap
     findings = {f["rule"]: f for f in report["findings"]}
     pin = findings["component/cert-manager/unknown-support"]
     assert (pin["file"].endswith("cert-manager.yaml"), pin["line"]) == (True, 11)
-    assert "cert-manager 0.11 states no support for Kubernetes 1.21; 1.7 is the oldest release" in pin["message"]
+    # 0.11 is older than every release the data lists: its range is unknown, not "no support" (issue 23.3).
+    assert ("cert-manager 0.11 is a release kubehop has no data on (its range is unknown); 1.7 is the oldest "
+            "release stated to support Kubernetes 1.21 (1.18–1.23)") in pin["message"]
     moved = findings["cert-manager/cert-manager.io/v1alpha2/Certificate"]
     assert (moved["severity"], moved["hop"]) == ("error", "hop to 1.21")
     assert "no longer served from cert-manager 1.6, which the hop to 1.21 needs" in moved["message"]

@@ -304,8 +304,9 @@ def test_helm2_requirements_and_a_vendored_chart(tmp_path):
                 repository: https://charts.example.org/
             """,
     })
+    # A vendored chart's release is its appVersion (the chart's own version is not the app's).
     assert found(root) == [("mesh", "~1.17.0", ["1.17"], "requirements.yaml", 3, 14, "chart"),
-                           ("store", "6.2.0", ["1.8"], "Chart.yaml", 3, 10, "chart")]
+                           ("store", "v1.8.2", ["1.8"], "Chart.yaml", 4, 13, "vendored")]
 
 
 def test_kustomize_helm_charts_and_the_k3s_helm_controller(tmp_path):
@@ -329,3 +330,71 @@ def test_kustomize_helm_charts_and_the_k3s_helm_controller(tmp_path):
     })
     assert found(root) == [("mesh", "1.18.4", ["1.18"], "kustomization.yaml", 4, 14, "chart"),
                            ("store", "7.0.1", ["1.9"], "store.yaml", 7, 12, "chart")]
+
+
+def test_flux_reconciling_itself_from_its_oci_or_git_manifests_is_pinned_at_that_source(tmp_path):
+    """The running Flux reads its OCIRepository's (or GitRepository's) ref: that pin is trusted above the
+    bootstrap kustomization that installed Flux once, which the state no longer plans from."""
+    from scanner.components.catalog import load_catalog
+    from scanner.components.state import component_states
+    from scanner.components.pins import by_component
+
+    root = tree(tmp_path, {
+        "bootstrap/kustomization.yaml": """
+            resources:
+              - github.com/fluxcd/flux2/manifests/install?ref=v2.2.2
+              - github.com/fluxcd/flux2/manifests/install?ref=v2.2.2
+            """,
+        "flux/oci.yaml": """
+            apiVersion: source.toolkit.fluxcd.io/v1beta2
+            kind: OCIRepository
+            metadata: {name: flux-manifests, namespace: flux-system}
+            spec:
+              url: oci://ghcr.io/fluxcd/flux-manifests
+              ref:
+                tag: v2.3.0
+            """,
+        "other/git.yaml": """
+            apiVersion: source.toolkit.fluxcd.io/v1
+            kind: GitRepository
+            metadata: {name: flux2, namespace: flux-system}
+            spec:
+              url: https://github.com/fluxcd/flux2
+              ref: {semver: ">=2.3.0 <2.4.0"}
+            ---
+            apiVersion: source.toolkit.fluxcd.io/v1
+            kind: GitRepository
+            metadata: {name: apps, namespace: flux-system}
+            spec:
+              url: https://github.com/example/apps
+              ref: {tag: v2.3.0}
+            """,
+    })
+    catalog = load_catalog()
+    detections = [d for d in detect([str(root)], catalog).detections if d.component == "flux"]
+    assert sorted((Path(d.origin.path).name, d.origin.line, d.pin, d.source) for d in detections) == [
+        ("git.yaml", 6, ">=2.3.0 <2.4.0", "source"), ("kustomization.yaml", 2, "v2.2.2", "kustomize"),
+        ("kustomization.yaml", 3, "v2.2.2", "kustomize"),  # two lines, two pins to edit
+        ("oci.yaml", 7, "v2.3.0", "source")]
+    states = component_states(by_component(detections), catalog)  # two pins, two installs, both sources
+    assert [(s.start.version, {d.source for d in s.detections}) for s in states] == [("2.3", {"source"})] * 2
+
+
+def test_release_urls_and_variables_named_after_a_component(tmp_path):
+    from scanner.components.catalog import load_catalog
+
+    root = tree(tmp_path, {"roles/cilium/defaults/main.yml": """
+        cilium_bootstrap_chart_version: "1.16.5"
+        gateway_api_crd_urls:
+          - https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.2.1/standard-install.yaml
+          - https://example.com/not/a/component/v1.2.1/x.yaml
+        gateway_api_single: https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.2.1/experimental-install.yaml
+        kube_prometheus_stack_chart_version: "65.1.0"
+        """})
+    found_here = sorted((d.component, d.pin, d.origin.line, d.source, d.what)
+                        for d in detect([str(root)], load_catalog()).detections)
+    assert found_here == [
+        ("cilium", "1.16.5", 1, "variable", "variable cilium_bootstrap_chart_version"),
+        ("gateway-api", "v1.2.1", 3, "url", "URL in variable gateway_api_crd_urls"),
+        ("gateway-api", "v1.2.1", 5, "url", "URL in variable gateway_api_single"),
+    ]  # a chart version of a chart numbered apart from its app is not read as the app's

@@ -18,7 +18,8 @@ FLEET = FIXTURES / "fleet"  # clusters/dev (k3s v1.31.5) and clusters/prod (v1.2
 
 
 @pytest.fixture(autouse=True)
-def kustomize(monkeypatch):
+def kustomize(monkeypatch, tmp_path):
+    monkeypatch.setenv("KUBEHOP_CACHE_DIR", str(tmp_path / "kubehop-cache"))
     command = kustomize_or_skip()
     monkeypatch.setenv("KUBEHOP_KUSTOMIZE" if command[1] == "build" else "KUBEHOP_KUBECTL", command[0])
 
@@ -99,3 +100,141 @@ def test_files_no_cluster_deploys_are_still_checked(tmp_path):
     (finding,) = [f for f in report["findings"] if f["object"]["name"] == "forgotten"]
     assert finding["clusters"] == [{"name": "(no cluster)", "hop": "hop to 1.22"}]
     assert report["summary"]["errors"] == 3
+
+
+ARGO = FIXTURES / "fleet-argo"  # an Application to dev, ApplicationSets to staging and prod, a hub app-of-apps
+
+
+def argo_repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    shutil.copytree(ARGO, repo)
+    (repo / ".git").mkdir()  # Argo CD reads spec.source.path from the repository's top
+    return repo
+
+
+def test_the_destinations_of_argo_cd_applications_are_the_clusters(tmp_path):
+    repo = argo_repo(tmp_path)
+    clusters = {c.name: tuple(os.path.relpath(p, repo) for p in c.paths)
+                for c in find_clusters([str(repo)], ScanOptions())}
+    # the ApplicationSets' list names prod and staging by server, their cluster Secrets by name: one
+    # cluster each; the clusters generator adds apps/prod to prod only; the hub deploys only Applications
+    assert clusters == {"dev": ("clusters/dev",), "prod": ("clusters/prod", "apps/prod"),
+                        "staging": ("clusters/staging",)}
+
+
+def test_an_argo_cd_fleet_is_scanned_cluster_by_cluster(tmp_path):
+    code, report = scan_json(".", cwd=argo_repo(tmp_path))
+    assert code == 1
+    clusters = {c["name"]: (c["from"], c["errors"]) for c in report["clusters"]}
+    assert clusters == {"dev": ("1.31", 1), "prod": ("1.29", 2), "staging": ("1.30", 1)}
+    by_rule = {f["rule"]: [c["name"] for c in f["clusters"]] for f in report["findings"]}
+    assert by_rule == {"flowcontrol.apiserver.k8s.io/v1beta3/FlowSchema": ["dev", "prod", "staging"],
+                       "policy/v1beta1/PodDisruptionBudget": ["prod"]}
+
+
+def test_one_destination_is_one_cluster(tmp_path):
+    repo = argo_repo(tmp_path)
+    for name in ("dev", "platform"):
+        (repo / "argocd" / "apps" / f"{name}.yaml").unlink()
+    (repo / "argocd" / "apps" / "all.yaml").write_text("".join(
+        f"---\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: {env}}}\nspec:\n"
+        f"  destination: {{{where}, namespace: default}}\n  source: {{path: clusters/{env}}}\n"
+        for env, where in (("dev", "name: in-cluster"), ("prod", "server: https://kubernetes.default.svc/"))))
+    assert find_clusters([str(repo)], ScanOptions()) == []
+
+
+def test_an_application_set_read_only_as_far_as_the_tree_says(tmp_path):
+    repo = argo_repo(tmp_path)
+    (repo / "argocd" / "apps" / "platform.yaml").write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: platform}\nspec:\n"
+        "  goTemplate: true\n  generators:\n"
+        "    - list: {elements: [[not, a, map], {cluster: staging}, {other: prod}]}\n"
+        "    - scmProvider: {github: {organization: example}}\n"
+        "    - clusters: {selector: {matchExpressions: [{key: tier, operator: Exists}]}}\n"
+        "  template:\n    metadata: {name: '{{ .cluster }}'}\n    spec:\n"
+        "      destination: {name: '{{ .cluster }}'}\n      source: {path: 'clusters/{{ .cluster }}'}\n"
+        "---\napiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: piped}\nspec:\n"
+        "  goTemplate: true\n  generators: [{list: {elements: [{cluster: prod}]}}]\n"
+        "  template:\n    spec:\n"
+        "      destination: {name: '{{ .cluster | lower }}'}\n      source: {path: 'clusters/{{ .cluster }}'}\n"
+        "---\napiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: broken}\n"
+        "spec: {generators: {list: 3}, template: [1]}\n"
+        "---\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: odd}\n"
+        "spec: {destination: [prod], source: {path: [clusters/prod]}}\n"
+        "---\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: away}\n"
+        "spec: {destination: {name: qa}, source: {path: ../../outside}}\n")
+    clusters = {c.name: len(c.paths) for c in find_clusters([str(repo)], ScanOptions())}
+    # the piped template, the element without `cluster` and the generators the tree cannot answer are
+    # not read; qa deploys nothing of this repository: no cluster of it
+    assert clusters == {"dev": 1, "staging": 1}
+
+
+def test_a_matrix_of_the_clusters_and_the_repository_folders(tmp_path):
+    repo = argo_repo(tmp_path)
+    (repo / "argocd" / "apps" / "platform.yaml").write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: every-app-everywhere}\nspec:\n"
+        "  generators:\n    - matrix:\n        generators:\n"
+        "          - clusters: {selector: {matchLabels: {tier: staging}}}\n"
+        "          - git: {repoURL: https://github.com/example/fleet.git, revision: main,\n"
+        "                  directories: [{path: 'apps/*'}, {path: apps/prod, exclude: true}]}\n"
+        "  template:\n    metadata: {name: '{{name}}-{{path.basename}}'}\n    spec:\n"
+        "      destination: {server: '{{server}}'}\n      source: {path: '{{path}}'}\n")
+    clusters = {c.name: tuple(os.path.relpath(p, repo) for p in c.paths)
+                for c in find_clusters([str(repo)], ScanOptions())}
+    assert clusters == {"dev": ("clusters/dev",), "staging": ("apps/base",)}
+
+
+def test_the_configuration_says_the_rollout_order(tmp_path):
+    repo = tmp_path / "repo"
+    shutil.copytree(FLEET, repo)
+    (repo / ".git").mkdir()
+    plan = json.loads(invoke("plan", "--format", "json", "--target", "1.36", ".", cwd=repo).stdout)
+    assert [c["name"] for c in plan["clusters"]] == ["dev", "prod"]  # by name when nothing says
+    (repo / ".kubehop.yaml").write_text("rollout: [prod, canary]\n")
+    plan = json.loads(invoke("plan", "--format", "json", "--target", "1.36", ".", cwd=repo).stdout)
+    assert [c["name"] for c in plan["clusters"]] == ["prod", "dev"]
+    report = json.loads(invoke("scan", "--format", "json", "--target", "1.36", ".", cwd=repo).stdout)
+    assert [c["name"] for c in report["clusters"]] == ["prod", "dev"]
+    assert "the configuration's rollout names canary: no cluster of the tree is called so (its clusters: prod, " \
+           "dev)" in report["notices"]
+    (repo / ".kubehop.yaml").write_text("rollout: [prod, prod]\n")
+    done = invoke("plan", "--target", "1.36", ".", cwd=repo)
+    assert done.returncode == 2 and "rollout" in done.stderr
+
+
+def test_a_change_set_is_one_clusters_and_names_the_clusters_a_shared_edit_moves(tmp_path):
+    repo = argo_repo(tmp_path)
+    done = invoke("plan", "--no-config", "--target", "1.36", "--window", "1", "--diff", ".", cwd=repo)
+    assert done.returncode == 2
+    assert "--window makes one cluster's change set, and the tree holds 3 clusters (dev, prod, staging): " \
+           "give --cluster NAME with it" in done.stderr
+    done = invoke("plan", "--no-config", "--cluster", "dev", "--target", "1.36", "--window", "1", "--format", "json",
+                  ".", cwd=repo)
+    changes = json.loads(done.stdout)
+    # the shared base is migrated where it is written, though dev reads it through its kustomization
+    assert [(m["file"], m["to"]) for m in changes["migrations"]] == [("apps/base/flowschema.yaml",
+                                                                      "flowcontrol.apiserver.k8s.io/v1")]
+    assert sorted(f["file"] for f in changes["files"]) == ["apps/base/flowschema.yaml", "clusters/dev/system-upgrade.yaml"]
+    assert (changes["cluster"], changes["shared"]) == ("dev", [{"file": "apps/base/flowschema.yaml",
+                                                                "clusters": ["prod", "staging"]}])
+    done = invoke("plan", "--no-config", "--cluster", "dev", "--target", "1.36", "--window", "1", "--write", ".",
+                  cwd=repo)
+    assert done.returncode == 0 and "apps/base/flowschema.yaml is deployed by prod, staging too" in done.stderr
+    assert "apiVersion: flowcontrol.apiserver.k8s.io/v1\n" in (repo / "apps/base/flowschema.yaml").read_text()
+    # prod's own files are not dev's: its window moves its own Plan and names nothing shared
+    changes = json.loads(invoke("plan", "--no-config", "--cluster", "prod", "--target", "1.36", "--window", "1",
+                                "--format", "json", ".", cwd=repo).stdout)
+    assert changes["shared"] == [] and "clusters/dev/system-upgrade.yaml" not in [f["file"] for f in changes["files"]]
+
+
+def test_the_change_set_body_says_which_other_clusters_it_moves(tmp_path, snapshot):
+    done = invoke("plan", "--no-config", "--cluster", "dev", "--target", "1.36", "--window", "1", "--format",
+                  "markdown", ".", cwd=argo_repo(tmp_path))
+    assert done.returncode == 0
+    assert done.stdout == snapshot
+
+
+def test_the_markdown_report_and_step_summary_have_a_row_per_cluster(tmp_path, snapshot):
+    done = invoke("scan", "--no-config", "--target", "1.36", "--format", "markdown", ".", cwd=argo_repo(tmp_path))
+    assert done.returncode == 1
+    assert done.stdout == snapshot

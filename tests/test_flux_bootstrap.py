@@ -70,8 +70,9 @@ def test_scan_reports_every_flux_object_as_a_blocker_at_the_hop_that_needs_flux_
             if f["rule"].startswith("component/flux/")]
     assert flux == [("component/flux/unverified", "hop to 1.21", GOTK, 10),
                     ("component/flux/unknown-support", "hop to 1.25", GOTK, 10)]
-    # cert-manager 1.3 states nothing for 1.21: it moves to the oldest release that does.
+    # cert-manager 1.3 is older than the data's releases (its range unknown): it moves to the oldest that supports 1.21.
     [cert_manager] = [f for f in report["findings"] if f["rule"].startswith("component/cert-manager/")]
     assert (cert_manager["hop"], cert_manager["file"]) == ("hop to 1.21",
                                                          f"{TREE}/cluster/core/cert-manager/helm-release.yaml")
-    assert "1.7 is the oldest release that does" in cert_manager["message"]
+    assert "1.3 is a release kubehop has no data on (its range is unknown); 1.7 is the oldest release stated to " \
+           "support Kubernetes 1.21" in cert_manager["message"]

@@ -50,6 +50,11 @@ def objects(paths: list[str], target: str, **options) -> dict[str, list]:
 
 # --- Exact Capabilities ---------------------------------------------------------------------------
 
+def api_findings(report: dict) -> list[dict]:
+    """The findings of the tree's objects; the component layer also names what the tree deploys."""
+    return [f for f in report["findings"] if not f["rule"].startswith("component/")]
+
+
 def test_discovery_serves_what_the_target_serves_and_nothing_removed():
     minor = Minor(1, 25)
     docs = discovery_documents(minor, load_rulebook().served.served_at(minor))
@@ -139,7 +144,7 @@ def test_values_file_given_on_the_command_line(helm_env):
 def test_flux_helmrelease_renders_its_local_chart_with_its_values(helm_env):
     code, report = scan_json("--target", "1.22", "tests/fixtures/flux-repo", env=helm_env)
     assert code == 1
-    (finding,) = report["findings"]  # the chart is rendered as the release, not again with defaults
+    (finding,) = api_findings(report)  # the chart is rendered as the release, not again with defaults
     assert finding["file"] == "tests/fixtures/flux-repo/charts/web/templates/ingress.yaml"
     assert finding["object"]["name"] == "shop-web"  # spec.releaseName
     assert finding["via"] == "Flux HelmRelease shop/web (chart web 3.0.0)"
@@ -281,13 +286,13 @@ def test_remote_chart_is_downloaded_only_with_allow_network(helm_env, chart_repo
     (tree / "edge.yaml").write_text(REMOTE_RELEASE.format(url=chart_repository))
     env = {**helm_env, **{k: str(tmp_path / k) for k in ("HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME")}}
     code, report = scan_json("--target", "1.22", str(tree), env=env)
-    assert code == 0 and report["findings"] == []
+    assert code == 0 and api_findings(report) == []
     (entry,) = report["unrendered"]
     assert "values-switch 1.1.x from http://127.0.0.1:" in entry["reason"] and "--allow-network" in entry["reason"]
 
     code, report = scan_json("--target", "1.22", "--allow-network", str(tree), env=env)
     assert code == 1 and report["unrendered"] == []
-    (finding,) = report["findings"]
+    (finding,) = api_findings(report)
     assert (finding["file"], finding["line"]) == (str(tree / "edge.yaml"), 9)  # the HelmRelease
     assert finding["via"].startswith("Flux HelmRelease apps/edge (chart values-switch 1.1.x from http://127.0.0.1:")
     assert finding["via"].endswith(", values-switch/templates/ingress.yaml")
@@ -324,7 +329,7 @@ def test_a_flux_v1_helmrelease_is_rendered_like_a_v2_one(helm_env, chart_reposit
 
     code, report = scan_json("--target", "1.22", "--allow-network", str(tree), env=env)
     assert code == 1 and report["unrendered"] == []
-    (finding,) = report["findings"]  # the values switch the legacy Ingress on
+    (finding,) = api_findings(report)  # the values switch the legacy Ingress on
     assert finding["object"]["apiVersion"] == "extensions/v1beta1" and finding["file"] == str(tree / "edge.yaml")
     assert finding["via"].startswith("Flux v1 HelmRelease apps/edge (chart values-switch 1.1.0 from http://127.0.0.1:")
 
@@ -360,7 +365,7 @@ def test_flux_chart_outside_the_scanned_paths_is_found_in_the_repository(helm_en
     (repo / ".git").mkdir()
     code, report = scan_json("--target", "1.22", str(repo / "apps"), env=helm_env)
     assert code == 1
-    (finding,) = report["findings"]
+    (finding,) = api_findings(report)
     assert finding["file"] == "charts/web/templates/ingress.yaml"  # from the repository root
     assert finding["via"] == "Flux HelmRelease shop/web (chart web 3.0.0)"
 

@@ -34,6 +34,9 @@ RUNS = {
     **{f"plan {fmt}": ["plan", "--no-config", *SPAN, "--format", fmt, "."] for fmt in ("text", "json", "markdown")},
     "plan markdown --output": ["plan", "--no-config", *SPAN, "--format", "markdown", "--output", "../reports/plan.md",
                                "."],
+    **{f"plan --window {fmt}": ["plan", "--no-config", *SPAN, "--window", "1", "--format", fmt, "."]
+       for fmt in ("text", "json", "markdown")},
+    "plan --window --diff": ["plan", "--no-config", *SPAN, "--window", "1", "--diff", "."],
     **{f"{command} {fmt}": [command, "--no-config", "--format", fmt, "."]
        for command in ("components", "inventory") for fmt in ("text", "json")},
     **{f"rules {fmt}": ["rules", "--format", fmt] for fmt in ("text", "json")},

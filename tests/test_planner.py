@@ -42,8 +42,9 @@ def test_a_one_minor_component_moves_in_lockstep_with_each_hop():
     # The pinned 1.16 does not run on 1.32: the tree must change before that hop (one blocker, at the pin).
     [problem] = [p for p in plan.windows[0].problems if p.severity == BLOCKER]
     assert (problem.severity, problem.kind, problem.minor) == (BLOCKER, UNSUPPORTED, m("1.32"))
-    assert problem.message == ("Mesh 1.16 supports Kubernetes 1.27–1.30, not 1.32: move it to 1.17 before the hop "
-                               "to 1.32 (it supports 1.29–1.32)")
+    assert problem.message == "Mesh 1.16 supports Kubernetes 1.27–1.30, not 1.32"
+    assert problem.text == ("Mesh 1.16 supports Kubernetes 1.27–1.30, not 1.32; move it to 1.17 before the hop "
+                            "to 1.32 (it supports 1.29–1.32)")
     assert problem.fix == ("before the hop to 1.32: mesh 1.16 → 1.17", "before the hop to 1.33: mesh 1.17 → 1.18",
                            "before the hop to 1.34: mesh 1.18 → 1.19")
     assert plan.blocker_count == 1
@@ -72,7 +73,7 @@ def test_a_stated_maximum_below_the_hop_blocks_and_a_newer_release_without_a_ran
     assert moves(plan.windows[0]) == ["mesh 1.19 → 1.20"]
     blocker, unverified = plan.windows[0].problems
     assert (blocker.severity, blocker.kind) == (BLOCKER, UNSUPPORTED)
-    assert "move it to 1.20 before the hop to 1.36 (it states no range for 1.36: unverified)" in blocker.message
+    assert "move it to 1.20 before the hop to 1.36 (it states no range for 1.36: unverified)" == blocker.advice
     assert (unverified.severity, unverified.kind) == (UNKNOWN, UNVERIFIED)
     assert "Mesh 1.20: no release states support for Kubernetes 1.36" in unverified.message
     assert plan.blocker_count == 1 and plan.warning_count == 1
@@ -263,11 +264,28 @@ def test_a_pin_without_upper_bound_floats_and_its_release_is_unknown():
     assert moves(plan.windows[0]) == []
 
 
-def test_pins_that_install_different_releases_warn_and_plan_from_the_oldest():
+def test_pins_of_different_versions_are_planned_apart_each_at_its_own_file():
+    book = catalog([mesh()])
+    base = pinned(book, "mesh", "1.16.1", line=9)
+    overlays = [Detection("mesh", "v1.17.2", book.components["mesh"].releases_admitted("1.17.2", True),
+                          Origin(f"overlay-{n}.yaml", 3, 16), "chart", "HelmRelease mesh") for n in (1, 2)]
+    plan = plan_for(book, [base, *overlays], "1.31", "1.32")
+    assert [(s.key, [d.origin.path for d in s.detections]) for s in plan.components] == [
+        ("mesh@1.16.1", ["mesh.yaml"]), ("mesh@1.17.2", ["overlay-1.yaml", "overlay-2.yaml"])]
+    # 1.16.1 must move before 1.32; 1.17.2 supports it: the overlays' pins are not spoken for by the base's.
+    [problem] = [p for p in plan.windows[0].problems if p.severity == BLOCKER]
+    assert (problem.state, problem.pins) == ("mesh@1.16.1", (Origin("mesh.yaml", 9, 16),))
+    assert problem.message.startswith("Mesh 1.16 supports Kubernetes 1.27–1.30, not 1.32")
+    assert [(s.label, s.pins) for s in plan.windows[0].before] == [("mesh 1.16 → 1.17", (Origin("mesh.yaml", 9, 16),))]
+    [finding] = [f for f in plan.findings if f.severity == "error"]
+    assert (finding.rule_id, finding.origin.path, finding.remediation[-1:]) == (
+        "component/mesh/unsupported", "mesh.yaml", ("before the hop to 1.32: mesh 1.16 → 1.17",))
+
+
+def test_pins_written_alike_are_one_install():
     book = catalog([gitops()])
-    plan = plan_for(book, [pinned(book, "gitops", ">=2.4.0 <2.7.0"), pinned(book, "gitops", "2.5.0", line=9)],
-                    "1.31", "1.32")
-    assert "the pins install 2.5 and 2.6; planned from 2.5, the oldest" in plan.windows[0].problems[0].message
+    plan = plan_for(book, [pinned(book, "gitops", "v2.5.0"), pinned(book, "gitops", "2.5.0", line=9)], "1.31", "1.32")
+    assert [(s.key, len(s.detections)) for s in plan.components] == [("gitops", 2)]
 
 
 def test_a_blocked_component_is_reported_once_not_at_every_later_hop():

@@ -51,18 +51,19 @@ def test_the_successor_is_served_at_every_minor_the_rule_reports(rule: ApiRule) 
 def test_flowcontrol_v1beta1_names_v1_on_1_36_and_v1beta2_where_v1_is_not_served() -> None:
     finding = only_finding("flowcontrol.apiserver.k8s.io/v1beta1/FlowSchema", "1.36")
     assert finding.replacement == "flowcontrol.apiserver.k8s.io/v1"
-    assert finding.message.endswith("; use flowcontrol.apiserver.k8s.io/v1")
-    assert "v1beta2" not in finding.message
+    assert finding.fix == "use flowcontrol.apiserver.k8s.io/v1"
+    assert finding.text.endswith("; use flowcontrol.apiserver.k8s.io/v1")
+    assert "v1beta2" not in finding.text
     assert only_finding("flowcontrol.apiserver.k8s.io/v1beta1/FlowSchema", "1.26").replacement == \
         "flowcontrol.apiserver.k8s.io/v1beta2"
 
 
 def test_extensions_podsecuritypolicy_says_what_to_do_once_policy_v1beta1_is_gone() -> None:
     early = only_finding("extensions/v1beta1/PodSecurityPolicy", "1.20")
-    assert early.replacement == "policy/v1beta1" and early.message.endswith("; use policy/v1beta1")
+    assert early.replacement == "policy/v1beta1" and early.fix == "use policy/v1beta1"
     late = only_finding("extensions/v1beta1/PodSecurityPolicy", "1.36")
     assert late.replacement is None
-    assert "policy/v1beta1" not in late.message
+    assert "policy/v1beta1" not in late.text and late.fix is None
     assert "no API replaces it on 1.36: enforce pod security with Pod Security Admission" in late.message
 
 
@@ -75,7 +76,7 @@ def test_an_api_with_no_successor_says_what_to_do_instead() -> None:
 def test_a_successor_not_served_yet_says_from_when() -> None:
     finding = only_finding("extensions/v1beta1/Ingress", "1.18")
     assert finding.severity == "warning"
-    assert finding.message.endswith("; use networking.k8s.io/v1 (served from 1.19)")
+    assert finding.fix == "use networking.k8s.io/v1 (served from 1.19)"
 
 
 def test_with_from_the_migration_timing_is_that_of_the_successor() -> None:

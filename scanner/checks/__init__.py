@@ -1,42 +1,58 @@
-"""Checks: each module looks at the manifests for one kind of upgrade blocker.
+"""Checks: each module looks at the manifests for one kind of upgrade blocker and says what it found.
 
-A check is a callable `check(manifests, context) -> Iterable[Finding]` (context.py: the context and
-the helpers a check builds its findings with), listed in `all_checks()`, run by `run_checks`.
-Checks never read files: sources did that.
+Checks never read files (sources did that) and are the only code that makes a Finding: what other
+layers know (a component's support, an upgrade order, a key a render writes twice) reaches them as
+facts, and scanner/checks/findings.py has the helpers that turn facts into findings. context.py
+holds what a check is given (ScanContext) and the words it declares itself with.
+
+How to add a check (yamllint's rules are the model: one module per rule family, with its ids and
+defaults; the registry is built from the modules, scanner/checks/registry.py):
+
+1. Write `scanner/checks/<what_it_checks>.py` with
+   - `SCOPE = OBJECT` when it reads each object alone, and of the context only the target and the
+     rulebook (the scan runs it on each file as it is read, while its nodes are held); else `TREE`;
+   - `RULES`: every rule id it can report, `{id: RuleInfo(title, description, default severity,
+     help url)}`; ids the data gives (a rulebook's API rules, the catalog's components) are declared
+     with `Rules(build, pattern=..., data=...)`, built from that data, never listed in Python;
+   - `check(manifests, context) -> Iterable[Finding]`, making its findings with the helpers of
+     scanner/checks/findings.py (or its own), each with a structured `fix` when it has one.
+2. Write its test, on real manifests: what it finds, and nothing where it should not; and name the
+   fixture scan that makes it fire in FAMILIES of tests/test_check_registry.py, which checks that
+   every finding of it is of a declared rule. SARIF's rules and `kubehop rules --checks` then
+   describe its rules with no change of theirs (rules/README.md, "How to add a check").
+
+Nothing else lists a check: the scan runs every module that declares one. A finding of a rule its
+check does not declare is a bug, refused (an input problem at its object; KUBEHOP_DEBUG=1 raises).
 """
 
 from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-# ScanContext: what the analysis hands every check (context.py).
-from scanner.checks.context import Check, ScanContext  # noqa: F401
+# ScanContext and the words a check declares itself with (context.py): what the analysis hands every
+# check, and what the registry (registry.py) reads of each.
+from scanner.checks.context import OBJECT, TREE, Check, RuleInfo, Rules, ScanContext
+from scanner.checks.registry import check_name, checks, of_scope, refuse_undeclared
 from scanner.guard import debugging, unexpected
 from scanner.model import Diagnostic, Finding, Manifest
 from scanner.versions import Minor
 
+__all__ = ["OBJECT", "TREE", "Check", "RuleInfo", "Rules", "ScanContext", "all_checks", "per_object_checks",
+           "run_checks", "sort_findings", "tree_checks"]
+
 
 def all_checks() -> list[Check]:
-    return per_object_checks() + tree_checks()
+    return list(checks())
 
 
 def per_object_checks() -> list[Check]:
-    """Checks that read each object's whole tree, one object at a time, and of the context only the
-    target and the rulebook: the scan runs them on each file as it is read, while its nodes are held."""
-    from scanner.checks import field_rules
-
-    return [field_rules.check]
+    """The checks of scope OBJECT: the scan runs them on each file as it is read, while its nodes are held."""
+    return of_scope(OBJECT)
 
 
 def tree_checks() -> list[Check]:
-    """Checks that look across objects (CRDs, components, orders, the cluster) or read no node."""
-    from scanner.checks import (api_references, api_removal, cluster_objects, component_support, crd_component_removal,
-                                crd_schema, crd_served, node_skew, order_components, order_concurrency, order_skew,
-                                stored_versions, upgrade_orders)
-
-    return [api_removal.check, api_references.check, crd_served.check, crd_schema.check, stored_versions.check,
-            cluster_objects.check, node_skew.check, crd_component_removal.check, component_support.check,
-            upgrade_orders.check, order_skew.check, order_concurrency.check, order_components.check]
+    """The checks of scope TREE: they look across objects (CRDs, components, orders, the cluster) or read no node."""
+    return of_scope(TREE)
 
 
 def run_checks(manifests: Sequence[Manifest], context: ScanContext, problems: list[Diagnostic] | None = None,
@@ -47,7 +63,7 @@ def run_checks(manifests: Sequence[Manifest], context: ScanContext, problems: li
     findings: list[Finding] = []
     for check in all_checks() if checks is None else checks:
         try:
-            findings.extend(check(manifests, context))
+            findings.extend(_run(check, manifests, context, problems))
         except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
             if problems is None or debugging():
                 raise
@@ -55,18 +71,29 @@ def run_checks(manifests: Sequence[Manifest], context: ScanContext, problems: li
     return sort_findings(findings)
 
 
+def _run(check: Check, manifests: Sequence[Manifest], context: ScanContext,
+         problems: list[Diagnostic] | None) -> list[Finding]:
+    """The check's findings of the rules it declares; with `problems`, any other is an input problem at its object."""
+    def refused(finding: Finding, error: Exception) -> None:
+        problems.append(unexpected(finding.origin.path, error, finding.origin.line or None,
+                                   f"check {finding.object_ref}"))
+
+    return list(refuse_undeclared(check, check.check(manifests, context), context.rulebook,
+                                  None if problems is None else refused))
+
+
 def _object_by_object(check: Check, manifests: Sequence[Manifest], context: ScanContext,
                       problems: list[Diagnostic], err: Exception) -> list[Finding]:
-    name, before = f"<{check.__module__.rpartition('.')[2]} check>", len(problems)
+    name, before = f"<{check_name(check)} check>", len(problems)
     try:
-        common = list(check([], context))  # what the check finds in the context alone (cluster state)
+        common = _run(check, [], context, problems)  # what the check finds in the context alone (cluster state)
     except Exception as again:  # noqa: BLE001 - it fails whatever the objects: the check as a whole
         problems.append(unexpected(name, again, what="run this check"))
         return []
     found: dict[Finding, None] = dict.fromkeys(common)
     for manifest in manifests:
         try:
-            found.update(dict.fromkeys(check([manifest], context)))
+            found.update(dict.fromkeys(_run(check, [manifest], context, problems)))
         except Exception as failed:  # noqa: BLE001
             problems.append(unexpected(manifest.origin.path, failed, manifest.origin.line,
                                        f"check {manifest.object_ref}"))

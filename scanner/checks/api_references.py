@@ -16,10 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
-from scanner.checks.context import ScanContext, rule_finding
+from scanner.checks.context import TREE, RuleInfo, Rules, ScanContext
 from scanner.checks.api_removal import verdict
+from scanner.checks.findings import rule_finding
 from scanner.model import Finding, Manifest
-from scanner.references import ReferenceField, load_reference_fields
+from scanner.references import REFERENCES_FILE, ReferenceField, load_reference_fields
 from scanner.rulebook import ApiRule, Rulebook
 from scanner.nodes import scalar
 from scanner.versions import Minor
@@ -27,6 +28,27 @@ from scanner.versions import Minor
 if TYPE_CHECKING:
     from scanner.components.catalog import CrdRule
     from scanner.components.state import Timeline
+
+
+SCOPE = TREE
+
+
+def _rules(_rulebook: Rulebook) -> dict[str, RuleInfo]:
+    return {field.id: _describe(field) for field in load_reference_fields().fields}
+
+
+def _describe(field: ReferenceField) -> RuleInfo:
+    holder = field.object.rpartition("/")[2]
+    lookup = ("Its controller looks the object up at that version." if field.by_version else
+              "Its controller looks the object up by group and kind: only a kind its group no longer serves breaks it.")
+    description = (f"A {holder} names {field.what} by apiVersion and kind, judged like an object of that apiVersion "
+                   f"(the core rules, the CRD rules and the component release each hop runs). {lookup} Once it "
+                   f"no longer resolves, {field.breaks}." + (f" {field.note}" if field.note else ""))
+    return RuleInfo(f"{field.what} of a {holder} names an API version a hop stops serving", description, "error",
+                    field.source, field)
+
+
+RULES = Rules(_rules, pattern="reference/<group>/<Kind>/<field>", data=REFERENCES_FILE)
 
 
 @dataclass(frozen=True)
@@ -104,10 +126,10 @@ def _core_finding(reference: Named, rule: ApiRule, context: ScanContext) -> Find
         message = (f"{reference.subject}; from Kubernetes {breaks_in} no version of {group or 'the core group'} "
                    f"serves {rule.kind}: {reference.field.breaks}")
     removed = breaks_in is not None and breaks_in <= context.target
-    return rule_finding(reference.manifest, rule, removed, message + said.advice,
+    return rule_finding(reference.manifest, rule, removed, message + said.instead,
                         reference.manifest.origin_at(reference.key),
                         **_reference_fields(reference, said.replacement, said.replacement_kind),
-                        breaks_in=breaks_in, migrate=said.migrate)
+                        breaks_in=breaks_in, migrate=said.migrate, fix=said.fix)
 
 
 def _group_serves_until(rulebook: Rulebook, group: str, kind: str) -> Minor | None:
@@ -136,8 +158,8 @@ def _timeline(manifests: Sequence[Manifest], context: ScanContext, used: set[tup
 
 
 def _component_finding(reference: Named, rule: CrdRule, timeline: Timeline, context: ScanContext) -> Finding | None:
+    from scanner.checks.crd_component_removal import migration_breaks_in, migration_severity
     from scanner.components.state import removal
-    from scanner.components.verdicts import migration_breaks_in, migration_severity
 
     if not reference.by_version and _same_group_and_kind(rule):
         return None  # looked up by group and kind, which the replacement still serves
@@ -156,13 +178,12 @@ def _component_finding(reference: Named, rule: CrdRule, timeline: Timeline, cont
     else:
         message = (f"{what} {migration.before} no longer serves, and the hop to {migration.hop} needs that "
                    f"release: {reference.field.breaks}")
-    if rule.replacement:
-        message += f"; use {rule.replacement}"
     manifest = reference.manifest
     return Finding(severity=severity, message=message, origin=manifest.origin_at(reference.key),
                    api_version=manifest.api_version, kind=manifest.kind, name=manifest.name,
                    namespace=manifest.namespace, breaks_in=migration_breaks_in(migration, context.current),
                    source_url=rule.source, support="unknown" if migration.unknown else None,
+                   fix=f"use {rule.replacement}" if rule.replacement else None,
                    **_reference_fields(reference, rule.replacement))
 
 

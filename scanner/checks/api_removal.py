@@ -1,13 +1,38 @@
-"""Built-in API versions the target minor no longer serves (or has deprecated)."""
+"""Built-in API versions the target minor no longer serves (or has deprecated).
+
+Its rules are rules/core's, one per apiVersion and kind (a project's own rule folders add more).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from scanner.checks.context import ScanContext, rule_finding
+from scanner.checks.context import TREE, RuleInfo, Rules, ScanContext
+from scanner.checks.findings import minors_said, rule_finding
 from scanner.model import Finding, Manifest
-from scanner.rulebook import ApiRule, Successor
+from scanner.rulebook import ApiRule, Rulebook, Successor
+
+SCOPE = TREE
+
+
+def _rules(rulebook: Rulebook) -> dict[str, RuleInfo]:
+    return {rule.id: _describe(rule, rulebook) for rule in rulebook.rules()}
+
+
+def _describe(rule: ApiRule, rulebook: Rulebook) -> RuleInfo:
+    """What a core rule says, whatever the target: the replacement is the one the newest minor serves."""
+    if rule.removed_in:
+        title = f"not served from Kubernetes {rule.removed_in}"
+    else:
+        title = f"deprecated since Kubernetes {rule.deprecated_in}"
+    successor = rulebook.successor(rule, rulebook.newest).api_version
+    description = minors_said(f"Kubernetes {rule.deprecated_in}", rule.removed_in and f"Kubernetes {rule.removed_in}",
+                              successor, rule.note)
+    return RuleInfo(title, description, "error" if rule.removed_in else "warning", rule.source, rule)
+
+
+RULES = Rules(_rules, pattern="<apiVersion>/<Kind>", data="rules/core")
 
 PROJECTED = "projected"  # how a report names a fact that rests on pre-release sources only
 
@@ -26,7 +51,8 @@ class Verdict:
 
     removed: bool
     state: str  # "is no longer served from Kubernetes 1.25", "is deprecated since …"
-    advice: str  # "; use batch/v1 (served from 1.21)", or what to do when nothing replaces it; may be ""
+    fix: str | None  # "use batch/v1 (served from 1.21)"; None when nothing replaces it
+    instead: str  # when nothing replaces it, what to do, said after the state ("; no API replaces it: …"); or ""
     replacement: str | None  # the apiVersion the target serves instead
     replacement_kind: str  # its kind (the rule's own, unless the successor is another kind)
     migrate: str | None  # with --from: "now" or "during-hop"
@@ -44,21 +70,23 @@ def verdict(rule: ApiRule, context: ScanContext) -> Verdict:
     if rule.projected and rule.removed_in is not None:
         state += f" ({PROJECTED}: announced before {rule.removed_in}'s release, not yet confirmed by its release notes)"
     successor = context.rulebook.successor(rule, context.target)
-    advice = ""
+    fix, instead = None, ""
     if successor.api_version:
-        advice = f"; use {successor.api_version}" + ("" if successor.kind == rule.kind else f" {successor.kind}")
+        fix = f"use {successor.api_version}" + ("" if successor.kind == rule.kind else f" {successor.kind}")
         if successor.served_from:
-            advice += f" (served from {successor.served_from})"
+            fix += f" (served from {successor.served_from})"
     elif successor.instead:
         gone = "" if rule.replacement is None else f" on {context.target}"
-        advice = f"; no API replaces it{gone}: {successor.instead}"
-    return Verdict(removed, state, advice, successor.api_version, successor.kind, _when_to_migrate(successor, context))
+        instead = f"; no API replaces it{gone}: {successor.instead}"
+    return Verdict(removed, state, fix, instead, successor.api_version, successor.kind,
+                   _when_to_migrate(successor, context))
 
 
 def _finding(manifest: Manifest, rule: ApiRule, context: ScanContext) -> Finding:
     said = verdict(rule, context)
-    message = f"{rule.api_version} {rule.kind} {said.state}{said.advice}"
-    return rule_finding(manifest, rule, said.removed, message, replacement=said.replacement, migrate=said.migrate)
+    message = f"{rule.api_version} {rule.kind} {said.state}{said.instead}"
+    return rule_finding(manifest, rule, said.removed, message, replacement=said.replacement, migrate=said.migrate,
+                        fix=said.fix)
 
 
 def _when_to_migrate(successor: Successor, context: ScanContext) -> str | None:

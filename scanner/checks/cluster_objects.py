@@ -11,12 +11,18 @@ from typing import Iterable, Sequence
 from yaml.nodes import SequenceNode
 
 from scanner import kubectl
-from scanner.checks.context import ScanContext
-from scanner.crds import Crd, object_finding
+from scanner.checks.context import TREE, ScanContext
+from scanner.checks.findings import crd_lifecycle_rules, object_finding
+from scanner.crds import Crd
 from scanner.model import Finding, Manifest, Origin
 from scanner.nodes import key_node, mapping_get, scalar
 
-AT_UNSERVED = "crd/object-at-unserved-version"
+SCOPE = TREE
+AT_UNSERVED, MANAGED_FIELDS = "crd/object-at-unserved-version", "crd/managed-fields-unserved-version"
+RULES = crd_lifecycle_rules({
+    AT_UNSERVED: ("error", "an object in the cluster at a version the new CRD does not serve"),
+    MANAGED_FIELDS: ("error", "managed fields in the cluster name a version the new CRD does not serve"),
+})
 
 
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:
@@ -58,7 +64,7 @@ def _stale_managed_fields(obj: Manifest, crd: Crd, stale: list) -> Finding:
     origin = obj.origin_at(key)
     managers = ", ".join(sorted({f"{scalar(mapping_get(e, 'manager')) or '?'} at {v}" for e, v in stale}))
     return _finding(
-        obj, crd, "crd/managed-fields-unserved-version", "error", origin,
+        obj, crd, MANAGED_FIELDS, "error", origin,
         f"metadata.managedFields name versions the new CRD {crd.name} ({crd.where}) does not serve "
         f"({managers}): after the update a write to this object can fail converting them "
         f"(\"request to convert CR from an invalid group/version\")",

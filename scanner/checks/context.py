@@ -1,15 +1,16 @@
-"""What a check is given and builds its findings with: the ScanContext of a scan, the Check type,
-and `rule_finding`, the finding of an API or field rule. The check modules stand on this, and the
-registry (checks/__init__.py) on them."""
+"""What a check is given and declares itself with: the ScanContext of a scan, the Check protocol and
+the words of a declaration (its SCOPE, its RULES). The check modules stand on this (and on
+findings.py, the helpers they build their findings with), and the registry (registry.py) on them.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 from scanner.crds import CrdIndex
-from scanner.model import Finding, Manifest, Origin
-from scanner.rulebook import ApiRule, FieldRule, Rulebook
+from scanner.model import DuplicateKey, Finding, Manifest
+from scanner.rulebook import Rulebook
 from scanner.versions import Minor
 
 if TYPE_CHECKING:
@@ -32,26 +33,67 @@ class ScanContext:
     # component checks resolve it from the manifests they get.
     components: Timeline | None = None
     unknown: str = "warn"  # --unknown: what a fact nobody states counts as (warn, block, ignore)
+    # Keys helm's output writes twice (sources/helm/rendered_duplicates.py): checks/duplicate_keys.py reports them.
+    duplicate_keys: tuple[DuplicateKey, ...] = ()
+    # What the tree configures the cluster's components and clients with (scanner.cluster_config:
+    # Settings and ToolPins, read by sources/cluster/).
+    cluster_config: tuple = ()
+    tool_pins: tuple = ()
 
 
-Check = Callable[[Sequence[Manifest], ScanContext], Iterable[Finding]]
+OBJECT = "object"  # run on each file's objects as the file is read, while its nodes are held
+TREE = "tree"  # run once over every object, with the whole context (CRDs, components, the cluster)
+SCOPES = (OBJECT, TREE)
+SEVERITIES = ("error", "warning", "notice")
 
 
-def rule_finding(manifest: Manifest, rule: ApiRule | FieldRule, removed: bool, message: str,
-                 origin: Origin | None = None, **extra) -> Finding:
-    """A finding about `manifest` from a rule (API or field: both carry id, minors, replacement, note, source).
+@dataclass(frozen=True)
+class RuleInfo:
+    """What a rule is, for reports and `kubehop rules`: the same for every finding of it."""
 
-    `extra` sets further Finding fields, or overrides the rule's (the replacement the target serves; the id
-    and minor of a finding about a reference to the rule's API)."""
-    fields = dict(rule_id=rule.id, breaks_in=rule.removed_in, deprecated_in=rule.deprecated_in,
-                  replacement=rule.replacement, note=rule.note, source_url=rule.source)
-    return Finding(
-        severity="error" if removed else "warning",
-        message=message,
-        origin=origin or manifest.origin,
-        api_version=manifest.api_version,
-        kind=manifest.kind,
-        name=manifest.name,
-        namespace=manifest.namespace,
-        **{**fields, **extra},
-    )
+    title: str  # what a finding of it says, in a few words
+    description: str  # what it means and what clears it
+    # Its findings' severity once it applies in full (error, warning, notice): a finding may say otherwise
+    # (an API's is a warning before its removal, a component's what --unknown says).
+    severity: str
+    help_url: str | None = None  # where what it checks is documented
+    entry: Any = None  # the data entry it is made from (an ApiRule, a FieldRule, a CrdRule...), if any
+
+
+class RegistryError(Exception):
+    """A check that declares itself wrongly, or rules the data does not describe: a bug, which the tests find."""
+
+
+class Rules:
+    """Rules built on first use: the data's ids (`pattern` says how they read, `data` where they are
+    declared), or fixed ids whose description or source is in the data. `build` gets the scan's
+    rulebook (a project's own rule folders add API and field rules). `made` answers for ids made at
+    scan time from what the tree pins (a chart tracked by its own versions), told by their form."""
+
+    def __init__(self, build: Callable[[Rulebook], Mapping[str, RuleInfo]], pattern: str | None = None,
+                 data: str | None = None, made: Callable[[str], RuleInfo | None] | None = None):
+        self.build, self.pattern, self.data, self.made = build, pattern, data, made
+        self._built: dict[int, tuple[Rulebook, Mapping[str, RuleInfo]]] = {}
+
+    def of(self, rulebook: Rulebook) -> Mapping[str, RuleInfo]:
+        held = self._built.get(id(rulebook))
+        if held is None or held[0] is not rulebook:
+            held = self._built[id(rulebook)] = (rulebook, valid(self.build(rulebook), self.pattern or "Rules"))
+        return held[1]
+
+
+def valid(rules: Mapping[str, RuleInfo], where: str) -> Mapping[str, RuleInfo]:
+    """`rules`, once each is seen to be a RuleInfo with a severity kubehop has."""
+    for rule_id, info in rules.items():
+        if not isinstance(info, RuleInfo) or info.severity not in SEVERITIES:
+            raise RegistryError(f"{where}: rule {rule_id} needs a RuleInfo with a severity of {', '.join(SEVERITIES)}")
+    return rules
+
+
+class Check(Protocol):
+    """What a check module declares; the module itself is the check (registry.py finds it)."""
+
+    SCOPE: str
+    RULES: Mapping[str, RuleInfo] | Rules
+
+    def check(self, manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]: ...

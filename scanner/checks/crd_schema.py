@@ -13,13 +13,22 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from scanner.checks.context import ScanContext
-from scanner.crds import Crd, CrdVersion, object_finding
+from scanner.checks.context import TREE, ScanContext
+from scanner.checks.findings import crd_lifecycle_rules, object_finding
+from scanner.crds import Crd, CrdVersion
 from scanner.model import Finding, Manifest
 from scanner.nodes import locate
 
 if TYPE_CHECKING:  # scanner.openapi pulls in jsonschema: imported only when a CRD is in the tree
     from scanner.openapi import CrdSchema, SchemaProblem
+
+SCOPE = TREE
+UNKNOWN_FIELD, INVALID_VALUE, UNUSABLE = "crd/unknown-field", "crd/invalid-value", "crd/schema-unusable"
+RULES = crd_lifecycle_rules({
+    UNKNOWN_FIELD: ("error", "a field the custom resource's schema does not define"),
+    INVALID_VALUE: ("error", "a value the custom resource's schema refuses"),
+    UNUSABLE: ("warning", "a CRD schema kubehop cannot apply: its custom resources are not validated"),
+})
 
 # ${VAR}, ${VAR:=default}, ${VAR:-default}: substituted before the object reaches the API server.
 _PLACEHOLDER = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[:=\-+?][^{}]*)?\}")
@@ -77,7 +86,7 @@ class _Schemas:
 
     def unusable_findings(self) -> Iterable[Finding]:
         for (name, version), reason in sorted(self._broken.items()):
-            yield object_finding(self._crds[name].manifest, "crd/schema-unusable", "warning",
+            yield object_finding(self._crds[name].manifest, UNUSABLE, "warning",
                                  f"the openAPIV3Schema of version {version} cannot be applied ({reason}); "
                                  f"its custom resources were not validated")
 
@@ -89,12 +98,12 @@ def _finding(manifest: Manifest, crd: Crd, version: CrdVersion, problem: SchemaP
         schema_of = f"the schema of {checked} {crd.kind} (CRD {crd.name})"
     else:
         schema_of = f"the schema of {checked} {crd.kind}, the version to move to (CRD {crd.name})"
+    at = manifest.origin_at(locate(manifest.node, problem.path))
     if problem.unknown_field:
-        message = f"{field}: unknown field; {schema_of} has no such field: remove it"
-    else:
-        message = f"{field or '(object)'}: {problem.message} in {schema_of}"
-    rule_id = "crd/unknown-field" if problem.unknown_field else "crd/invalid-value"
-    return object_finding(manifest, rule_id, "error", message, manifest.origin_at(locate(manifest.node, problem.path)))
+        return object_finding(manifest, UNKNOWN_FIELD, "error",
+                              f"{field}: unknown field; {schema_of} has no such field", at, fix="remove it")
+    return object_finding(manifest, INVALID_VALUE, "error", f"{field or '(object)'}: {problem.message} in {schema_of}",
+                          at)
 
 
 def _placeholder(value: object) -> bool:

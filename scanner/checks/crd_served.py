@@ -4,9 +4,17 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from scanner.checks.context import ScanContext
-from scanner.crds import Crd, object_finding, successor
+from scanner.checks.context import TREE, ScanContext
+from scanner.checks.findings import crd_lifecycle_rules, object_finding
+from scanner.crds import Crd, successor
 from scanner.model import Finding, Manifest
+
+SCOPE = TREE
+UNSERVED, DEPRECATED = "crd/unserved-version", "crd/deprecated-version"
+RULES = crd_lifecycle_rules({
+    UNSERVED: ("error", "a custom resource at a version its CRD does not serve"),
+    DEPRECATED: ("warning", "a custom resource at a version its CRD deprecates"),
+})
 
 
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:
@@ -19,17 +27,16 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
         version = crd.version_of(manifest.api_version)
         if version is None or not version.served:
             served = ", ".join(crd.served) or "no version"
-            yield _finding(manifest, crd, "crd/unserved-version", "error",
+            yield _finding(manifest, crd, UNSERVED, "error",
                            f"the CRD {crd.name} ({crd.where}) does not serve {manifest.api_version}; "
                            f"it serves {served}: the API server refuses this object")
         elif version.deprecated:
             warning = version.deprecation_warning or f"{manifest.api_version} {manifest.kind} is deprecated"
-            yield _finding(manifest, crd, "crd/deprecated-version", "warning",
+            yield _finding(manifest, crd, DEPRECATED, "warning",
                            f"the CRD {crd.name} ({crd.where}) deprecates this version: \"{warning}\"")
 
 
 def _finding(manifest: Manifest, crd: Crd, rule_id: str, severity: str, message: str) -> Finding:
     replacement = successor(crd, manifest.api_version)
-    if replacement and replacement not in message:
-        message += f"; use {replacement}"
-    return object_finding(manifest, rule_id, severity, message, replacement=replacement)
+    fix = f"use {replacement}" if replacement and replacement not in message else None
+    return object_finding(manifest, rule_id, severity, message, replacement=replacement, fix=fix)

@@ -13,10 +13,34 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from scanner import data
-from scanner.checks.context import ScanContext
+from scanner.checks.context import TREE, RuleInfo, Rules, ScanContext
 from scanner.cluster_state import ClusterNode
 from scanner.model import Finding, Manifest
 from scanner.versions import Minor, parse_minor
+
+SCOPE = TREE
+NEWER, CONTROL_PLANE_ORDER, TOO_OLD = "node-skew/kubelet-newer", "node-skew/control-plane-order", \
+    "node-skew/kubelet-too-old"
+
+
+def _rules(_rulebook) -> dict[str, RuleInfo]:
+    source = load_policy().source
+    return {
+        NEWER: RuleInfo("a node of the cluster dump runs a kubelet newer than the API server",
+                        "The version-skew policy lets no kubelet be newer than the API server: the control plane "
+                        "moves first, before any other node.", "error", source),
+        CONTROL_PLANE_ORDER: RuleInfo("a control-plane node too far behind for the API server's next hop",
+                                      "Every control-plane node must be within the policy's skew of the minor the "
+                                      "API server moves to before any moves: upgrade the named nodes first.",
+                                      "error", source),
+        TOO_OLD: RuleInfo("a kubelet older than the API server's hop allows",
+                          "Kubelets may be only so many minors older than the API server (the version-skew "
+                          "policy): the named nodes must be upgraded before the API server reaches that minor.",
+                          "error", source),
+    }
+
+
+RULES = Rules(_rules)
 
 
 @dataclass(frozen=True)
@@ -77,16 +101,16 @@ class _Blocker:
 def _first_blocker(node: ClusterNode, apiserver: Minor, policy: SkewPolicy) -> _Blocker | None:
     first_hop = apiserver.next()
     if node.kubelet > apiserver:
-        return None if policy.kubelet_newer_allowed else _Blocker(first_hop, "node-skew/kubelet-newer", None, True)
+        return None if policy.kubelet_newer_allowed else _Blocker(first_hop, NEWER, None, True)
     blockers = []
     if node.kubelet < apiserver and any(label in node.labels for label in policy.control_plane_labels):
         hop = _later(node.kubelet, policy.apiserver_max_skew + 1)
         blocked = max(hop, first_hop)
-        blockers.append(_Blocker(blocked, "node-skew/control-plane-order",
+        blockers.append(_Blocker(blocked, CONTROL_PLANE_ORDER,
                                  _later(blocked, -policy.apiserver_max_skew), hop <= apiserver))
     hop = _later(node.kubelet, policy.max_older(node.kubelet) + 1)
     blocked = max(hop, first_hop)
-    blockers.append(_Blocker(blocked, "node-skew/kubelet-too-old", policy.kubelet_needed(blocked), hop <= apiserver))
+    blockers.append(_Blocker(blocked, TOO_OLD, policy.kubelet_needed(blocked), hop <= apiserver))
     return min(blockers, key=lambda b: b.hop)
 
 
@@ -100,13 +124,12 @@ def _finding(blocker: _Blocker, nodes: list[ClusterNode], apiserver: Minor, poli
     if blocker.already:
         blocks += " (already outside the policy today)"
     message = {
-        "node-skew/kubelet-newer": f"outside the policy today: no kubelet may be newer than the API server "
-                                   f"({apiserver}): {named}; the control plane moves to {blocker.hop} "
-                                   f"before any other node",
-        "node-skew/control-plane-order": f"{blocks}: every control-plane node must be at {blocker.needed} or "
-                                         f"newer before any moves to {blocker.hop}: upgrade {named} first",
-        "node-skew/kubelet-too-old": f"{blocks}: kubelets must be at {blocker.needed} or newer for an API "
-                                    f"server at {blocker.hop}: upgrade {named} first",
+        NEWER: f"outside the policy today: no kubelet may be newer than the API server ({apiserver}): {named}; "
+               f"the control plane moves to {blocker.hop} before any other node",
+        CONTROL_PLANE_ORDER: f"{blocks}: every control-plane node must be at {blocker.needed} or newer before any "
+                             f"moves to {blocker.hop}: upgrade {named} first",
+        TOO_OLD: f"{blocks}: kubelets must be at {blocker.needed} or newer for an API server at {blocker.hop}: "
+                 f"upgrade {named} first",
     }[blocker.rule_id]
     return Finding(
         rule_id=blocker.rule_id,

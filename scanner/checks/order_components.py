@@ -12,13 +12,19 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator, Sequence
 
-from scanner.checks.context import ScanContext
+from scanner.checks.context import TREE, RuleInfo, ScanContext
+from scanner.checks.findings import order_finding
 from scanner.model import Finding, Manifest
 from scanner.paths import where
 from scanner.orders.read import UpgradeOrder, clusters, read_orders
 from scanner.versions import Minor
 
+SCOPE = TREE
 RULE = "upgrade-order/component-support"
+RULES = {RULE: RuleInfo("a control-plane order past what a pinned component supports",
+                        "The order moves the cluster to a minor that the release the tree pins of a component does not "
+                        "support: move the component first (the finding names the moves and its release's source).",
+                        "error")}
 
 
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:
@@ -62,4 +68,4 @@ def _unsupported(order: UpgradeOrder, states) -> Iterator[Finding]:
             fix = f"no known release of {component.title} supports Kubernetes {minor}: keep the cluster below it"
         message = (f"{order.version_text} moves the cluster to {minor}, but {component.title} {release.version} "
                    f"(pinned at {pins}) supports {release.support_text} only")
-        yield order.finding(RULE, "error", message, minor, source=release.source, remediation=(fix,))
+        yield order_finding(order, RULE, "error", message, minor, source=release.source, remediation=(fix,))

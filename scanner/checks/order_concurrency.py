@@ -16,7 +16,8 @@ import math
 import re
 from typing import Any, Iterable, Iterator, Sequence
 
-from scanner.checks.context import ScanContext
+from scanner.checks.context import TREE, RuleInfo, Rules, ScanContext
+from scanner.checks.findings import order_finding, order_kind_source
 from scanner.cluster_state import ClusterNode
 from scanner.model import Finding, Manifest
 from scanner.orders.kinds import CONTROL_PLANE, MaxUnavailable, control_plane_labels
@@ -26,6 +27,23 @@ from scanner.nodes import mapping_get, scalar
 
 CLAMPED = "upgrade-order/max-unavailable-clamped"
 SINGLE = "upgrade-order/single-control-plane"
+SCOPE = TREE
+
+
+def _rules(_rulebook) -> dict[str, RuleInfo]:
+    return {
+        CLAMPED: RuleInfo("a maxUnavailable above the operator's ceiling",
+                          "The operator upgrades at most a ceiling share of the selected workers at once: a larger "
+                          "maxUnavailable is clamped, and the finding says to what.", "warning",
+                          order_kind_source(lambda kind: kind.max_unavailable)),
+        SINGLE: RuleInfo("no API server serves while the control plane upgrades",
+                         "With one control-plane node, or a concurrency that takes them all at once, controllers "
+                         "stop reconciling and kubectl fails while they restart (running pods keep running).",
+                         "notice", order_kind_source(lambda kind: kind.single_control_plane_downtime)),
+    }
+
+
+RULES = Rules(_rules)
 _PERCENT = re.compile(r"^\s*(\d{1,18})\s*%\s*$")  # int() refuses 4,301 digits
 _INTEGER = re.compile(r"^\s*(\d{1,18})\s*$")
 
@@ -57,7 +75,7 @@ def _max_unavailable(order: UpgradeOrder, limit: MaxUnavailable, nodes: list[Clu
     field = ".".join(limit.path)
     if selected is None:
         if percent and int(percent.group(1)) > limit.ceiling_percent:
-            yield order.finding(CLAMPED, "warning", (
+            yield order_finding(order, CLAMPED, "warning", (
                 f"{field} {text} is above the operator's ceiling of {limit.ceiling_percent}% of the selected "
                 f"workers: it is clamped to {limit.ceiling_percent}% of them (rounded down, at least one); "
                 f"give --cluster-state with a nodes dump for the number"), order.minor, origin=origin)
@@ -70,7 +88,7 @@ def _max_unavailable(order: UpgradeOrder, limit: MaxUnavailable, nodes: list[Clu
     if asked <= ceiling:
         return
     why = f"{text} of {n} selected workers rounds up to {asked}" if percent else f"{asked} of {n} selected workers"
-    yield order.finding(CLAMPED, "warning", (
+    yield order_finding(order, CLAMPED, "warning", (
         f"{field}: {why}, above the operator's ceiling of {limit.ceiling_percent}% ({ceiling}): it upgrades "
         f"{ceiling} at a time instead"), order.minor, origin=origin,
         remediation=(f"set {field} to {ceiling} to say what will happen",))
@@ -116,13 +134,13 @@ def _single_control_plane(order: UpgradeOrder, nodes: list[ClusterNode]) -> Iter
         return  # every control-plane node is there already: nothing left to move
     after = "controllers stop reconciling and kubectl fails meanwhile (running pods keep running)"
     if len(control_planes) == 1:
-        yield order.finding(SINGLE, "notice", (
+        yield order_finding(order, SINGLE, "notice", (
             f"the cluster dump holds one control-plane node ({control_planes[0].name}): its API server is down while "
             f"it upgrades to {order.version_text}; {after}"), order.minor)
         return
     at_once = _integer(scalar(order.node(order.kind.concurrency))) if order.kind.concurrency else None
     if at_once is not None and at_once >= len(control_planes):
-        yield order.finding(SINGLE, "notice", (
+        yield order_finding(order, SINGLE, "notice", (
             f"concurrency {at_once} upgrades all {len(control_planes)} control-plane nodes of the cluster dump at "
             f"once: no API server serves while they restart at {order.version_text}; {after}; concurrency: 1 "
             f"keeps the others serving"), order.minor, origin=order.origin_of(order.kind.concurrency))

@@ -10,10 +10,15 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from scanner import kubectl
-from scanner.checks.context import ScanContext
+from scanner.checks.context import TREE, ScanContext
+from scanner.checks.findings import crd_lifecycle_rules, object_finding
 from scanner.cluster_state import ClusterState
-from scanner.crds import Crd, object_finding
+from scanner.crds import Crd
 from scanner.model import Finding, Manifest
+
+SCOPE = TREE
+DROPPED = "crd/stored-version-dropped"
+RULES = crd_lifecycle_rules({DROPPED: ("error", "a new CRD drops a version the cluster still stores")})
 
 # Past this many objects, one loop over every namespace replaces the per-object commands.
 MAX_LISTED_OBJECTS = 20
@@ -34,7 +39,7 @@ def _finding(crd: Crd, live: Crd, dropped: list[str], cluster: ClusterState) -> 
                f"[{', '.join(live.stored_versions)}]) and this CRD drops it from spec.versions: the API server "
                f"refuses any update to this CRD (kubectl apply, a GitOps sync, a chart that renders its CRDs) "
                f"while it is listed")
-    return object_finding(crd.manifest, "crd/stored-version-dropped", "error", message, crd.versions_origin,
+    return object_finding(crd.manifest, DROPPED, "error", message, crd.versions_origin,
                           remediation=_remediation(crd, live, dropped, cluster.objects_of(crd)))
 
 

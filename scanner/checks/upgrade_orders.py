@@ -12,14 +12,34 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator, Sequence
 
-from scanner.checks.context import ScanContext
+from scanner.checks.context import TREE, RuleInfo, Rules, ScanContext
+from scanner.checks.findings import order_finding, order_kind_source
+from scanner.checks.node_skew import load_policy
 from scanner.model import Finding, Manifest
 from scanner.paths import where
 from scanner.orders.kinds import control_plane_labels
 from scanner.orders.read import UpgradeOrder, clusters, order_key, read_orders
 from scanner.versions import Minor, minor_range
 
+SCOPE = TREE
 SKIPS, FLOATS = "upgrade-order/skips-minor", "upgrade-order/floating-channel"
+
+
+def _rules(_rulebook) -> dict[str, RuleInfo]:
+    return {
+        SKIPS: RuleInfo("an upgrade order that skips a minor",
+                        "A cluster moves one minor at a time (kubeadm and the upgrade controllers refuse a "
+                        "multi-minor step): an order more than one minor above the cluster's current minor, or "
+                        "above the tree's previous order, needs an order for each minor between.", "error",
+                        load_policy().source),
+        FLOATS: RuleInfo("an upgrade order that follows a channel naming no minor",
+                         "The controller installs whatever the channel serves when it resolves it, possibly "
+                         "several minors at once, and kubehop cannot check it: pin the version, or a minor channel.",
+                         "warning", order_kind_source(lambda kind: kind.channel)),
+    }
+
+
+RULES = Rules(_rules)
 
 
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:
@@ -80,7 +100,7 @@ def _skip(order: UpgradeOrder, previous: tuple[Minor, str], who_moves: str) -> F
     message = (f"{order.version_text} skips {names}: {said}; {who_moves} one minor at a time "
                f"(kubeadm and the upgrade controllers refuse a multi-minor step)")
     steps = tuple(f"first an order to {m}" for m in skipped) + (f"then this one to {order.minor}",)
-    return order.finding(SKIPS, "error", message, order.minor, remediation=steps)
+    return order_finding(order, SKIPS, "error", message, order.minor, remediation=steps)
 
 
 def _floating(order: UpgradeOrder) -> Finding:
@@ -88,4 +108,4 @@ def _floating(order: UpgradeOrder) -> Finding:
                f"whatever the channel serves when it resolves it, possibly several minors at once; kubehop "
                f"cannot check it. Pin spec.version (kubehop plan --orders writes the exact version per hop) "
                f"or a minor channel (…/channels/v1.NN)")
-    return order.finding(FLOATS, "warning", message, None)
+    return order_finding(order, FLOATS, "warning", message, None)

@@ -27,6 +27,13 @@ def release_key(version: str) -> tuple[int, int]:
     return major, minor
 
 
+def placeholder(version: str) -> bool:
+    """0.0.0 or 0.0.1: the version a chart or a template carries before anyone versions it, never a
+    release (a project's own 0.0.x line, Reloader's v0.0.118, is one)."""
+    parsed = parse_version(version)
+    return parsed is not None and parsed.precision >= 2 and parsed.floor in ((0, 0, 0), (0, 0, 1))
+
+
 @dataclass(frozen=True)
 class Release:
     version: str
@@ -112,6 +119,17 @@ class Chart:
 
 
 @dataclass(frozen=True)
+class Generated:
+    """A file of the component's manifests its own tool writes (a marker says so): regenerated, never edited."""
+
+    marker: str
+    command: str  # with {version}, {path} and {components} to fill in
+    components_header: str | None
+    version_prefix: str
+    source: str
+
+
+@dataclass(frozen=True)
 class Component:
     name: str
     title: str
@@ -133,6 +151,12 @@ class Component:
     # prometheus-operator): a message names the chart version and the app's release apart.
     release_title: str | None = None
     chart_track: bool = False  # a chart's own versions, ranges read from their kubeVersion (components.charts)
+    # Flux sources (OCIRepository, GitRepository) serving the component's own release manifests: the
+    # pin the running system reads (Flux reconciling itself); their URLs hold one of these.
+    manifest_sources: tuple[str, ...] = ()
+    generated: Generated | None = None
+    # Deployed by the tree but in no data file (components.unlisted): no release, no range, every hop unknown.
+    no_data: bool = False
 
     def release(self, version: str) -> Release | None:
         try:
@@ -150,9 +174,11 @@ class Component:
         return tuple(e for r in self.releases for e in r.effective() if e.order > release.order)
 
     def unlisted(self, version: str) -> Release | None:
-        """A release the data does not list, for a version the tree pins: its range is unknown."""
+        """A release the data does not list, for a version the tree pins: its range is unknown. A
+        placeholder (0.0.0, 0.0.1: what a chart or template carries before anyone versions it) is no
+        release at all."""
         parsed = parse_version(version)
-        if parsed is None or parsed.precision < 2:
+        if parsed is None or parsed.precision < 2 or placeholder(version):
             return None
         major, minor, _ = parsed.floor
         return Release(f"{major}.{minor}", None, None, None, "", listed=False)
@@ -275,7 +301,16 @@ def component_from_data(document: dict) -> Component:
         kustomize_urls=tuple(detect.get("kustomize_urls", ())),
         release_label="release_label_source" in detect,
         release_title=document.get("release_title"),
+        manifest_sources=tuple(detect.get("manifest_sources", ())),
+        generated=_generated(detect.get("generated")),
     )
+
+
+def _generated(entry: dict | None) -> Generated | None:
+    if not entry:
+        return None
+    return Generated(entry["marker"], entry["command"], entry.get("components_header"),
+                     entry.get("version_prefix", ""), entry["source"])
 
 
 def _range(support: dict, through: Minor | None = None) -> Range:

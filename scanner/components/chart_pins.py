@@ -77,9 +77,10 @@ def _entries(node: MappingNode, key: str, repo_key: str, path: str, what: str) -
     items = mapping_get(node, key)
     for entry in items.value if isinstance(items, SequenceNode) else ():
         chart, version = scalar(mapping_get(entry, "name")), mapping_get(entry, "version")
+        # No repository: the chart is in the tree (charts/, a kustomization's chartHome).
+        repository = scalar(mapping_get(entry, repo_key)) or f"tree:{os.path.dirname(path)}"
         if chart and scalar(version):
-            yield ChartPin(chart, scalar(mapping_get(entry, repo_key)), scalar(version), _origin(path, version),
-                           f"{what} {chart}")
+            yield ChartPin(chart, repository, scalar(version), _origin(path, version), f"{what} {chart}")
 
 
 def _local_chart(node: MappingNode, path: str) -> tuple[ChartPin, ChartVersion] | None:

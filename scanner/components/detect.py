@@ -7,6 +7,7 @@ line where a person edits the pin, read from the composed YAML nodes.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterator, Sequence
 
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
@@ -15,6 +16,7 @@ from scanner.components.catalog import Catalog, Component
 from scanner.components.chart_pins import ChartPin
 from scanner.components.pins import Detection, component_for_chart, detection, origin_of, unique
 from scanner.semver import parse_version
+from scanner.components.unlisted import known_url, remote_name
 from scanner.components.values import (ReleaseValues, argo_values, flux_v1_values, flux_values, generated_name,
                                        k3s_values)
 from scanner.guard import unexpected
@@ -23,6 +25,12 @@ from scanner.nodes import mapping_get, scalar, sequence_items, value_at
 
 _PART_OF = ("app.kubernetes.io/part-of", "app.kubernetes.io/name")
 _VERSION_LABEL = "app.kubernetes.io/version"
+# Workloads whose image may be an operator's, the name endings that say it is one, and Kubernetes' own images.
+_WORKLOADS = frozenset({"Deployment", "DaemonSet", "StatefulSet"})
+_OPERATOR_SUFFIXES = ("-operator", "-controller")
+_KUBERNETES_IMAGES = ("registry.k8s.io/kube-", "k8s.gcr.io/kube-")
+# A chart repository's release tag: <chart>-<version> (kube-prometheus-stack-62.7.0, velero-7.2.2).
+_TAGGED_CHART = re.compile(r"^([A-Za-z][A-Za-z0-9.-]*?)-(v?\d+\.\d+\.\d+\S*)$")
 # Objects whose `image` keys are no container's: a CRD's schema, RBAC, notes kept as data.
 _NO_IMAGES = frozenset({"CustomResourceDefinition", "ConfigMap", "Secret", "Role", "ClusterRole", "RoleBinding",
                         "ClusterRoleBinding", "ServiceAccount", "Service", "Namespace", "NetworkPolicy"})
@@ -47,12 +55,14 @@ class ObjectPins:
 
 def detect_in_manifests(manifests: Sequence[Manifest], catalog: Catalog, problems: list[Diagnostic] | None = None,
                         early: tuple[Sequence[Detection], int] = ((), 0),
-                        charts: list[ChartPin] | None = None) -> list[Detection]:
+                        charts: list[ChartPin] | None = None,
+                        unlisted: list[Detection] | None = None) -> list[Detection]:
     """Pins held by Kubernetes objects (the part a scan's checks can use). With `problems`, an object
     kubehop fails on (a bug) is an input problem there instead of an exception. `early`: the object
     pins of the first objects, taken as they were read (ObjectPins), and how many objects those are.
     `charts`, when given, receives every chart version pinned, of a known component or not
-    (components.charts)."""
+    (components.charts); `unlisted`, the pins of remote sources and operator images no data file names
+    (components.unlisted)."""
     finder = _Finder(catalog, manifests, charts)
     found: list[Detection] = list(early[0])
     done = early[1]
@@ -70,6 +80,13 @@ def detect_in_manifests(manifests: Sequence[Manifest], catalog: Catalog, problem
     # even when the data lists no such release (an old controller pinned only by its image is planned
     # from that version). Either stands unless the same file names a known release of the component
     # (then the odd version is a sidecar's).
+    # An operator image no data names is a component of its own, unless its file installs a known
+    # component (Flux's controllers, each of its own version, in gotk-components.yaml).
+    installs_known = {d.origin.path for d in found if d.component in catalog.components}
+    if unlisted is not None:
+        unlisted.extend(unique(d for d in found if d.component not in catalog.components
+                               and not (d.source == "image" and d.origin.path in installs_known)))
+    found = [d for d in found if d.component in catalog.components]
     known = {(d.component, d.origin.path) for d in found if d.releases}
     stamped = {c.name for c in catalog.components.values() if c.release_label}
     return unique(d for d in found if d.releases or d.source not in ("label", "image") or (
@@ -117,6 +134,10 @@ class _Finder:
             yield from self._argo(manifest)
         elif manifest.kind == "HelmChart" and group == "helm.cattle.io":
             yield from self._k3s_helm_chart(manifest)
+        elif manifest.kind in ("OCIRepository", "GitRepository") and group == "source.toolkit.fluxcd.io":
+            yield from self._manifest_source(manifest)
+        elif manifest.kind == "Kustomization" and group == "kustomize.toolkit.fluxcd.io":
+            yield from self._flux_source(manifest)
 
     def object_pins(self, manifest: Manifest) -> Iterator[Detection]:
         """Version labels and image tags: the object's own tree, nothing else."""
@@ -128,6 +149,9 @@ class _Finder:
         what = manifest.object_ref
         values = flux_values(manifest, self._values_source)
         chart_spec = value_at(spec, "chart", "spec")
+        if chart_spec is not None and scalar(value_at(chart_spec, "sourceRef", "kind")) == "GitRepository":
+            yield from self._git_chart(manifest, chart_spec, values)
+            return
         if chart_spec is not None:
             chart = scalar(value_at(chart_spec, "chart"))
             repo = self._repository_url(value_at(chart_spec, "sourceRef"), manifest.namespace)
@@ -164,10 +188,75 @@ class _Finder:
             yield from self._chart_pin(chart, repo, value_at(spec, "version"), value_at(spec, "chart"),
                                        target.origin.path, f"{via} (chart {chart})", values)
 
+    def _git_chart(self, manifest: Manifest, chart_spec: Any, values: ReleaseValues) -> Iterator[Detection]:
+        """A chart in a remote Git repository at a tag (Flux reads its version from the tag, not from
+        spec.chart.spec.version); a chart in the tree's own repository is the tree's, rendered."""
+        source = self._source(value_at(chart_spec, "sourceRef"), manifest.namespace)
+        path = (scalar(value_at(chart_spec, "chart")) or "").strip("/")
+        pinned = _git_pin(source) if source is not None else None
+        if pinned is None or not path:
+            return
+        url, ref = pinned
+        chart = path.rpartition("/")[2]
+        version = (scalar(ref) or "").removeprefix(f"{chart}-")  # a chart repository's tags: <chart>-<version>
+        yield from self._chart_pin(chart, url, ref, ref, source.origin.path,
+                                   f"{manifest.object_ref} via {source.object_ref} (chart {chart})", values, version)
+
+    def _tagged_chart(self, source: Manifest, ref: Any, what: str) -> Iterator[Detection]:
+        """A chart repository's tag, `<chart>-<version>` (kube-prometheus-stack-62.7.0: the chart's CRDs
+        applied from the tag), as a pin of that chart."""
+        chart, version = _TAGGED_CHART.match(scalar(ref) or "").groups()
+        component = component_for_chart(self.catalog, chart, None)
+        origin = _located(source, ref)
+        if component is not None:
+            yield detection(component, version, True, origin, "kustomize", what)
+        else:
+            yield Detection(chart, version, (), origin, "kustomize", what)
+
+    def _flux_source(self, manifest: Manifest) -> Iterator[Detection]:
+        """The release of a remote Git repository or OCI artifact a Flux Kustomization applies, at its tag."""
+        source = self._source(value_at(manifest.node, "spec", "sourceRef"), manifest.namespace)
+        pinned = _git_pin(source) if source is not None and source.kind == "GitRepository" else \
+            _oci_pin(source) if source is not None and source.kind == "OCIRepository" else None
+        if pinned is None:
+            return
+        url, ref = pinned
+        what = f"{manifest.object_ref} via {source.object_ref} ({url})"
+        version = scalar(ref) or ""
+        tagged = _TAGGED_CHART.match(version)
+        component = known_url(url, self.catalog)
+        if component is None and tagged:  # a charts repository (prometheus-community/helm-charts) at a chart's tag
+            yield from self._tagged_chart(source, ref, what)
+            return
+        component = component or component_for_chart(self.catalog, url.rpartition("/")[2], None)
+        if component is not None:
+            version = tagged.group(2) if tagged else version  # kyverno-chart-v2.5.2: the version is v2.5.2
+            if parse_version(version) is not None:
+                yield detection(component, version, False, _located(source, ref), "kustomize", what)
+            return
+        name = remote_name(url) if source.kind == "GitRepository" else url.rstrip("/").rpartition("/")[2]
+        if name:
+            yield Detection(name, version, (), _located(source, ref), "kustomize", what)
+
+    def _source(self, source_ref: Any, namespace: str | None) -> Manifest | None:
+        kind, name = scalar(value_at(source_ref, "kind")), scalar(value_at(source_ref, "name"))
+        return self.objects.get((kind, scalar(value_at(source_ref, "namespace")) or namespace, name))
+
     def _repository_url(self, source_ref: Any, namespace: str | None) -> str | None:
         kind, name = scalar(value_at(source_ref, "kind")), scalar(value_at(source_ref, "name"))
         source = self.objects.get((kind, scalar(value_at(source_ref, "namespace")) or namespace, name))
         return scalar(value_at(source.node, "spec", "url")) if source is not None else None
+
+    def _manifest_source(self, manifest: Manifest) -> Iterator[Detection]:
+        """A Flux source of a component's own release manifests (Flux's flux-manifests): its ref is the pin."""
+        url = scalar(value_at(manifest.node, "spec", "url")) or ""
+        component = next((c for c in self.catalog.components.values()
+                          if any(fragment in url for fragment in c.manifest_sources)), None)
+        ref = value_at(manifest.node, "spec", "ref")
+        version = value_at(ref, "tag") or value_at(ref, "semver")
+        if component is not None and scalar(version):
+            yield detection(component, scalar(version), False, _located(manifest, version), "source",
+                            f"{manifest.object_ref} ({url})")
 
     def _argo(self, manifest: Manifest) -> Iterator[Detection]:
         spec = value_at(manifest.node, "spec")
@@ -192,8 +281,9 @@ class _Finder:
                                    k3s_values(manifest, config))
 
     def _chart_pin(self, chart: str | None, repo: str | None, version_node: Any, fallback_node: Any,
-                   path: str, what: str, values: ReleaseValues | None = None) -> Iterator[Detection]:
-        pin = scalar(version_node) or "*"  # no version: the newest chart, whichever it is
+                   path: str, what: str, values: ReleaseValues | None = None,
+                   version: str | None = None) -> Iterator[Detection]:
+        pin = version or scalar(version_node) or "*"  # no version: the newest chart, whichever it is
         node = version_node if version_node is not None else fallback_node
         if self.charts is not None and chart and node is not None:
             self.charts.append(ChartPin(chart, repo, pin, origin_of(path, node), what))
@@ -218,13 +308,44 @@ class _Finder:
             return
         for node in _image_nodes(manifest.node):
             name, _, tag = split_image(node.value)
+            if not tag or parse_version(tag) is None:
+                continue
             component = self._component_for_image(name)
-            if component is not None and tag and parse_version(tag) is not None:
+            if component is not None:
                 yield detection(component, tag, False, _located(manifest, node), "image",
                                  f"image {name} in {manifest.object_ref}")
+            elif operator_image(name, manifest):
+                yield Detection(name.rpartition("/")[2], tag, (), _located(manifest, node), "image",
+                                f"image {name} in {manifest.object_ref}")
 
     def _component_for_image(self, name: str) -> Component | None:
         return self.by_image.get(normalize_image(name))
+
+
+def operator_image(name: str, manifest: Manifest) -> bool:
+    """An image that names an operator or controller (`*-operator`, `*-controller`) run by a workload of a
+    plain manifest: a component in its own right. Other images are apps, sidecars and tools (far too many
+    to list), and a chart's objects are named by their chart."""
+    return (manifest.kind in _WORKLOADS and manifest.origin.via is None
+            and name.rpartition("/")[2].endswith(_OPERATOR_SUFFIXES) and not name.startswith(_KUBERNETES_IMAGES))
+
+
+def _git_pin(source: Manifest) -> tuple[str, Any] | None:
+    """(url, the ref node) of a GitRepository pinned to a tag, semver range or commit; None for a branch
+    (the tree's own repository, or one that floats) and for the tree's own flux-system source."""
+    if source.name == "flux-system":
+        return None
+    spec = value_at(source.node, "spec")
+    url = scalar(value_at(spec, "url"))
+    ref = next((n for k in ("tag", "semver", "commit") if scalar(n := value_at(spec, "ref", k))), None)
+    return (url, ref) if url and ref is not None else None
+
+
+def _oci_pin(source: Manifest) -> tuple[str, Any] | None:
+    spec = value_at(source.node, "spec")
+    url = scalar(value_at(spec, "url"))
+    ref = next((n for k in ("tag", "semver") if scalar(n := value_at(spec, "ref", k))), None)
+    return (url, ref) if url and ref is not None else None
 
 
 def _image_nodes(root: Any) -> Iterator[ScalarNode]:

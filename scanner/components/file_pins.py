@@ -11,10 +11,12 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from yaml.nodes import MappingNode
 
-from scanner.components.catalog import Catalog
+from scanner.components.catalog import Catalog, placeholder
+from scanner.components.clients import client_stem, host_binary_only
 from scanner.components.cluster_pin import cluster_variables
 from scanner.components.pins import ClusterPin, Detection, component_for_chart, detection, origin_of
 from scanner.semver import parse_version
+from scanner.components.unlisted import known_url, remote_ref
 from scanner.components.values import kustomize_values
 from scanner.guard import unexpected
 from scanner.model import Diagnostic
@@ -23,8 +25,6 @@ from scanner.sources.files.walk import KUSTOMIZATION_FILES
 
 # Helm charts list their dependencies in Chart.yaml (Helm 3) or requirements.yaml (Helm 2).
 _CHART_FILES = ("Chart.yaml", "requirements.yaml", "requirements.yml")
-_REF_PARAM = re.compile(r"[?&](?:ref|version)=([^&#]+)")
-_RELEASE_PATH = re.compile(r"/releases/download/([^/]+)/")
 _VARIABLE = re.compile(r"^([A-Za-z0-9_-]+?)_version$")
 
 
@@ -84,21 +84,23 @@ def _chart_entries(entries: list[Any], repo_key: str, path: str, catalog: Catalo
 
 
 def _vendored_chart(node: Any, path: str, catalog: Catalog) -> Iterator[Detection]:
-    """A copy of a component's own chart kept in the tree: its Chart.yaml name and version."""
-    chart, version = scalar(mapping_get(node, "name")), mapping_get(node, "version")
+    """A copy of a component's own chart kept in the tree: the release is its Chart.yaml `appVersion`.
+    The chart's own `version` is not (a wrapper or a local chart versions itself: 0.0.0, 0.1.0)."""
+    chart, app = scalar(mapping_get(node, "name")), mapping_get(node, "appVersion")
     if any(scalar(mapping_get(d, "name")) == chart for d in sequence_items(mapping_get(node, "dependencies"))):
         return  # a wrapper around the component's own chart (a dependency of the same name): that pin counts
     component = component_for_chart(catalog, chart, None)
-    if component is not None and scalar(version):
-        yield detection(component, scalar(version), True, origin_of(path, version), "chart", f"vendored chart {chart}")
+    version = scalar(app)
+    if component is not None and version and parse_version(version) is not None and not placeholder(version):
+        yield detection(component, version, False, origin_of(path, app), "vendored",
+                         f"vendored chart {chart} (appVersion)")
 
 
 def _kustomize_remotes(node: Any, path: str, catalog: Catalog) -> Iterator[Detection]:
     for key in ("resources", "bases", "components"):
         for item in sequence_items(mapping_get(node, key)):
             url = scalar(item) or ""
-            component = next((c for c in catalog.components.values()
-                              if any(fragment in url for fragment in c.kustomize_urls)), None)
+            component = known_url(url, catalog) if url else None
             version = remote_version(url)
             if component is not None and version:
                 yield detection(component, version, False, origin_of(path, item), "kustomize",
@@ -106,23 +108,46 @@ def _kustomize_remotes(node: Any, path: str, catalog: Catalog) -> Iterator[Detec
 
 
 def remote_version(url: str) -> str | None:
-    """The release a remote Kustomize resource names: ?ref=v8.2.0 or /releases/download/v1.9.0/."""
-    for pattern in (_REF_PARAM, _RELEASE_PATH):
-        m = pattern.search(url)
-        if m and parse_version(m.group(1)) is not None:
-            return m.group(1)
-    return None
+    """The release a remote Kustomize resource names: ?ref=v8.2.0, /releases/download/v1.9.0/, or the
+    tag of a raw.githubusercontent.com path."""
+    ref = remote_ref(url)
+    return ref if ref is not None and parse_version(ref) is not None else None
 
 
 def _version_variables(node: Any, path: str, catalog: Catalog) -> Iterator[Detection]:
-    """`gateway_api_version: v1.2.1` in Ansible defaults or values files."""
+    """`gateway_api_version: v1.2.1` in Ansible defaults or values files, and the release URLs such a
+    file lists (`gateway_api_crd_urls: [.../releases/download/v1.2.1/standard-install.yaml]`); a client's
+    version (a `*_cli_version`, a role's variable its tasks use only to fetch a binary for the host) is none."""
     for key, value in node.value:
+        yield from _release_urls(key, value, path, catalog)
         m = _VARIABLE.match(scalar(key) or "")
         version = scalar(value)
-        if not m or version is None or parse_version(version) is None:
+        if not m or version is None or parse_version(version) is None or client_stem(m.group(1)):
             continue
         stem = m.group(1).replace("_", "-").lower()
-        component = catalog.components.get(stem) or component_for_chart(catalog, stem, None)
-        if component is not None:
+        component = catalog.components.get(stem) or component_for_chart(catalog, stem, None) or \
+            _named_first(stem, catalog)
+        if component is not None and not host_binary_only(key.value, path):
             yield detection(component, version, False, origin_of(path, value), "variable",
                              f"variable {key.value}")
+
+
+def _named_first(stem: str, catalog: Catalog):
+    """`cilium_bootstrap_chart_version`: a variable named after a component first, for a version of it
+    (a chart version only where the chart is numbered as the component is)."""
+    names = [n for n in catalog.components if stem.startswith(n + "-")]
+    component = catalog.components[max(names, key=len)] if names else None
+    if component is not None and "chart" in stem.split("-") and component.chart_lines is not None:
+        return None
+    return component
+
+
+def _release_urls(key: Any, value: Any, path: str, catalog: Catalog) -> Iterator[Detection]:
+    """A variable holding a component's release URL (or a list of them): each URL's version is a pin."""
+    for item in [value] if scalar(value) is not None else sequence_items(value):
+        url = scalar(item) or ""
+        version = remote_version(url) if "://" in url else None
+        component = next((c for c in catalog.components.values()
+                          if any(fragment in url for fragment in c.kustomize_urls)), None) if version else None
+        if component is not None:
+            yield detection(component, version, False, origin_of(path, item), "url", f"URL in variable {scalar(key)}")

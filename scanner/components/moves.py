@@ -78,16 +78,26 @@ def evidence(component: Component, b: Minor) -> str:
     return "; ".join(parts)
 
 
+def no_range_said(release: Release, minor: str) -> str:
+    """What the data says of a release for a minor it states nothing for ("1.29", "Kubernetes 1.29"): a
+    release the data does not list says nothing at all (its range is unknown, not "no support")."""
+    if not release.listed:
+        return "is a release kubehop has no data on (its range is unknown)"
+    return f"states no support for {minor}"
+
+
 def steps(state: ComponentState, start: Release, path: list[Release], hop: Hop) -> list[Step]:
     steps, source = [], start
     for release in path:
         why = f"{release.version} supports {release.support_text}"
         if release.support(hop.target) == UNSTATED:
-            why = f"{source.version} supports {source.support_text}; {release.version} states no support for " \
+            said = f"supports {source.support_text}" if source.listed else no_range_said(source, str(hop.target))
+            why = f"{source.version} {said}; {release.version} states no support for " \
                   f"{hop.target} either way (unverified)"
         elif release is path[-1] and source.support(hop.target) == UNSTATED:
-            why = (f"{source.version} states no support for {hop.target}; {release.version} is the oldest release "
-                   f"that does ({release.support_text})")
+            does = "that does" if source.listed else f"stated to support {hop.target}"
+            why = (f"{source.version} {no_range_said(source, str(hop.target))}; {release.version} is the oldest release "
+                   f"{does} ({release.support_text})")
         if release is not path[-1]:
             why += f" (one minor at a time: {release.version} comes first)"
         elif state.component.one_minor_at_a_time is None and _skips(state.component, source, release):
@@ -98,7 +108,7 @@ def steps(state: ComponentState, start: Release, path: list[Release], hop: Hop) 
                 why += " (it moves one minor at a time: take each in turn)"
         if release.support(hop.source) == EXCLUDED:
             why += f"; does not list {hop.source}, where it must run until the hop"
-        steps.append(Step(state.component, source, release, state.pins, why))
+        steps.append(Step(state.component, source, release, state.pins, why, state.key))
         source = release
     return steps
 
@@ -109,23 +119,24 @@ def _skips(component: Component, source: Release, target: Release) -> bool:
 
 def with_requirements(moves: list[Step], states: dict[str, ComponentState], releases: dict[str, Release],
                        hop: Hop, catalog: Catalog, reported: set[tuple[str, str]]) -> list[Step]:
-    """Moves a release requires of another component (Gateway API CRDs for Cilium) come first; a
-    requirement with a condition only when the release's values meet it (`condition`)."""
+    """Moves a release requires of another component (Gateway API CRDs for Cilium) come first, for every
+    install of it the tree has; a requirement with a condition only when the release's values meet it
+    (`condition`). `states` and `releases` are by install (ComponentState.key)."""
     first: list[Step] = []
     for step in moves:
         for requirement in step.target.requires:
             name, version = requirement.component, requirement.version
-            own = states.get(step.component.name)
+            own = states.get(step.state or step.component.name)
             holds, why = condition(requirement, own.detections if own is not None else [])
             if holds is False:
                 continue
             component = catalog.components.get(name)
             needed = component.release(version) if component else None
-            have = releases.get(name)
-            if needed is None or name not in states:
-                missing = "a release the data does not list" if name in states else "not found in the tree"
-                if (step.component.name, name) not in reported:  # once per component and requirement
-                    reported.add((step.component.name, name))
+            installs = [key for key, state in states.items() if state.component.name == name]
+            if needed is None or not installs:
+                missing = "a release the data does not list" if installs else "not found in the tree"
+                if (step.state, name) not in reported:  # once per install and requirement
+                    reported.add((step.state, name))
                     text = f"{step.label} requires {name} {version}: {missing}"
                     if requirement.when_values:
                         text = (f"{step.label} requires {name} {version} when {requirement.when_values} is set "
@@ -133,11 +144,14 @@ def with_requirements(moves: list[Step], states: dict[str, ComponentState], rele
                             f"{step.label} requires {name} {version} when {requirement.when_values} is set, "
                             f"which kubehop cannot tell ({why}); if it is: {missing}")
                     hop.problems.append(Problem(WARNING, step.component.name, text, REQUIRES, hop.target, step.pins,
-                                                source=requirement.source))
-            elif have is not None and have.key < needed.key:
-                first.append(Step(component, have, needed, states[name].pins,
-                                  f"required by {step.component.title} {step.target.version}"))
-                releases[name] = needed
+                                                source=requirement.source, state=step.state))
+                continue
+            for key in installs:
+                have = releases.get(key)
+                if have is not None and have.key < needed.key:
+                    first.append(Step(component, have, needed, states[key].pins,
+                                      f"required by {step.component.title} {step.target.version}", key))
+                    releases[key] = needed
     return first + moves
 
 

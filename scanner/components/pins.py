@@ -15,9 +15,13 @@ from scanner.components.values import ReleaseValues
 from scanner.model import Origin
 from scanner.versions import Minor
 
-# How much a kind of pin is trusted to say which release runs: the chart or manifest a tree
-# installs from wins over a variable, which wins over labels and images (often sidecars).
-PIN_RANK = {"chart": 0, "kustomize": 0, "variable": 1, "label": 2, "image": 3}
+# How much a kind of pin is trusted to say which release runs: the source a component reconciles
+# itself from (Flux from its flux-manifests OCIRepository) wins over the chart or manifest a tree
+# installs from (a bootstrap kustomization; a vendored copy of a chart, its appVersion, counts as a
+# chart), which wins over a variable, which wins over labels and images (often sidecars).
+PIN_RANK = {"source": 0, "chart": 1, "kustomize": 1, "vendored": 1, "variable": 2, "url": 2, "label": 3, "image": 4}
+# Pins that one object stamps on many (a chart's objects share its label and image): one per file.
+_STAMPED = ("label", "image")
 
 
 @dataclass(frozen=True)
@@ -59,10 +63,11 @@ def by_component(detections: Iterable[Detection]) -> dict[str, list[Detection]]:
 
 
 def unique(detections: Iterable[Detection]) -> list[Detection]:
-    """One detection per component, pin and file: a chart's 20 objects with one label are one pin."""
-    seen: dict[tuple[str, str, str, str], Detection] = {}
+    """One label or image pin per component, pin and file: a chart's 20 objects with one label are one
+    pin. Other pins are each a line to edit (two remote resources at one ?ref= are two edits)."""
+    seen: dict[tuple[str, str, str, str, int], Detection] = {}
     for d in sorted(detections, key=lambda d: (d.origin.path, d.origin.line, d.origin.column)):
-        seen.setdefault((d.component, d.pin, d.origin.path, d.source), d)
+        seen.setdefault((d.component, d.pin, d.origin.path, d.source, 0 if d.source in _STAMPED else d.origin.line), d)
     return sorted(seen.values(), key=lambda d: (d.component, d.rank, d.origin.path, d.origin.line))
 
 

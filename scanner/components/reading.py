@@ -1,7 +1,8 @@
 """A tree's pins, read from what the scan's own sources read: each file is parsed once.
 
 Detection reads the objects the sources built and the documents they kept that are not objects
-(Chart.yaml, kustomizations, `*_version` variables: ScanInput.documents).
+(Chart.yaml, kustomizations, `*_version` variables: ScanInput.documents); what the tree deploys that
+no data file names is kept apart (components.unlisted).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from scanner.components.detect import detect_in_manifests
 from scanner.components.file_pins import detect_in_documents
 from scanner.components.pins import Detection, unique
 from scanner.components.tree import TreeComponents
+from scanner.components.unlisted import unlisted_charts, unlisted_remotes
 from scanner.sources import ScanInput, collect
 from scanner.versions import Minor
 
@@ -26,14 +28,16 @@ def pins_of(scan_input: ScanInput, catalog: Catalog,
     problems = scan_input.diagnostics  # a bug met on one object or document is an input problem there
     in_documents, cluster = detect_in_documents(scan_input.documents, catalog, problems, scan_input.scanned)
     charts: list[ChartPin] = []
-    in_manifests = detect_in_manifests(scan_input.manifests, catalog, problems, early, charts)
+    unlisted: list[Detection] = []
+    in_manifests = detect_in_manifests(scan_input.manifests, catalog, problems, early, charts, unlisted)
     chart_entries, local = chart_pins_in_documents(scan_input.documents)
+    unlisted += unlisted_charts(charts + chart_entries, catalog) + unlisted_remotes(scan_input.documents, catalog)
     return TreeComponents(
         detections=unique(in_manifests + in_documents),
         cluster=list(cluster_pins_in_manifests(scan_input.manifests)) + cluster,
         manifests=scan_input.manifests, diagnostics=scan_input.diagnostics, notices=scan_input.notices,
-        findings=scan_input.findings, suppressions=scan_input.suppressions,
-        charts=charts + chart_entries, local_charts=local)
+        suppressions=scan_input.suppressions,
+        charts=charts + chart_entries, local_charts=local, unlisted=unique(unlisted))
 
 
 def detect(paths: list[str], catalog: Catalog, target: Minor | None = None, options=None) -> TreeComponents:

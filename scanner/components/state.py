@@ -10,13 +10,13 @@ checks report the same facts as findings. Neither imports the other.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import Iterable, Sequence
 
-from scanner.components.catalog import (SUPPORTED, UNKNOWN as UNSTATED, UNSUPPORTED as EXCLUDED, Catalog, Component,
+from scanner.components.catalog import (SUPPORTED, UNKNOWN as UNSTATED, UNSUPPORTED as EXCLUDED, Catalog,
                                         CrdRule, Release, release_key)
-from scanner.components.moves import evidence, route, steps, with_requirements
-from scanner.semver import parse_version
-from scanner.components.timeline import (BLOCKED, BLOCKER, NEWER_THAN_CLUSTER, OUTSIDE_RANGE, PIN_RANGE, REQUIRED_MOVE,
+from scanner.components.installs import component_states, judged_from
+from scanner.components.moves import evidence, no_range_said, route, steps, with_requirements
+from scanner.components.timeline import (BLOCKED, BLOCKER, NEWER_THAN_CLUSTER, NO_DATA, OUTSIDE_RANGE, REQUIRED_MOVE,
                                          REQUIRES, UNKNOWN, UNKNOWN_POLICIES, UNKNOWN_RELEASE, UNKNOWN_SUPPORT,
                                          UNSUPPORTED, UNVERIFIED, WARNING, ComponentState, Hop, Migration, Problem,
                                          Step, Timeline)
@@ -24,69 +24,9 @@ from scanner.model import Manifest
 from scanner.paths import where
 from scanner.versions import Minor, minor_range
 
-if TYPE_CHECKING:
-    from scanner.components.pins import Detection
-
-__all__ = ["BLOCKED", "BLOCKER", "NEWER_THAN_CLUSTER", "OUTSIDE_RANGE", "PIN_RANGE", "REQUIRED_MOVE", "REQUIRES",
+__all__ = ["BLOCKED", "BLOCKER", "NEWER_THAN_CLUSTER", "NO_DATA", "OUTSIDE_RANGE", "REQUIRED_MOVE", "REQUIRES",
            "UNKNOWN", "UNKNOWN_POLICIES", "UNKNOWN_RELEASE", "UNKNOWN_SUPPORT", "UNSUPPORTED", "UNVERIFIED", "WARNING",
            "ComponentState", "Hop", "Migration", "Problem", "Step", "Timeline", "component_states", "resolve", "route"]
-
-
-def component_states(detections: dict[str, list[Detection]], catalog: Catalog) -> list[ComponentState]:
-    """One state per detected component, planned from the release its pins install.
-
-    A range ("1.x", ">=1.24 <1.31") installs the newest release it admits: Flux, Argo CD and
-    `helm dependency update` all resolve it so, at every reconcile. Pins that disagree (two files
-    naming two releases) are planned from the oldest they name.
-    A pin without an upper bound ("*", ">=1.2") installs whatever is newest: its release is unknown.
-    A version the data does not list (an image tag older than its releases) is planned from as a
-    release whose range is unknown.
-    """
-    states = []
-    for name, found in sorted(detections.items()):
-        component = catalog.components[name]
-        best = min(d.rank for d in found)
-        pins = [d for d in found if d.rank == best]
-        admitted = [_installed(d) for d in pins if not d.floating and d.releases]
-        if not admitted:
-            admitted = [r for d in pins if not d.floating and (d.source != "chart" or component.chart_lines is None)
-                        for r in [component.unlisted(d.pin)] if r is not None]
-        start = min(admitted, key=lambda r: r.key) if admitted else None
-        if start is not None and start.listed:
-            start = _at_pinned_patch(start, pins, component)
-        states.append(ComponentState(component, pins, start))
-    return states
-
-
-def _installed(detection: Detection) -> Release:
-    """The release a pin installs: its only one, or the newest its range admits (releases are oldest first)."""
-    return detection.releases[-1]
-
-
-def _at_pinned_patch(release: Release, pins: list[Detection], component: Component) -> Release:
-    """The release as the pins install it: an exact app version pins its patch (1.7.2 runs with the
-    range Longhorn restated in 1.7.1); a range installs its newest patch; a chart version of its own
-    numbering pins the .0, with the range its chart line states itself when every pin is on such a
-    line (kube-prometheus-stack 50 ships the operator of 49 with a higher kubeVersion floor)."""
-    exact = [d.pin for d in pins if not d.floating and (d.source != "chart" or component.chart_lines is None)
-             and parse_version(d.pin) is not None and release.key == _key_or_none(d.pin)]
-    if len(exact) == len(pins) and exact:
-        return release.at_patch(exact[0])
-    ranges = all(parse_version(d.pin) is None for d in pins)
-    installed = release.effective()[-1 if ranges else 0]
-    lines = {component.chart_range(d.pin) if d.source == "chart" and component.chart_lines is not None else None
-             for d in pins}
-    if len(lines) == 1 and (line := lines.pop()) is not None:
-        stated, source = line
-        return dataclasses.replace(installed, min=stated.min, max=stated.max, open_ended=stated.open_ended,
-                                   through=stated.through,
-                                   source=source)
-    return installed
-
-
-def _key_or_none(version: str) -> tuple[int, int] | None:
-    parsed = parse_version(version)
-    return tuple(parsed.floor[:2]) if parsed is not None and parsed.precision >= 2 else None  # type: ignore
 
 
 def resolve(states: list[ComponentState], current: Minor, target: Minor, catalog: Catalog,
@@ -103,23 +43,29 @@ def resolve(states: list[ComponentState], current: Minor, target: Minor, catalog
     hops = [Hop(a, b) for a, b in zip(minors, minors[1:])]
     if not hops:
         raise ValueError("a plan needs at least one hop")
-    releases = {s.component.name: s.start for s in states if s.start is not None}
-    by_name = {s.component.name: s for s in states}
+    # Where each install is first judged: the current minor; when it is only assumed, the newest minor
+    # the install's release is stated to run on (so a release is judged at the hop it breaks, not at the target).
+    starts = {s.key: current if current_known else max(current, judged_from(s, hops[-1].source, current))
+              for s in states}
+    releases = {s.key: s.start for s in states if s.start is not None}
+    by_key = {s.key: s for s in states}
     unverified: list[tuple[Hop, str, Release]] = []
     blocked: set[str] = set()
     reported: set[tuple[str, str]] = set()
     for hop in hops:
+        judged = {key for key in releases if starts[key] <= hop.source} - blocked
         if released is not None and hop.target > released:
-            unverified += [(hop, name, releases[name]) for name in sorted(set(releases) - blocked)]
+            unverified += [(hop, key, releases[key]) for key in sorted(judged)]
             continue
-        unverified += [(hop, name, release) for name, release in
-                       _resolve_hop(hop, by_name, releases, blocked, catalog, reported)]
+        unverified += [(hop, key, release) for key, release in
+                       _resolve_hop(hop, by_key, releases, judged, blocked, catalog, reported)]
     for state in states:
-        state.final = releases.get(state.component.name)
+        state.final = releases.get(state.key)
     today = [p for s in states for p in _start_problems(s, current)
              if current_known or p.kind != OUTSIDE_RANGE]
+    today += [_no_data(s, starts[s.key].next(), target) for s in states if s.component.no_data]
     timeline = Timeline(current, target, states, hops, today, unknown=unknown)
-    _unverified_problems(timeline, unverified, by_name, catalog, released)
+    _unverified_problems(timeline, unverified, by_key, catalog, released)
     _pinned_moves(timeline)
     timeline.problems = _with_policy(timeline.problems, unknown)
     for hop in hops:
@@ -137,22 +83,30 @@ def _with_policy(problems: list[Problem], unknown: str) -> list[Problem]:
 
 
 def _start_problems(state: ComponentState, current: Minor) -> list[Problem]:
-    """What is already uncertain or wrong about a component before any hop."""
-    name, title, start, pins = state.component.name, state.component.title, state.start, state.pins
+    """What is already uncertain or wrong about an install before any hop."""
+    name, start, pins = state.component.name, state.start, state.pins
+    if state.component.no_data:
+        return []
     if start is None:
-        return [Problem(UNKNOWN, name, _unresolved(state), UNKNOWN_RELEASE, current, pins, support=UNSTATED)]
-    problems = []
-    named = sorted({r.key: r for d in state.detections if not d.floating and d.releases
-                    for r in [_installed(d)]}.values(), key=lambda r: r.key)
-    if len(named) > 1:
-        problems.append(Problem(WARNING, name, (
-            f"{title}: the pins install {' and '.join(r.version for r in named)}; planned from "
-            f"{start.version}, the oldest: make them agree to plan exactly"), PIN_RANGE, current, pins))
+        return [Problem(UNKNOWN, name, _unresolved(state), UNKNOWN_RELEASE, current, pins, support=UNSTATED,
+                        state=state.key)]
     if start.supports(current) is False:
-        problems.append(Problem(WARNING, name, (
+        return [Problem(WARNING, name, (
             f"{state.named(start)} does not list Kubernetes {current} (supports {start.support_text}): "
-            "the cluster already runs outside its stated range"), OUTSIDE_RANGE, current, pins, support=EXCLUDED))
-    return problems
+            "the cluster already runs outside its stated range"), OUTSIDE_RANGE, current, pins, support=EXCLUDED,
+            state=state.key)]
+    return []
+
+
+def _no_data(state: ComponentState, first: Minor, target: Minor) -> Problem:
+    """A component the tree deploys that no data file names: unknown at every hop from `first` on."""
+    span = f"{first}" if first == target else f"{first}–{target}"
+    pin = state.detections[0].pin
+    version = f" {pin}" if pin != "*" else " (no version pinned)"
+    return Problem(UNKNOWN, state.component.name, (
+        f"{state.component.name}{version} is deployed, but kubehop has no data on it: whether it "
+        f"supports Kubernetes {span} is unknown; check the project's own compatibility notes before the "
+        f"{'hop' if first == target else 'hops'}"), NO_DATA, first, state.pins, support=UNSTATED, state=state.key)
 
 
 def _unresolved(state: ComponentState) -> str:
@@ -163,37 +117,38 @@ def _unresolved(state: ComponentState) -> str:
     return f"{state.component.title}: no known release matches {pins}; its moves cannot be planned"
 
 
-def _resolve_hop(hop: Hop, states: dict[str, ComponentState], releases: dict[str, Release],
+def _resolve_hop(hop: Hop, states: dict[str, ComponentState], releases: dict[str, Release], judged: set[str],
                  blocked: set[str], catalog: Catalog, reported: set[tuple[str, str]]) -> list[tuple[str, Release]]:
-    """The moves and problems of one hop; returns the components left unverified there, with their release."""
+    """The moves and problems of one hop for the installs judged there; returns those left unverified,
+    with their release."""
     moves: list[Step] = []
     unverified = []
-    for name in sorted(set(releases) - blocked):
-        state = states[name]
-        path, problem, unsure = route(state.component, releases[name], hop.source, hop.target)
+    for key in sorted(judged):
+        state = states[key]
+        path, problem, unsure = route(state.component, releases[key], hop.source, hop.target)
         if problem:
-            hop.problems.append(dataclasses.replace(problem, minor=hop.target, pins=state.pins))
+            hop.problems.append(dataclasses.replace(problem, minor=hop.target, pins=state.pins, state=key))
             if problem.severity == BLOCKER:
-                blocked.add(name)
-        moves.extend(steps(state, releases[name], path, hop))
+                blocked.add(key)
+        moves.extend(steps(state, releases[key], path, hop))
         if path:
-            releases[name] = path[-1]
+            releases[key] = path[-1]
         if unsure:
-            unverified.append((name, releases[name]))
+            unverified.append((key, releases[key]))
     hop.moves = with_requirements(moves, states, releases, hop, catalog, reported)
     return unverified
 
 
 def _unverified_problems(timeline: Timeline, unverified: list[tuple[Hop, str, Release]],
                          states: dict[str, ComponentState], catalog: Catalog, released: Minor | None) -> None:
-    """One problem per component and release for the run of hops nobody states support for."""
+    """One problem per install and release for the run of hops nobody states support for."""
     runs: dict[tuple[str, str], list[Hop]] = {}
     named: dict[tuple[str, str], str] = {}
-    for hop, name, release in unverified:
-        runs.setdefault((name, release.version), []).append(hop)
-        named.setdefault((name, release.version), states[name].named(release))
-    for (name, version), hops in runs.items():
-        component, version = catalog.components[name], named[(name, version)]
+    for hop, key, release in unverified:
+        runs.setdefault((key, release.version), []).append(hop)
+        named.setdefault((key, release.version), states[key].named(release))
+    for (key, version), hops in runs.items():
+        component, version = states[key].component, named[(key, version)]
         first, last = hops[0].target, hops[-1].target
         span, several = (f"{first}", False) if first == last else (f"{first}–{last}", True)
         message = (f"{version}: no release states support for Kubernetes {span}, so the "
@@ -202,8 +157,8 @@ def _unverified_problems(timeline: Timeline, unverified: list[tuple[Hop, str, Re
         if released is not None and first > released:
             message = (f"{version}: Kubernetes {span} is not released yet, so no release states "
                        f"support for it: the hop is unverified for it ({evidence(component, first)})")
-        hops[0].problems.append(Problem(UNKNOWN, name, message, UNVERIFIED, first, states[name].pins,
-                                        support=UNVERIFIED))
+        hops[0].problems.append(Problem(UNKNOWN, component.name, message, UNVERIFIED, first, states[key].pins,
+                                        support=UNVERIFIED, state=key))
 
 
 def _pinned_moves(timeline: Timeline) -> None:
@@ -215,7 +170,7 @@ def _pinned_moves(timeline: Timeline) -> None:
     for state in timeline.states:
         if state.start is None:
             continue
-        moves = [(hop, s) for hop in timeline.hops for s in hop.moves if s.component is state.component]
+        moves = [(hop, s) for hop in timeline.hops for s in hop.moves if s.state == state.key]
         first = next(((hop, s) for hop, s in moves if s.source is state.start), None)
         if first is None:
             continue
@@ -228,20 +183,25 @@ def _pinned_moves(timeline: Timeline) -> None:
         if step.why.startswith("required by"):
             problem = Problem(WARNING, state.component.name, (
                 f"{title} must move to {component.short(step.target.version)} before the hop to {b}: "
-                f"{step.why}"), REQUIRED_MOVE, b, state.pins, fix)
+                f"{step.why}"), REQUIRED_MOVE, b, state.pins, fix, state=state.key)
         elif support == EXCLUDED:
-            problem = Problem(BLOCKER, state.component.name, (
-                f"{title} supports Kubernetes {start.support_text}, not {b}: move it to "
-                f"{component.short(to.version)} before the hop to {b} ({_support_said(to, b)})"), UNSUPPORTED, b, state.pins, fix,
-                EXCLUDED)
+            problem = Problem(BLOCKER, state.component.name,
+                              f"{title} supports Kubernetes {start.support_text}, not {b}", UNSUPPORTED, b,
+                              state.pins, fix, EXCLUDED, state=state.key,
+                              advice=(f"move it to {component.short(to.version)} before the hop to {b} "
+                                      f"({_support_said(to, b)})"))
         else:
             problem = Problem(UNKNOWN, state.component.name, (
-                f"{title} states no support for Kubernetes {b}; {component.short(to.version)} is the oldest "
-                f"release that does ({to.support_text}): move it before the hop to {b}"), UNKNOWN_SUPPORT, b,
-                state.pins, fix, UNSTATED)
+                f"{title} {no_range_said(start, 'Kubernetes ' + str(b))}; {component.short(to.version)} is the oldest "
+                f"release {_that_does(start, b)} ({to.support_text})"), UNKNOWN_SUPPORT, b, state.pins, fix, UNSTATED,
+                state=state.key, advice=f"move it before the hop to {b}")
         first_moves.setdefault(id(hop), []).append(problem)
     for hop in timeline.hops:
         hop.problems[:0] = first_moves.get(id(hop), [])
+
+
+def _that_does(start: Release, minor: Minor) -> str:
+    return "that does" if start.listed else f"stated to support Kubernetes {minor}"
 
 
 def _support_said(release: Release, minor: Minor) -> str:
@@ -268,17 +228,19 @@ def _migrations(timeline: Timeline, catalog: Catalog, manifests: Sequence[Manife
 def removal(timeline: Timeline, rule: CrdRule, objects: tuple[Manifest, ...] = ()) -> Migration | None:
     """Where the hops meet the release that stops serving `rule`'s API: the pinned release already
     dropped it, a planned move crosses its removal, or which release runs cannot be told. None: no
-    release the hops run drops it (or the rule names no removal)."""
+    release the hops run drops it (or the rule names no removal). With several installs of the
+    component, the first of them to lose the API decides (the objects may be any install's)."""
     if rule.removed_in is None:
         return None
-    state = next((s for s in timeline.states if s.component.name == rule.component), None)
-    if state is None or state.start is None:
+    installs = [s for s in timeline.states if s.component.name == rule.component]
+    if not installs or any(s.start is None for s in installs):
         return Migration(rule, objects, unknown=True)
     removed = release_key(rule.removed_in)
-    if removed <= state.start.key:
+    if any(removed <= s.start.key for s in installs):
         return Migration(rule, objects)
+    keys = {s.key for s in installs}
     crossing = next(((hop, s) for hop in timeline.hops for s in hop.moves
-                     if s.component is state.component and s.source.key < removed <= s.target.key), None)
+                     if s.state in keys and s.source.key < removed <= s.target.key), None)
     if crossing is None:
         return None
     hop, step = crossing

@@ -26,11 +26,11 @@ UNKNOWN_SUPPORT = "unknown-support"  # the pinned release states nothing for a h
 UNVERIFIED = "unverified"  # no release states support for a hop's minor
 BLOCKED = "blocked"  # no release can run on a hop's minor (or on both sides of it)
 UNKNOWN_RELEASE = "unknown-release"  # which release runs cannot be told from the pins
-PIN_RANGE = "pin-range"  # the pins install different releases
 OUTSIDE_RANGE = "outside-range"  # the cluster already runs outside the release's stated range
 NEWER_THAN_CLUSTER = "newer-than-cluster"  # the release states support only from a later minor
 REQUIRES = "requires"  # a release needs another component the data or the tree does not give
 REQUIRED_MOVE = "required-move"  # the pinned release moves because another component's release needs it
+NO_DATA = "no-data"  # the tree deploys it and no data file names it: every hop is unknown
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,7 @@ class Step:
     target: Release
     pins: tuple[Origin, ...]  # where to edit the version
     why: str
+    state: str = ""  # the key of the install that moves (ComponentState.key)
 
     @property
     def label(self) -> str:
@@ -57,6 +58,13 @@ class Problem:
     fix: tuple[str, ...] = ()  # the moves that clear it, one line each
     support: str | None = None  # the state behind it: supported, unsupported, unknown or unverified
     source: str | None = None  # where the fact behind it is stated, when not the start release's range
+    state: str | None = None  # the key of the install it is about (ComponentState.key); None: the component's
+    advice: str | None = None  # the move that clears it, said after the message ("move it to 1.17 before …")
+
+    @property
+    def text(self) -> str:
+        """The message and its advice, as one sentence (as a finding's text says them)."""
+        return f"{self.message}; {self.advice}" if self.advice else self.message
 
 
 @dataclass(frozen=True)
@@ -81,10 +89,22 @@ class Migration:
 
 @dataclass
 class ComponentState:
+    """One install of a component: the pins of one version (components.installs), planned together."""
+
     component: Component
     detections: list[Detection]  # the pins the plan edits (the most trusted kind found)
     start: Release | None  # None: no known release matches the pins
     final: Release | None = None
+    key: str = ""  # the component's name, or "<name>@<version>" when the tree pins it at several versions
+
+    def __post_init__(self) -> None:
+        self.key = self.key or self.component.name
+
+    @property
+    def label(self) -> str:
+        """How a report names the install: the component, with its pin when it has several."""
+        return self.component.name if self.key == self.component.name else \
+            f"{self.component.name} {self.key.partition('@')[2]}"
 
     @property
     def pins(self) -> tuple[Origin, ...]:

@@ -14,9 +14,11 @@ from scanner.components.chart_pins import ChartPin, ChartVersion
 from scanner.components.charts import chart_component, chart_detection
 from scanner.components.cluster_pin import cluster_pins_in_manifests
 from scanner.components.detect import detect_in_manifests
+from scanner.components.installs import judged_from, written
 from scanner.components.pins import ClusterPin, Detection, by_component
 from scanner.components.state import Timeline, component_states, resolve
-from scanner.model import Diagnostic, Finding, Manifest
+from scanner.components.unlisted import no_data_components
+from scanner.model import Diagnostic, Manifest
 from scanner.versions import Minor
 
 if TYPE_CHECKING:
@@ -31,11 +33,12 @@ class TreeComponents:
     manifests: list[Manifest] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)  # what the sources left out (no helm...)
-    findings: list[Finding] = field(default_factory=list)  # the sources' own (a key written twice...)
     suppressions: list[Suppression] = field(default_factory=list)  # `# kubehop: ignore` comments read
     charts: list[ChartPin] = field(default_factory=list)  # every chart version pinned (components.charts)
     # Charts kept in the tree that state a kubeVersion: each its own pin, with its one version.
     local_charts: list[tuple[ChartPin, ChartVersion]] = field(default_factory=list)
+    # Pins of what the tree deploys that no data file names (components.unlisted), by the name it goes by.
+    unlisted: list[Detection] = field(default_factory=list)
 
 
 def cluster_pin(tree: TreeComponents) -> ClusterPin | None:
@@ -55,18 +58,28 @@ def timeline_start(target: Minor, current: Minor | None, pin: ClusterPin | None)
 def component_timeline(tree: TreeComponents, catalog: Catalog, target: Minor, current: Minor | None = None,
                        unknown: str = "warn", charts: ChartVersions | None = None) -> Timeline:
     """The component state of a tree; `charts`: what helm's cache and repositories say of the charts
-    the tree pins (their kubeVersion), each chart that states one planned as a component of its own."""
+    the tree pins (their kubeVersion), each chart that states one planned as a component of its own.
+    What the tree deploys that no data file names and no kubeVersion judges is a component with no data."""
     tracks, chart_detections = chart_tracks(tree, charts)
-    if tracks:
-        catalog = Catalog({**catalog.components, **tracks}, catalog.crd_rules, catalog.hop_notes)
-    states = component_states(by_component([*tree.detections, *chart_detections]), catalog)
+    # A chart whose kubeVersion states its range is judged by it: at its pin, or by its copy kept in the tree.
+    judged = {d.origin for d in chart_detections}
+    kept = {(pin.chart, written(pin.pin)) for pin, _ in tree.local_charts}
+    no_data, unknown_pins = no_data_components(
+        [d for d in tree.unlisted if d.origin not in judged
+         and not (d.source == "chart" and (d.component, written(d.pin)) in kept)], [*catalog.components, *tracks])
+    if tracks or no_data:
+        catalog = Catalog({**catalog.components, **tracks, **no_data}, catalog.crd_rules, catalog.hop_notes)
+    states = component_states(by_component([*tree.detections, *chart_detections, *unknown_pins]), catalog)
     pin = cluster_pin(tree)
     start = timeline_start(target, current, pin)
     known = start in (current, pin.minor if pin else None)
     from scanner.rulebook import load_rulebook
 
+    rulebook = load_rulebook()
+    if not known:  # each install is judged from the newest minor its release is stated to run on
+        start = min([judged_from(s, start, rulebook.oldest) for s in states], default=start)
     return resolve(states, start, target, catalog, tree.manifests, unknown, current_known=known,
-                   released=load_rulebook().newest)
+                   released=rulebook.newest)
 
 
 def chart_tracks(tree: TreeComponents, found: ChartVersions | None) -> tuple[dict[str, Component], list[Detection]]:

@@ -61,6 +61,16 @@ def fix(paths: Sequence[str], planner: Planner, exclusions: Sequence[Exclusions]
     return result
 
 
+def fix_text(path: str, text: str, planner: Planner, chart_template: bool = False) -> FixResult:
+    """What `fix` makes of one file whose text is `text` (another change to it made first: a change set's)."""
+    result = FixResult()
+    try:
+        _fix_file(ManifestFile(path, chart_template=chart_template), text, planner, result)
+    except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
+        result.diagnostics.append(unexpected(path, err))
+    return result
+
+
 def _files(paths: Sequence[str]) -> Iterator[ManifestFile | Diagnostic]:
     """The files to look at, a chart's templates (and its subcharts') included; a kustomization's
     files are listed on their own."""

@@ -18,7 +18,7 @@ from typing import Any, Iterable, Sequence
 
 from yaml.nodes import SequenceNode
 
-from scanner.model import Finding, Manifest, Origin
+from scanner.model import Manifest, Origin
 from scanner.orders.kinds import CONTROL_PLANE, WORKER, OrderKind, control_plane_labels, order_kinds
 from scanner.orders.version import OrderVersion, distro_of, parse_order_version
 from scanner.nodes import locate, mapping_get, scalar
@@ -60,15 +60,6 @@ class UpgradeOrder:
         if self.version is not None:
             return self.version.text
         return self.channel or "no version"
-
-    def finding(self, rule_id: str, severity: str, message: str, breaks_in: Minor | None,
-                origin: Origin | None = None, source: str | None = None, remediation: tuple[str, ...] = ()) -> Finding:
-        """A finding about this order, at the line of the field (the version's by default)."""
-        manifest = self.manifest
-        return Finding(rule_id=rule_id, severity=severity, message=message, origin=origin or self.origin,
-                       api_version=manifest.api_version, kind=manifest.kind, name=manifest.name,
-                       namespace=manifest.namespace, breaks_in=breaks_in, source_url=source or self.kind.source,
-                       remediation=remediation)
 
     def node(self, path: Sequence[str]) -> Any:
         node = self.manifest.node

@@ -46,7 +46,7 @@ def _where(path: str) -> str | None:
 
 
 def _finding(f: Finding) -> str:
-    details = [f"{f.object_ref}: {f.message}"]
+    details = [f"{f.object_ref}: {f.text}"]
     if f.clusters:
         details.append(f"breaks in cluster{'s' if len(f.clusters) > 1 else ''} {', '.join(f.clusters)}")
     if f.origin.via:

@@ -35,7 +35,9 @@ def finding_dict(finding: Finding, result: ScanResult) -> dict:
             "namespace": finding.namespace,
             "name": finding.name,
         },
-        "message": finding.message,
+        "message": finding.text,
+        # What clears it, as one instruction (the end of the message), or null.
+        "fix": finding.fix,
         "replacement": finding.replacement,
         "note": finding.note,
         "migrate": finding.migrate,

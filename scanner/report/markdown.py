@@ -46,6 +46,7 @@ def _head(result: ScanResult) -> str:
              f"{count(result.objects, 'object')} in {count(result.files_read, 'file')}", "",
              # kubehop's own words, but for the configuration's path (from the tree), written as code
              _capital(minor_sources(result, lambda path: md.code(where(path), in_table=False))) + ".", ""]
+    lines += _clusters(result)
     groups = _groups(result)
     if groups:
         notices = any(f.severity == "notice" for f in result.findings)
@@ -56,6 +57,19 @@ def _head(result: ScanResult) -> str:
             lines.append(row + (f" {_level(group, 'notice')} |" if notices else ""))
         lines.append("")
     return _block(lines)
+
+
+def _clusters(result: ScanResult) -> list[str]:
+    """A fleet's clusters, in the order it rolls out: each from its own minor, with its own counts (a
+    finding in a shared base counts in each cluster it breaks, once in the verdict)."""
+    if not result.clusters:
+        return []
+    lines = ["| Cluster | From | Blockers | Warnings |", "|---|---|---:|---:|"]
+    for view in result.clusters:
+        span = f"{view.analysis.current}\u00a0→\u00a0{result.target}" if view.analysis.current else "—"
+        lines.append(f"| {md.text(view.cluster.name)} | {span} | {len(view.analysis.errors)} | "
+                     f"{len(view.analysis.warnings)} |")
+    return lines + [""]
 
 
 def _capital(text: str) -> str:
@@ -78,8 +92,8 @@ def _parts(result: ScanResult, listed: int | None, full_report: str | None) -> l
         rows = _rows(group)
         heading = [f"### {md.text(label[0].upper() + label[1:])}", "", "| Where | What breaks | Fix |",
                    "|---|---|---|"]
-        parts.append(comment.Part(_block(heading + [_row(rows[0])]), len(rows[0])))
-        parts.extend(comment.Part(_block([_row(row)]), len(row)) for row in rows[1:])
+        parts.append(comment.Part(_block(heading + [_row(rows[0], result)]), len(rows[0])))
+        parts.extend(comment.Part(_block([_row(row, result)]), len(row)) for row in rows[1:])
         parts.extend(comment.Part(_block(["", *details])) for details in _folded(group, rows, listed, full_report))
         parts.append(comment.Part("\n"))
     return parts
@@ -106,27 +120,26 @@ def _likeness(f: Finding) -> tuple:
     """What findings must share to share a row; a component's finding is about that component alone."""
     if f.kind == "Component":
         return (id(f),)
-    return f.rule_id, f.severity, f.message, f.replacement, f.migrate, f.note, f.source_url, f.remediation
+    return f.rule_id, f.severity, f.message, f.fix, f.replacement, f.migrate, f.note, f.source_url, f.remediation
 
 
-def _row(row: list[Finding]) -> str:
+def _row(row: list[Finding], result: ScanResult) -> str:
     f = row[0]
     if len(row) > 1:
         kinds = ", ".join(sorted({m.kind for m in row}))
         place = (f"**{count(len(row), 'object')}** in {count(len({m.origin.path for m in row}), 'file')}: "
                  f"{md.wrappable(md.text(kinds))}<br><sub>listed below the table</sub>")
     else:
-        place = _place(f)
-    breaks, successor = _split(f)
-    fix = md.wrappable("<br>".join(_fix(f, successor)))
-    return f"| {place} | {_ICON.get(f.severity, '')} {md.wrappable(md.text(breaks))} | {fix} |"
+        place = _place(f, result)
+    fix = md.wrappable("<br>".join(_fix(f)))
+    return f"| {place} | {_ICON.get(f.severity, '')} {md.wrappable(md.text(f.message))} | {fix} |"
 
 
-def _place(f: Finding) -> str:
+def _place(f: Finding, result: ScanResult) -> str:
     place = md.path(where(f.origin.path, f.origin.line, f.origin.column))
     place += f"<br>{md.wrappable(md.text(f.object_ref))}"
     if f.clusters:
-        place += f"<br><sub>cluster{'s' if len(f.clusters) > 1 else ''} {md.text(', '.join(f.clusters))}</sub>"
+        place += f"<br><sub>{md.text(_in_clusters(f, result))}</sub>"
     if f.support:  # a component's state for the hop's minor: unsupported, unknown or unverified
         place += f" ({md.text(f.support)})"
     if f.origin.via:
@@ -134,20 +147,21 @@ def _place(f: Finding) -> str:
     return place
 
 
-def _split(f: Finding) -> tuple[str, str | None]:
-    """The message without the fix it ends with (the Fix column says it): "; use X" of an API,
-    ": move it to …" of a component."""
-    head, sep, tail = f.message.rpartition("; use ")
-    if sep and f.replacement and tail.startswith(f.replacement):
-        return head, f"use {tail}"
-    head, sep, tail = f.message.partition(": move it ")
-    if sep and f.kind == "Component":
-        return head, f"move it {tail}"
-    return f.message, None
+def _in_clusters(f: Finding, result: ScanResult) -> str:
+    """The clusters a finding breaks in, with the hop in each whose minor makes it another than the
+    table's ("prod: already broken at 1.29")."""
+    table = hop_label(f, result)
+    by_hop: dict[str, list[str]] = {}
+    for name in f.clusters:
+        view = next((v.analysis for v in result.clusters if v.cluster.name == name), None)
+        by_hop.setdefault(hop_label(f, view) if view is not None else table, []).append(name)
+    said = [", ".join(names) + ("" if hop == table else f": {hop}") for hop, names in by_hop.items()]
+    return f"cluster{'s' if len(f.clusters) > 1 else ''} " + "; ".join(said)
 
 
-def _fix(f: Finding, successor: str | None) -> list[str]:
-    fix = [md.text(successor or f"use {f.replacement}")] if successor or f.replacement else []
+def _fix(f: Finding) -> list[str]:
+    """The Fix column: the finding's own fix (its message says what breaks), else its replacement."""
+    fix = [md.text(f.fix or f"use {f.replacement}")] if f.fix or f.replacement else []
     if f.kind == "Component":  # a component's fix is its moves: the steps below list them all
         return fix + (["all its moves: steps below"] if len(f.remediation) > 1 else []) or ["—"]
     if not fix and not f.unscheduled:

@@ -33,7 +33,7 @@ def render_text(fleet: FleetPlan) -> str:
     if unplanned:
         lines = [f"== Deployed by no cluster: {count(len(unplanned), 'finding')}"]
         lines += [f"  {where(f.origin.path, f.origin.line, f.origin.column)}  {f.severity}  {f.object_ref}: "
-                  f"{f.message}" for f in unplanned]
+                  f"{f.text}" for f in unplanned]
         parts.append(log_lines(lines + [""]))
     parts.append(log_lines([verdict(fleet)]))
     return "".join(parts)
@@ -50,7 +50,7 @@ def render_json(fleet: FleetPlan) -> str:
                       "paths": [repo_path(p) for p in cluster.paths], **json.loads(plan_json.render(plan))}
                      for cluster, plan in fleet.plans],
         "unplanned": [{**plan_json.location(f.origin), "rule": f.rule_id, "severity": f.severity,
-                       "object": f.object_ref, "message": f.message} for f in fleet.unplanned],
+                       "object": f.object_ref, "message": f.text} for f in fleet.unplanned],
     }
     return log_json(document)
 
@@ -66,6 +66,6 @@ def render_markdown(fleet: FleetPlan) -> str:
         text += f"\n## Cluster {md.text(printable(cluster.name))}\n\n" + body.replace("## ", "### ", 1)
     if fleet.unplanned:
         text += f"\n## Deployed by no cluster\n\n" + "".join(
-            f"- {md.code(where(f.origin.path, f.origin.line))} {md.text(f.object_ref)}: {md.text(f.message)}\n"
+            f"- {md.code(where(f.origin.path, f.origin.line))} {md.text(f.object_ref)}: {md.text(f.text)}\n"
             for f in fleet.unplanned)
     return md.document(text)

@@ -18,7 +18,8 @@ def location(origin: Origin) -> dict:
 
 
 def _step(step: Step) -> dict:
-    return {"component": step.component.name, "from": step.source.version, "to": step.target.version,
+    return {"component": step.component.name, "install": step.state or step.component.name,
+            "from": step.source.version, "to": step.target.version,
             "why": step.why, "source": step.target.source, "source_kind": step.target.source_kind,
             "edit": [location(o) for o in step.pins]}
 
@@ -40,16 +41,17 @@ def _window(plan: Plan, window: Window) -> dict:
         "to": str(window.target),
         "before": [_step(s) for s in window.before],
         "migrations": [_migration(m) for m in window.migrations],
-        "api_blockers": [{**location(f.origin), "rule": f.rule_id, "object": f.object_ref, "message": f.message}
+        "api_blockers": [{**location(f.origin), "rule": f.rule_id, "object": f.object_ref, "message": f.text}
                          for f in window.api_blockers],
         "after": [_step(s) for s in window.after],
         "notes": [{"distro": n.distro, "title": n.title, "detail": n.detail, "source": n.source,
                    "projected": n.projected} for n in window.notes],
-        "problems": [{"severity": p.severity, "component": p.component, "message": p.message, "kind": p.kind,
-                      "support": p.support, "fix": list(p.fix)} for p in window.problems],
+        "problems": [{"severity": p.severity, "component": p.component, "install": p.state or p.component,
+                      "message": p.text, "kind": p.kind, "support": p.support, "fix": list(p.fix)}
+                     for p in window.problems],
         # Every finding `kubehop scan` reports that breaks at this hop (the window's counts are of these).
         "findings": [{**location(f.origin), "rule": f.rule_id, "severity": f.severity, "object": f.object_ref,
-                      "message": f.message, "breaks_in": str(f.breaks_in) if f.breaks_in else None}
+                      "message": f.text, "breaks_in": str(f.breaks_in) if f.breaks_in else None}
                      for f in window.findings],
         "blockers": window.blocker_count,
         "warnings": window.warning_count,
@@ -75,6 +77,10 @@ def render(plan: Plan) -> str:
         "warnings": plan.warning_count,
         "components": [{
             "name": s.component.name,
+            # One entry per install: the pins of one version (the name alone when the tree pins one version).
+            "install": s.key,
+            # "catalog" (compat-matrix/), "chart-kubeVersion" (the chart's own constraint), "none" (no data).
+            "data": "none" if s.component.no_data else "chart-kubeVersion" if s.component.chart_track else "catalog",
             "start": s.start.version if s.start else None,
             "end": s.final.version if s.final else None,
             "pins": [{**location(d.origin), "pin": d.pin, "what": d.what} for d in s.detections],

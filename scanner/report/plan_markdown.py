@@ -91,7 +91,7 @@ def _parts(plan: Plan) -> list[comment.Part]:
 def _items(plan: Plan, window: Window) -> list[str]:
     """The window's lines, one list item (with what nests under it) each, in the order of the work."""
     items = [f"- ⛔ {md.text(message)}\n" for message in problems(window, BLOCKER)]
-    items += [f"- [ ] fix {md.path(at(f.origin))} {md.text(f.object_ref)}: {md.text(f.message)}\n"
+    items += [f"- [ ] fix {md.path(at(f.origin))} {md.text(f.object_ref)}: {md.text(f.text)}\n"
               for f in window.api_blockers]
     items += [_migration(m) for m in window.migrations_before(None)]
     for step in window.before:
@@ -131,9 +131,9 @@ def _move(plan: Plan, window: Window, step: Step) -> str:
 
 def _earliest(plan: Plan, window: Window, step: Step) -> Window | None:
     """The first earlier window after whose hop `step` may land (the planner lists it there as optional)."""
-    same = (step.component.name, step.source.version, step.target.version)
+    same = (step.state, step.source.version, step.target.version)
     return next((w for w in plan.windows if w.number < window.number
-                 and any((s.component.name, s.source.version, s.target.version) == same for s in w.after)), None)
+                 and any((s.state, s.source.version, s.target.version) == same for s in w.after)), None)
 
 
 def _tail(plan: Plan) -> str:

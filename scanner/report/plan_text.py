@@ -8,8 +8,9 @@ from itertools import groupby
 from scanner import __version__
 from scanner.freshness import data_checked
 from scanner.model import Origin
-from scanner.components.state import (BLOCKED, NEWER_THAN_CLUSTER, OUTSIDE_RANGE, UNKNOWN_RELEASE, UNKNOWN_SUPPORT,
-                                      UNSUPPORTED, UNVERIFIED)
+from scanner.components.state import (BLOCKED, NEWER_THAN_CLUSTER, NO_DATA as NO_DATA_KIND, OUTSIDE_RANGE,
+                                      UNKNOWN_RELEASE, UNKNOWN_SUPPORT, UNSUPPORTED, UNVERIFIED)
+from scanner.components.unlisted import NO_DATA
 from scanner.plan import BLOCKER, UNKNOWN, WARNING, Migration, Plan, Step, Window
 from scanner.report import count_words, minor_sources, plan_orders, verdict_words
 from scanner.paths import at, repo_path
@@ -27,8 +28,9 @@ def where(origin: Origin) -> str:
 def chains(steps: list[Step]) -> list[str]:
     """Consecutive steps of one component as one chain: 'longhorn 1.7 → 1.8 → 1.9'."""
     result = []
-    for name, group in groupby(steps, key=lambda s: s.component.name):
+    for _, group in groupby(steps, key=lambda s: s.state or s.component.name):
         group = list(group)
+        name = group[0].component.name
         result.append(" → ".join([f"{name} {group[0].source.version}"] + [s.target.version for s in group]))
     return result
 
@@ -60,7 +62,7 @@ def blocker_labels(window: Window, kinds: bool = False) -> list[str]:
 
 
 def problems(window: Window, severity: str) -> list[str]:
-    return [p.message for p in window.problems if p.severity == severity]
+    return [p.text for p in window.problems if p.severity == severity]
 
 
 def unknown_components(window: Window) -> list[str]:
@@ -84,31 +86,39 @@ def journeys(plan: Plan) -> list[tuple[str, str, str, str]]:
     """Per component: name, 'start → end', the first pin to edit, and what stops the plan for it."""
     rows = []
     for state in plan.components:
-        name = state.component.name
-        if state.start is None:
+        name = state.label
+        if state.component.no_data:
+            pin = state.detections[0].pin
+            journey = NO_DATA if pin == "*" else f"{pin}: {NO_DATA}"
+        elif state.start is None:
             journey = "release unknown"
         elif state.final is state.start:
             journey = f"{state.short(state.start)} (no move planned)"
         else:  # a chart whose releases are an app's names its chart too: "0.78 (chart 66.2.2)"
             journey = f"{state.short(state.start)} → {state.short(state.final)}"
-        rows.append((name, journey, where(state.pins[0]), _stop(plan, name)))
+        rows.append((name, journey, where(state.pins[0]), _stop(plan, state.key)))
     return rows
 
 
-def _stop(plan: Plan, name: str) -> str:
+def _stop(plan: Plan, key: str) -> str:
+    """What stops the plan for an install (ComponentState.key)."""
     for kinds, text in (({BLOCKED}, "blocked at the hop to {}"), ({UNSUPPORTED}, "must move before {}"),
-                        ({UNVERIFIED, UNKNOWN_SUPPORT, UNKNOWN_RELEASE}, "support unknown from {}")):
-        window = next((w for w in plan.windows for p in w.problems if p.component == name and p.kind in kinds),
+                        ({UNVERIFIED, UNKNOWN_SUPPORT, UNKNOWN_RELEASE, NO_DATA_KIND}, "support unknown from {}")):
+        window = next((w for w in plan.windows for p in w.problems if _about(p, key) and p.kind in kinds),
                       None)
         if window is not None:
             return text.format(window.target)
     # Runs outside its stated range (the cluster is older than the release states): worth a look, no move.
     outside = sorted({plan.current if p.kind == OUTSIDE_RANGE else w.target for w in plan.windows
-                      for p in w.problems if p.component == name and p.kind in (OUTSIDE_RANGE, NEWER_THAN_CLUSTER)})
+                      for p in w.problems if _about(p, key) and p.kind in (OUTSIDE_RANGE, NEWER_THAN_CLUSTER)})
     if outside:
         span = f"{outside[0]}–{outside[-1]}" if len(outside) > 1 else f"{outside[0]}"
         return f"outside its stated range at {span}"
     return ""
+
+
+def _about(problem, key: str) -> bool:
+    return (problem.state or problem.component) == key
 
 
 def render(plan: Plan) -> str:
@@ -151,7 +161,7 @@ def _window(plan: Plan, window: Window, distro: str) -> list[str]:
         lines.extend(_step_lines([step]))
     lines.append(f"  2. API blockers: {len(window.api_blockers) or 'none'}")
     for finding in window.api_blockers:
-        lines.append(f"     {where(finding.origin)}  {finding.object_ref}: {finding.message}")
+        lines.append(f"     {where(finding.origin)}  {finding.object_ref}: {finding.text}")
     lines.append(f"  3. Hop: upgrade the cluster from {window.source} to {window.target}")
     lines.extend(plan_orders.text_lines(plan, window))
     lines.append("  4. May move after the hop" + ("" if window.after else ": nothing"))

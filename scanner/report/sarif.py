@@ -1,7 +1,8 @@
 """SARIF 2.1.0 for GitHub code scanning: one run, the rules that fired, a result per finding.
 
-Input problems (unreadable files) go to the invocation's notifications, not to results:
-they are about the scan, not about the code.
+Each rule is described by the check that declares it (scanner.checks.registry), whichever finding
+fired it; each result names its own source. Input problems (unreadable files) go to the invocation's
+notifications, not to results: they are about the scan, not about the code.
 
 Code scanning shows a message's `text` as plain text in which `[text](target)` is an embedded link
 (SARIF 2.1.0, 3.11.6), so every line of it goes through `text`: printable (scanner.report.plain),
@@ -20,6 +21,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from scanner import __version__
+from scanner.checks.registry import RuleInfo
 from scanner.model import EXIT_INPUT, STDIN_PATH, Diagnostic, Finding
 from scanner.report import hop_label, md
 from scanner.paths import repo_path, repo_root
@@ -30,6 +32,7 @@ SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schem
 # Paths are relative to the repository root (scanner.paths), which this base id names.
 SRCROOT = "%SRCROOT%"
 _LINK_CHARACTER = re.compile(r"(\\|\](?=\())")
+_LEVEL = {"error": "error", "warning": "warning", "notice": "note"}  # kubehop's severity -> SARIF's level
 
 
 def text(*lines: object) -> str:
@@ -38,7 +41,7 @@ def text(*lines: object) -> str:
 
 
 def render(result: ScanResult, color: bool = False) -> str:
-    rules = _rules(result.findings)
+    rules = _rules(result)
     index = {rule["id"]: n for n, rule in enumerate(rules)}
     root = _root(result)
     run = {
@@ -68,62 +71,35 @@ def render(result: ScanResult, color: bool = False) -> str:
     return log_json(document)
 
 
-def _rules(findings: list[Finding]) -> list[dict]:
-    first_of: dict[str, Finding] = {}
-    for finding in findings:
-        first_of.setdefault(finding.rule_id, finding)
-    return [_rule(first_of[rule_id]) for rule_id in sorted(first_of)]
+def _rules(result: ScanResult) -> list[dict]:
+    """The rules that fired, as the checks that declare them describe them (scanner.checks.registry)."""
+    return [_rule(rule_id, result.rules[rule_id]) for rule_id in sorted({f.rule_id for f in result.findings})]
 
 
-def _rule(finding: Finding) -> dict:
-    """A rule's description from one of its findings.
-
-    A rule tied to a minor (an API removal) says the same for every object, so its replacement
-    and note describe the rule; for the others (CRDs, cluster state) they belong to each result.
-    """
-    if finding.unscheduled:
-        short = f"{finding.rule_id}: breaks at any Kubernetes version"
-        full = short + "."
-    elif finding.rule_id.startswith("component/"):  # a component's support for a minor, not an API
-        short = f"{finding.rule_id}: what the sources state about this component on the hop's minor"
-        full = short + "."
-    else:
-        short = (f"{finding.rule_id}: not served from Kubernetes {finding.breaks_in}" if finding.breaks_in
-                 else f"{finding.rule_id}: deprecated since Kubernetes {finding.deprecated_in}")
-        full = " ".join(_rule_facts(finding))
+def _rule(rule_id: str, info: RuleInfo) -> dict:
     rule = {
-        "id": finding.rule_id,
-        "shortDescription": {"text": text(short)},
-        "fullDescription": {"text": text(full)},
-        "help": {"text": text(full)},
+        "id": rule_id,
+        "shortDescription": {"text": text(f"{rule_id}: {info.title}")},
+        "fullDescription": {"text": text(info.description)},
+        "help": {"text": text(info.description)},
+        "defaultConfiguration": {"level": _LEVEL.get(info.severity, "warning")},
         "properties": {"tags": ["kubernetes", "upgrade"]},
     }
-    if finding.source_url:
-        rule["helpUri"] = finding.source_url
-        rule["help"] = {"text": text(f"{full} Source: {finding.source_url}"),
-                        "markdown": md.document(f"{md.prose(full)}\n\n{md.link('Source', finding.source_url)}")}
+    if info.help_url:
+        rule["helpUri"] = info.help_url
+        rule["help"] = {"text": text(f"{info.description} Source: {info.help_url}"),
+                        "markdown": md.document(f"{md.prose(info.description)}\n\n{md.link('Source', info.help_url)}")}
     return rule
 
 
-def _rule_facts(finding: Finding) -> list[str]:
-    facts = []
-    if finding.deprecated_in:
-        facts.append(f"Deprecated in Kubernetes {finding.deprecated_in}.")
-    if finding.breaks_in:
-        facts.append(f"No longer served from Kubernetes {finding.breaks_in}.")
-    if finding.replacement:
-        facts.append(f"Replacement: {finding.replacement}.")
-    if finding.note:
-        facts.append(finding.note)
-    return facts
-
-
-def _message(finding: Finding) -> str:
-    lines = [f"{finding.object_ref}: {finding.message}"]
+def _message(finding: Finding, rule: RuleInfo) -> str:
+    lines = [f"{finding.object_ref}: {finding.text}"]
     if finding.unscheduled and finding.note:
         lines.append(f"Note: {finding.note}")
     if finding.remediation:
         lines += ["Fix:", *finding.remediation]
+    if finding.source_url and finding.source_url != rule.help_url:  # a component release's own source
+        lines.append(f"Source: {finding.source_url}")
     return text(*lines)
 
 
@@ -137,8 +113,8 @@ def _result(finding: Finding, rule_index: int, result: ScanResult, root: str | N
     sarif_result = {
         "ruleId": finding.rule_id,
         "ruleIndex": rule_index,
-        "level": {"error": "error", "notice": "note"}.get(finding.severity, "warning"),
-        "message": {"text": _message(finding)},
+        "level": _LEVEL.get(finding.severity, "warning"),
+        "message": {"text": _message(finding, result.rules[finding.rule_id])},
         "partialFingerprints": {"kubehopObject/v1": _fingerprint(finding)},
         "properties": {
             "hop": hop_label(finding, result),
@@ -148,6 +124,7 @@ def _result(finding: Finding, rule_index: int, result: ScanResult, root: str | N
             "migrate": finding.migrate,
             "via": finding.origin.via,
             "support": finding.support,
+            "source": finding.source_url,
             **({"clusters": list(finding.clusters)} if finding.clusters else {}),
         },
     }

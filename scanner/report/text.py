@@ -56,7 +56,7 @@ def _hop_lines(result: ScanResult, paint, indent: str = "", cluster: str | None 
                 lines.append(f"{indent}      {paint('also breaks:', 'dim')} {p(', '.join(others))}")
             if f.origin.via:
                 lines.append(f"{indent}      via {p(f.origin.via)}")
-            lines.append(f"{indent}      {p(f.message)}")
+            lines.append(f"{indent}      {p(f.text)}")
             if f.note:
                 lines.append(f"{indent}      {paint('note:', 'dim')} {p(f.note)}")
             if f.remediation:

@@ -6,7 +6,10 @@ to the sub-package that reads it, through that sub-package's `source.py`:
 - files/      every plain file of the tree, read first (in worker processes when there are many);
 - helm/       chart folders and Flux HelmReleases, rendered by helm or read as text;
 - kustomize/  kustomizations, built as Flux builds them;
-- releases/   Helm's release Secrets (--helm-releases).
+- releases/   Helm's release Secrets (--helm-releases);
+- cluster/    what the plain files hand the cluster's components (flags, feature gates, Talos and
+              kubeadm configuration) and the client tools the tree pins, read as files/ reads each
+              file, and the tool files no manifest walk reads (walked by the analysis).
 
 They stand on yaml/ (YAML text into Manifests) and tools/ (the outside tools, kept from the network);
 every source returns a ScanInput (scan_input.py); hazards.py holds back from the tools a chart or

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from scanner.model import Diagnostic, Finding, Manifest
+from scanner.model import Diagnostic, DuplicateKey, Manifest
 from scanner.suppress import Suppression
 
 
@@ -26,8 +26,8 @@ class ScanInput:
     # (path, root node) of the documents that may pin a component or cluster version without being a
     # Kubernetes object: Chart.yaml, kustomizations, `*_version:` variables (scanner.components.file_pins).
     documents: list[tuple[str, Any]] = field(default_factory=list)
-    # What a source itself finds (a key written twice in a render), reported beside the checks' findings.
-    findings: list[Finding] = field(default_factory=list)
+    # Keys a render writes twice (helm/rendered_duplicates.py): facts for the checks (checks/duplicate_keys.py).
+    duplicate_keys: list[DuplicateKey] = field(default_factory=list)
     # The `via` of objects read from templates a chart's values switch off: their findings are warnings.
     latent: set[str] = field(default_factory=set)
     # The tools that rendered part of the input, and their versions, e.g. {"helm": "v4.1.4+g05fa379"}.
@@ -39,12 +39,18 @@ class ScanInput:
     excluded: int = 0
     # The paths scanned: what a file the tree names may be read from (kustomize/refs.py repository_root).
     scanned: list[str] = field(default_factory=list)
+    # What the plain files configure the cluster's components with, and the client tools they pin
+    # (sources/cluster/: scanner.cluster_config's Settings and ToolPins).
+    cluster_config: list[Any] = field(default_factory=list)
+    tool_pins: list[Any] = field(default_factory=list)
 
     def extend(self, other: "ScanInput") -> None:
         self.manifests.extend(other.manifests)
-        self.findings.extend(other.findings)
+        self.duplicate_keys.extend(other.duplicate_keys)
         self.latent.update(other.latent)
         self.documents.extend(other.documents)
+        self.cluster_config.extend(other.cluster_config)
+        self.tool_pins.extend(other.tool_pins)
         self.diagnostics.extend(other.diagnostics)
         self.unrendered.extend(other.unrendered)
         self.suppressions.extend(other.suppressions)

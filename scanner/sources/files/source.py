@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 from yaml.nodes import MappingNode, ScalarNode
 
-from scanner.model import STDIN_PATH, Diagnostic, Manifest
+from scanner.model import STDIN_PATH, Diagnostic
 from scanner.nodes import mapping_get
+from scanner.sources.cluster.settings import may_hold_config, read_config
+from scanner.sources.cluster.tool_pins import pins_in_documents
 from scanner.sources.files.walk import KUSTOMIZATION_FILES, ManifestFile, read_file
 from scanner.sources.scan_input import ScanInput
 from scanner.sources.yaml.yamldoc import DocumentProblem, NotStreamable, TemplateSyntax, read_text, stream_text
@@ -53,49 +55,65 @@ def read_manifest_file_streamed(item: ManifestFile, stdin_bytes: bytes | None,
     if problem is not None:
         result.diagnostics.append(dataclasses.replace(problem, path=display))
         return result, []
-    pin_file = os.path.basename(display) in PIN_FILES
+    reading = _Reading(display, text)
     answers: list = []
     try:
         if on_objects is None:
-            result.manifests, result.diagnostics, documents = _whole(text, display)
+            reading.whole(result)
         else:
             try:
-                documents = _streamed(text, display, pin_file, result, on_objects, answers)
+                reading.streamed(result, on_objects, answers)
             except NotStreamable:  # the whole text is read again, as without a hook
                 result, answers = ScanInput(files_read=1), []
-                result.manifests, result.diagnostics, documents = _whole(text, display)
+                reading.whole(result)
                 answers.append(on_objects(result))
     except DocumentProblem as problem:
         return ScanInput(files_read=1, diagnostics=[Diagnostic(display, str(problem), problem.line)]), []
     except TemplateSyntax:
         unrendered = Diagnostic(display, "holds Helm template syntax; not rendered", level="notice")
         return ScanInput(files_read=1, unrendered=[unrendered]), []
-    result.documents = [(display, node) for node in documents if _may_pin(node, pin_file)]
     if MARKER in text:
         result.suppressions, problems = read_suppressions(text, display)
         result.diagnostics.extend(problems)
     return result, answers
 
 
-def _whole(text: str, display: str) -> tuple[list[Manifest], list[Diagnostic], list[Any]]:
-    documents: list[Any] = []
-    manifests, diagnostics = read_text(text, display, documents)
-    return manifests, diagnostics, documents
+class _Reading:
+    """One file's documents into a ScanInput: its objects, the documents that may pin versions, the
+    cluster configuration and client tools it holds; all at once, or a document at a time."""
 
+    def __init__(self, display: str, text: str):
+        self.display, self.text = display, text
+        self.pin_file = os.path.basename(display) in PIN_FILES
+        self.config = may_hold_config(text)  # asked once: the text is the whole file's
 
-def _may_pin(node: Any, pin_file: bool) -> bool:
-    return pin_file or _holds_version_variable(node)
+    def whole(self, result: ScanInput) -> None:
+        documents: list[Any] = []
+        result.manifests, result.diagnostics = read_text(self.text, self.display, documents)
+        result.documents = [(self.display, node) for node in documents if self._may_pin(node)]
+        self._config(result, documents)
+        result.tool_pins = pins_in_documents(self.display, documents, result.manifests)
 
+    def streamed(self, result: ScanInput, on_objects: FileHook, answers: list) -> None:
+        """Each document into `result`, seen by `on_objects` before the next is composed; of the nodes,
+        only those of the documents that may pin versions are kept here."""
+        images: list = []
+        for node, manifests in stream_text(self.text, self.display, result.diagnostics):
+            if self._may_pin(node):
+                result.documents.append((self.display, node))
+            self._config(result, [node])
+            result.tool_pins.extend(pins_in_documents(self.display, [node], ()))
+            images.extend(pins_in_documents(self.display, [], manifests))  # while the nodes are held
+            part = ScanInput(manifests=manifests, diagnostics=result.diagnostics)
+            answers.append(on_objects(part))
+            result.manifests.extend(part.manifests)  # the hook may take some out (sources.FileHook)
+        result.tool_pins.extend(images)  # after the documents' own, as read whole
 
-def _streamed(text: str, display: str, pin_file: bool, result: ScanInput, on_objects: FileHook,
-              answers: list) -> list[Any]:
-    """The file's objects into `result`, a document at a time, each seen by `on_objects` before the next
-    is composed; the documents that may pin versions are returned, no other node is kept here."""
-    kept: list[Any] = []
-    for node, manifests in stream_text(text, display, result.diagnostics):
-        if _may_pin(node, pin_file):
-            kept.append(node)
-        part = ScanInput(manifests=manifests, diagnostics=result.diagnostics)
-        answers.append(on_objects(part))
-        result.manifests.extend(part.manifests)  # the hook may take some out (sources.FileHook)
-    return kept
+    def _may_pin(self, node: Any) -> bool:
+        return self.pin_file or _holds_version_variable(node)
+
+    def _config(self, result: ScanInput, documents: list[Any]) -> None:
+        if self.config:
+            settings, problems = read_config(self.display, self.text, documents)
+            result.cluster_config.extend(settings)
+            result.diagnostics.extend(problems)

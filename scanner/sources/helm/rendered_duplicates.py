@@ -1,10 +1,11 @@
-"""Duplicate keys in what helm rendered: a warning at the template line, not an unreadable input.
+"""Duplicate keys in what helm rendered: facts for a check (checks/duplicate_keys.py), not an unreadable input.
 
 A template that writes a key twice (a label a helper writes too, an `{{ if }}` that adds an
 `affinity:` below another) still installs: helm turns each object into JSON, which keeps one value
 per key, and the API server persists the last of a duplicated field (rules/helm.yaml says which and
 where that is documented). The chart is readable; what its maintainer needs is which value wins.
 A duplicate key in a file a person wrote stays an input problem (yamldoc): that file is theirs to fix.
+This module finds the keys; the check words the warning.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any, Iterator
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from scanner import data
-from scanner.model import Diagnostic, Finding, Manifest
+from scanner.model import Diagnostic, DuplicateKey, Manifest
 
 _DUPLICATE = "duplicate key "  # how yamldoc words the problem
 
@@ -25,12 +26,13 @@ def _facts() -> dict:
     return data.load("rules/helm.yaml")["duplicate_keys"]
 
 
-def split_duplicate_keys(manifests: list[Manifest], problems: list[Diagnostic]) -> tuple[list[Finding], list[Diagnostic]]:
-    """For one rendered release: a warning per key written twice in its objects, and its other problems."""
+def split_duplicate_keys(manifests: list[Manifest], problems: list[Diagnostic]) -> tuple[list[DuplicateKey],
+                                                                                        list[Diagnostic]]:
+    """For one rendered release: each key written twice in its objects, and its other problems."""
     others = [p for p in problems if not p.message.startswith(_DUPLICATE)]
     if len(others) == len(problems):
         return [], problems
-    return [_finding(manifest, *found) for manifest in manifests for found in _duplicates(manifest.node)], others
+    return [_fact(manifest, *found) for manifest in manifests for found in _duplicates(manifest.node)], others
 
 
 def _duplicates(root: Any) -> Iterator[tuple[str, ScalarNode, Any, ScalarNode, Any]]:
@@ -57,22 +59,11 @@ def _duplicates(root: Any) -> Iterator[tuple[str, ScalarNode, Any, ScalarNode, A
             stack.extend((item, f"{path}[{index}]") for index, item in enumerate(node.value))
 
 
-def _finding(manifest: Manifest, path: str, dropped_key: ScalarNode, dropped: Any, kept_key: ScalarNode,
-             kept: Any) -> Finding:
-    facts = _facts()
-    at = manifest.origin_at(kept_key)
-    other = manifest.origin_at(dropped_key)
-    where = f"{path}.{kept_key.value}" if path else kept_key.value
-    also = f"also at line {other.line}" if other.line != at.line else "both from this line"
-    if _show(kept) == _show(dropped) and isinstance(kept, ScalarNode):
-        outcome = f"both are {_show(kept)}, so nothing is lost, but tools that read YAML strictly refuse it"
-    else:
-        outcome = f"the API server keeps the {facts['kept']} value ({_show(kept)}) and drops {_show(dropped)}"
-    message = f"{where}: key written twice in what the template renders ({also}); {outcome}"
-    return Finding(rule_id=facts["name"], severity="warning", message=message, origin=at,
-                   api_version=manifest.api_version, kind=manifest.kind, name=manifest.name,
-                   namespace=manifest.namespace, source_url=facts["source"],
-                   remediation=(f"Write {kept_key.value} once in the template (or the helper that also writes it).",))
+def _fact(manifest: Manifest, path: str, dropped_key: ScalarNode, dropped: Any, kept_key: ScalarNode,
+          kept: Any) -> DuplicateKey:
+    return DuplicateKey(manifest, kept_key.value, f"{path}.{kept_key.value}" if path else kept_key.value,
+                        manifest.origin_at(kept_key), manifest.origin_at(dropped_key), _show(kept), _show(dropped),
+                        same=isinstance(kept, ScalarNode) and _show(kept) == _show(dropped))
 
 
 def _show(node: Any) -> str:

@@ -68,8 +68,8 @@ def _rendered(outcome: Any, options: "ScanOptions", capabilities: Any) -> tuple[
         found, problems, templates = manifests_of(outcome)
     except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
         found, problems, templates = [], [unexpected(outcome.release.where, err)], 0
-    findings, problems = split_duplicate_keys(found, problems)
-    read = ScanInput(found, problems + notices, findings=findings, files_read=templates)
+    duplicates, problems = split_duplicate_keys(found, problems)
+    read = ScanInput(found, problems + notices, duplicate_keys=duplicates, files_read=templates)
     if not options.all_templates:
         return read, 0
     switched_off, via, latent = chart_fallback.latent_templates(outcome, found, problems, capabilities)

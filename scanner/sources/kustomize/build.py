@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from scanner.model import Diagnostic, Finding, Manifest
+from scanner.model import Diagnostic, DuplicateKey, Manifest
 from scanner.sources.kustomize import mirror as kustomize_mirror
 from scanner.sources.tools import no_network
 from scanner.sources.kustomize.charts import ChartEntry, entries_of
@@ -49,7 +49,7 @@ class BuildOutcome:
     diagnostics: list[Diagnostic]
     not_built: str | None = None  # why the folder was not built, when it was not
     unrendered: list[Diagnostic] = field(default_factory=list)  # parts of it not rendered (helmCharts entries)
-    findings: list[Finding] = field(default_factory=list)  # what a source finds itself (rendered_duplicates)
+    duplicate_keys: list[DuplicateKey] = field(default_factory=list)  # keys a render writes twice (rendered_duplicates)
     cause: tuple[str, str, str] | None = None  # a failed build: (real folder, key, name) of its cause (_once)
 
 
@@ -82,7 +82,7 @@ def build_all(folders: list[str], command: list[str], allow_network: bool, worke
         with ThreadPoolExecutor(max_workers=workers) as pool:
             outcomes = _once(list(pool.map(lambda p: _build(p, command, allow_network, origins, rendered, scratch),
                                            plans)))
-    outcomes.extend(BuildOutcome(o.entry.folder, o.as_text, o.diagnostics, findings=o.findings,
+    outcomes.extend(BuildOutcome(o.entry.folder, o.as_text, o.diagnostics, duplicate_keys=o.duplicate_keys,
                                  unrendered=[Diagnostic(o.entry.kustomization, o.not_rendered, level="notice")]
                                  if o.not_rendered else []) for o in rendered.values())
     return outcomes

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import yaml
 
 from scanner import data
-from scanner.model import Diagnostic, Finding, Manifest, Origin
+from scanner.model import Diagnostic, DuplicateKey, Manifest, Origin
 from scanner.sources.helm import render as helm
 from scanner.sources.helm.chart_fallback import unrenderable
 from scanner.sources.files.walk import read_file
@@ -43,7 +43,7 @@ class EntryOutcome:
     text: str = ""  # the objects for kustomize, each tagged with OBJECT_ANNOTATION
     not_rendered: str | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)  # keys a template writes twice (rendered_duplicates)
+    duplicate_keys: list[DuplicateKey] = field(default_factory=list)  # keys written twice (rendered_duplicates)
     as_text: list[Manifest] = field(default_factory=list)  # a chart helm cannot render, read as text
 
     @property
@@ -138,7 +138,7 @@ class HelmCharts:
                                                       f"render it: {result.error}", line or None))
             return
         found, problems, _ = manifests_of(result)
-        outcome.findings, problems = split_duplicate_keys(found, problems)
+        outcome.duplicate_keys, problems = split_duplicate_keys(found, problems)
         if entry.spec.get("includeCRDs"):
             found.extend(_crds(result.release.chart_dir, result.release.via, problems))
         found = [m for m in found if _installed(m, entry.spec)]

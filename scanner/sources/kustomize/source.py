@@ -49,7 +49,7 @@ def build_kustomizations(folders: list[str], manifests: list[Manifest], target: 
             result.unrendered.append(Diagnostic(outcome.folder, outcome.not_built, level="notice"))
         result.unrendered.extend(outcome.unrendered)
         result.diagnostics.extend(outcome.diagnostics)
-        result.findings.extend(outcome.findings)
+        result.duplicate_keys.extend(outcome.duplicate_keys)
         for manifest in outcome.manifests:
             if identity(manifest) not in seen:
                 seen.add(identity(manifest))

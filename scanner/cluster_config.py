@@ -1,0 +1,45 @@
+"""What the tree configures its cluster's own components and clients with, as the sources read it.
+
+Not Kubernetes objects: a K3s `kubelet-arg` entry, a kubeadm `extraArgs` key, a Talos patch, the
+kubectl a devcontainer installs. Sources (sources/cluster/settings.py, sources/tool_files.py) turn the
+files into these records, each at the file, line and column a person edits; the checks
+(checks/cluster_config.py, checks/client_tools.py) hold them against the data of each hop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scanner.model import Origin
+
+# What a Setting is about.
+FEATURE_GATE = "feature-gate"  # name: the gate, value: "true" / "false"
+FLAG = "flag"  # name: the flag without its dashes, value: what it is set to ("" for a bare flag)
+ADMISSION_PLUGIN = "admission-plugin"  # name: a plugin --enable-admission-plugins names
+CONFIG_VERSION = "config-version"  # name: a configuration object's apiVersion, value: its kind
+SCHEDULER_PLUGIN = "scheduler-plugin"  # name: a plugin a KubeSchedulerConfiguration profile names
+CONFIG_FIELD = "config-field"  # name: a configuration field (e.g. mode), value: what it is set to
+RUNTIME_CONFIG = "runtime-config"  # name: a group/version --runtime-config names, value: true / false
+NODE_FILE = "node-file"  # name: a file a node reads as it is (config.toml.tmpl), value: its folder
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One thing the tree tells a component (kube-apiserver, kubelet, ...), where it says it."""
+
+    component: str  # kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy, kubeadm, node
+    kind: str
+    name: str
+    value: str
+    origin: Origin
+    via: str  # how the tree gives it, for a person: "K3s config kubelet-arg", "Talos machine config", ...
+
+
+@dataclass(frozen=True, slots=True)
+class ToolPin:
+    """A client tool's version the tree pins (a .tool-versions line, an image tag, a CI step)."""
+
+    tool: str  # kubectl, helm, flux (rules/client-tools.yaml)
+    version: str  # as written, e.g. v1.31.4
+    origin: Origin
+    via: str  # where it is pinned, for a person: ".tool-versions", "image of CronJob ns/name", ...

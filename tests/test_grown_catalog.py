@@ -1,0 +1,103 @@
+"""The components added from the real trees' census (issue 23.2), planned from their own sources, and
+the census itself."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from conftest import REPO, invoke
+
+ESO = """
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: external-secrets, namespace: external-secrets}
+spec:
+  chart:
+    spec:
+      chart: external-secrets
+      version: 0.16.2
+      sourceRef: {kind: HelmRepository, name: external-secrets, namespace: flux-system}
+---
+apiVersion: external-secrets.io/v1beta1
+kind: ExternalSecret
+metadata: {name: app-secret, namespace: default}
+spec:
+  secretStoreRef: {kind: ClusterSecretStore, name: onepassword}
+  target: {name: app-secret}
+  dataFrom:
+    - extract: {key: app}
+"""
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip())
+    return root
+
+
+def test_external_secrets_v1beta1_objects_under_0_17_are_blockers_and_planned_migrations_before_it(tmp_path):
+    root = write(tmp_path, {"eso.yaml": ESO.replace("version: 0.16.2", "version: 0.17.0")})
+    scan = json.loads(invoke("scan", "--from", "1.33", "--target", "1.34", "--format", "json", ".", cwd=root).stdout)
+    rule = "external-secrets/external-secrets.io/v1beta1/ExternalSecret"
+    [blocker] = [f for f in scan["findings"] if f["rule"] == rule]
+    # 0.17 keeps v1beta1 in its CRDs with served: false: the pinned release already no longer serves it.
+    assert (blocker["severity"], blocker["line"], blocker["replacement"]) == ("error", 11, "external-secrets.io/v1")
+    assert "was removed in external-secrets 0.17" in blocker["message"]
+
+    # Pinned at 0.16 (tested on 1.32 only: its range is unknown), the hop to 1.35 needs 2.0 (1.34-1.35), one ESO
+    # minor at a time: the moves cross 0.17, and the migration is planned before that move.
+    write(tmp_path, {"eso.yaml": ESO})
+    plan = json.loads(invoke("plan", "--from", "1.33", "--target", "1.35", "--format", "json", ".", cwd=root).stdout)
+    window = plan["windows"][1]
+    moves = [(s["component"], s["from"], s["to"]) for s in window["before"]]
+    assert moves[0] == ("external-secrets", "0.16", "0.17") and moves[-1] == ("external-secrets", "1.3", "2.0")
+    [migration] = window["migrations"]
+    assert (migration["apiVersion"], migration["kind"], migration["replacement"], migration["removed_in"]) == (
+        "external-secrets.io/v1beta1", "ExternalSecret", "external-secrets.io/v1", "external-secrets 0.17")
+    scan = json.loads(invoke("scan", "--from", "1.33", "--target", "1.35", "--format", "json", ".", cwd=root).stdout)
+    assert [f["hop"] for f in scan["findings"] if f["rule"] == rule] == ["hop to 1.35"]
+    assert scan["summary"]["errors"] == plan["blockers"]
+
+
+def test_descheduler_is_judged_by_the_three_minors_its_readme_says_each_release_is_tested_on(tmp_path):
+    root = write(tmp_path, {"descheduler.yaml": """
+        apiVersion: helm.toolkit.fluxcd.io/v2
+        kind: HelmRelease
+        metadata: {name: descheduler, namespace: kube-system}
+        spec:
+          chart:
+            spec:
+              chart: descheduler
+              version: 0.31.0
+              sourceRef: {kind: HelmRepository, name: descheduler, namespace: flux-system}
+        """})
+    scan = json.loads(invoke("scan", "--from", "1.31", "--target", "1.33", "--format", "json", ".", cwd=root).stdout)
+    [finding] = [f for f in scan["findings"] if f["rule"].startswith("component/descheduler/")]
+    assert (finding["rule"], finding["hop"]) == ("component/descheduler/unsupported", "hop to 1.32")
+    assert finding["message"].startswith("Descheduler 0.31 supports Kubernetes 1.29–1.31, not 1.32; move it to 0.32")
+
+
+def test_the_census_counts_what_kubehop_components_lists(tmp_path):
+    root = write(tmp_path / "tree", {"eso.yaml": ESO, "hajimari.yaml": """
+        apiVersion: helm.toolkit.fluxcd.io/v2
+        kind: HelmRelease
+        metadata: {name: hajimari, namespace: default}
+        spec:
+          chart:
+            spec:
+              chart: hajimari
+              version: 2.0.2
+              sourceRef: {kind: HelmRepository, name: hajimari, namespace: flux-system}
+        """})
+    done = subprocess.run([sys.executable, str(REPO / "bench" / "component_census.py"), "--no-render", str(root)],
+                          capture_output=True, text=True, timeout=600,
+                          env={"KUBEHOP_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    assert "| tree | 2 | 1 | 1 | 0 | 1 | 50.0 |" in done.stdout
+    assert "1 pins in  1 trees  hajimari" in done.stdout
