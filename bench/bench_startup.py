@@ -14,15 +14,17 @@ do not), its best and median printed.
 
 kubehop's bytecode is compiled once into a temporary PYTHONPYCACHEPREFIX, as `pip install` (which
 pre-commit runs to build the hook's environment) compiles it, PYTHONDONTWRITEBYTECODE or not;
---no-bytecode measures the modules compiled on every start instead, as a checkout run with
-PYTHONDONTWRITEBYTECODE=1 does. The data cache (scanner/data.py) is a temporary one, filled by a
-first run that is not counted, as a hook's second commit finds it.
+--no-bytecode measures kubehop's modules compiled on every start instead (a copy without
+__pycache__, run with PYTHONDONTWRITEBYTECODE=1), as a checkout that never wrote its bytecode runs.
+The data cache (scanner/data.py) is a temporary one, filled by a first run that is not counted, as a
+hook's second commit finds it.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -52,7 +54,17 @@ def environment(repo: Path, tmp: Path, bytecode: bool) -> dict:
         env["PYTHONPYCACHEPREFIX"] = str(tmp / f"pycache-{abs(hash(str(repo)))}")
     else:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env.pop("PYTHONPYCACHEPREFIX", None)
     return env
+
+
+def bare_copy(repo: Path, tmp: Path) -> Path:
+    """kubehop's modules and data without a __pycache__ folder: compiled on every start, as a checkout
+    whose bytecode was never written (Python's own and the packages' keep theirs)."""
+    copy = tmp / f"checkout-{abs(hash(str(repo)))}"
+    for part in ("scanner", "rules", "compat-matrix"):
+        shutil.copytree(repo / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
+    return copy
 
 
 def main() -> None:
@@ -67,12 +79,15 @@ def main() -> None:
         tmp = Path(name)
         (tmp / "gitops").mkdir()
         (tmp / "gitops" / "ingress.yaml").write_text(MANIFEST)
-        here = environment(REPO, tmp, not args.no_bytecode)
+        checkouts = [REPO] + ([args.compare.resolve()] if args.compare else [])
+        if args.no_bytecode:
+            checkouts = [bare_copy(checkout, tmp) for checkout in checkouts]
+        here = environment(checkouts[0], tmp, not args.no_bytecode)
         sides = {"python -c pass": ([python, "-c", "pass"], here),
                  "import scanner.cli": ([python, "-c", "import scanner.cli"], here),
                  "hook": ([python, *hook], here)}
         if args.compare:
-            sides["hook (--compare)"] = ([python, *hook], environment(args.compare.resolve(), tmp, not args.no_bytecode))
+            sides["hook (--compare)"] = ([python, *hook], environment(checkouts[1], tmp, not args.no_bytecode))
         for command, env in sides.values():  # compiles the bytecode, fills the data cache
             cpu_seconds(command, env, tmp / "gitops")
         times: dict[str, list[float]] = {side: [] for side in sides}
