@@ -69,7 +69,7 @@ def main() -> None:
 
     helm = find_tool("helm")
     if helm is None:
-        sys.exit("helm not found: run scripts/get-tools.sh or set KUBEHOP_HELM")
+        sys.exit("helm not found: run `kubehop tools install` or set KUBEHOP_HELM")
     os.environ["KUBEHOP_HELM"] = helm  # the tool cache may live under the default cache dir
     if not args.corpus.is_dir():
         sys.exit(f"{args.corpus} is not there (it is in ../shared, not in a user's clone)")

@@ -60,7 +60,7 @@ def main() -> None:
 
     command = kustomize_command()
     if command is None:
-        sys.exit("neither kustomize nor kubectl found: run scripts/get-tools.sh")
+        sys.exit("neither kustomize nor kubectl found: run `kubehop tools install`")
     for name, value in (("KUBEHOP_KUSTOMIZE" if command[1] == "build" else "KUBEHOP_KUBECTL", command[0]),):
         os.environ[name] = value  # the tool cache may live under the default cache dir
     tree = args.tree.resolve()

@@ -21,7 +21,7 @@ def find_helm() -> str:
                       str(Path.home() / ".cache/kubehop/tools/helm/helm")):
         if candidate and os.access(candidate, os.X_OK):
             return candidate
-    sys.exit("no helm found: run scripts/get-tools.sh or set KUBEHOP_HELM")
+    sys.exit("no helm found: run `kubehop tools install` or set KUBEHOP_HELM")
 
 
 def render(helm: str, chart: Path, out: Path) -> bool:

@@ -79,6 +79,12 @@ class Analysis:
     rules: dict[str, RuleInfo] = field(default_factory=dict)
     # A fleet repository's clusters, each analysed on its own (scanner.fleet); empty: one cluster.
     clusters: list[ClusterAnalysis] = field(default_factory=list)
+    # What the tree configures the cluster's components and clients with (scanner.cluster_config's
+    # Settings and ToolPins, as the checks saw them): a folder holding only these was checked.
+    cluster_config: tuple = ()
+    tool_pins: tuple = ()
+    # Each path given that gave nothing to check, and why: (path, "missing" or "empty"), scanner.given_paths.
+    nothing_in: list[tuple[str, str]] = field(default_factory=list)
     # Every cluster of the fleet, when `--cluster` chose the one analysed: what else deploys its files.
     fleet: tuple[Cluster, ...] = ()
 
@@ -177,6 +183,8 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
         manifests=scan_input.manifests,
         tree=tree,
         timeline=timeline,
+        cluster_config=tuple(scan_input.cluster_config),
+        tool_pins=tuple(scan_input.tool_pins),
         rules=describe({f.rule_id for f in findings}, rulebook),
     )
 

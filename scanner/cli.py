@@ -11,8 +11,10 @@ import sys
 import click
 
 import scanner.cli_plan  # noqa: F401 - registers components, plan and inventory on the group
-from scanner.cli_shared import (MINOR, analysis_inputs, check_outputs, cli, config_for, config_options, emit_all,
-                                minor_sources, options_of, settings, unknown_option, use_color)
+import scanner.cli_tools  # noqa: F401 - registers tools and tools install
+from scanner.cli_shared import (MINOR, analysis_inputs, check_outputs, chosen_output, cli, config_for, config_options,
+                                emit_all, minor_sources, options_of, output_options, report_option, settings,
+                                unknown_option, use_color)
 from scanner.config import CONFIG_FILE
 from scanner.freshness import data_checked
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, FAIL_ON_LEVELS
@@ -21,37 +23,22 @@ from scanner.versions import Minor
 from scanner.words import count
 
 
-def _parse_reports(ctx, param, values) -> list[tuple[str, str]]:
-    reports = []
-    for value in values:
-        fmt, sep, path = value.partition("=")
-        if not sep or not path:
-            raise click.BadParameter(f"{value!r}: expected FORMAT=FILE, e.g. sarif=kubehop.sarif", ctx, param)
-        if fmt not in FORMATS:
-            raise click.BadParameter(f"{value!r}: format must be one of {', '.join(FORMATS)}", ctx, param)
-        reports.append((fmt, path))
-    return reports
-
-
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path(allow_dash=True))
 @click.option("--target", "-t", type=MINOR, default=None,
               help="Minor to reach (default: the configuration's, else the newest the data knows).")
 @click.option("--from", "current", type=MINOR, default=None,
               help="Minor the cluster runs today: hops start there.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
-              help="Write the report to a file instead of standard output.")
+@output_options(FORMATS)
 @config_options
 @click.option("--write-baseline", type=click.Path(dir_okay=False), default=None,
               help="Record today's findings in this baseline file (then they no longer fail the scan).")
-@click.option("--report", "reports", multiple=True, metavar="FORMAT=FILE", callback=_parse_reports,
-              help="Also write a report in FORMAT to FILE; repeatable (e.g. --report sarif=kubehop.sarif).")
+@report_option(FORMATS, "sarif=kubehop.sarif")
 @click.option("--fail-on", type=click.Choice(FAIL_ON_LEVELS), default="error", show_default=True,
               help="Findings that make the exit code 1: blockers only, any finding, or none.")
 @analysis_inputs
 @unknown_option
-def scan(paths, target, current, fmt, output, config_file, no_config, write_baseline, reports, fail_on,
+def scan(paths, target, current, output, fmt, output_file, config_file, no_config, write_baseline, reports, fail_on,
          unknown, **inputs) -> None:
     """Report what blocks each hop up to --target, with file and line.
 
@@ -66,26 +53,30 @@ def scan(paths, target, current, fmt, output, config_file, no_config, write_base
       kubehop scan --target 1.36 platform/
       kubehop scan --from 1.31 --target 1.36 platform/ apps/
       helm template x ./chart | kubehop scan --target 1.36 -
-      kubehop scan --format json platform/ > report.json
+      kubehop scan -o json platform/ > report.json
+      kubehop scan -o wide platform/                (one line per finding)
+      kubehop scan -o csv --output-file findings.csv platform/
       kubehop scan --target 1.33 --values prod.yaml charts/web
       kubectl get secrets -A -l owner=helm -o yaml > releases.yaml
       kubehop scan --target 1.33 --helm-releases releases.yaml platform/
       kubehop scan --write-baseline .kubehop-baseline.json platform/
       kubehop scan --cluster-state dump/ --target 1.36 platform/
-      kubehop scan --format github --report sarif=kubehop.sarif --report markdown=summary.md platform/
+      kubehop scan -o github --report sarif=kubehop.sarif --report markdown=summary.md platform/
 
     \b
     Findings are silenced in the manifests themselves with a comment, on the
     finding's line or at the top of a document:
       # kubehop: ignore[extensions/v1beta1/Ingress] -- migrated by the platform team in Q3
 
-    Formats: text, json, sarif (GitHub code scanning), markdown (pull-request
-    comment, step summary), github (workflow annotations).
+    Formats (-o): text, wide (one line per finding), json, yaml, csv (a row
+    per finding), sarif (GitHub code scanning), markdown (pull-request comment,
+    step summary), github (workflow annotations).
 
     \b
     Exit codes: 0 nothing blocks the target; 1 blockers found (with
     --fail-on warning: any finding; with --fail-on never: never);
-    2 usage error; 3 some input could not be read (the rest was scanned).
+    2 usage error; 3 some input could not be read (the rest was scanned);
+    4 kubehop failed (a bug: please report it).
     """
     from scanner.baseline import BaselineError
     from scanner.data import DataError
@@ -93,6 +84,7 @@ def scan(paths, target, current, fmt, output, config_file, no_config, write_base
     from scanner.report import documents
     from scanner.scan import scan as run_scan
 
+    fmt, output = chosen_output(output, fmt, output_file, FORMATS)
     config = config_for(config_file, no_config, paths)
     missing = None if inputs["helm_releases"] else f"give PATHS to scan, or --helm-releases, or `paths` in {CONFIG_FILE}"
     sources = minor_sources(config, target, current)
@@ -136,7 +128,7 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
 
     \b
     Exit codes: 0 nothing is left to migrate by hand; 1 some objects need a person;
-    2 usage error; 3 some input could not be read.
+    2 usage error; 3 some input could not be read; 4 kubehop failed (a bug).
     """
     from scanner.data import DataError
     from scanner.fix import fix
@@ -197,7 +189,8 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
 
 @cli.command("rules")
 @click.option("--removed-in", type=MINOR, default=None, help="Only rules whose API stops being served in this minor.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--output", "-o", "--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="Output format.")
 @click.option("--fields", is_flag=True,
               help="List the field rules instead: volume types, fields, annotations and node labels.")
 @click.option("--checks", "every_check", is_flag=True,
@@ -210,7 +203,7 @@ def rules_command(removed_in, fmt, fields, every_check) -> None:
     Examples:
       kubehop rules
       kubehop rules --removed-in 1.32
-      kubehop rules --format json
+      kubehop rules -o json
       kubehop rules --fields --removed-in 1.33
       kubehop rules --checks
     """

@@ -2,7 +2,7 @@
 
 Called by `plan` (scanner/cli_plan.py) once the plan is made: prints the diff (`--diff`), writes it
 (`--write`), and the report in the chosen format (Markdown: the pull request's body) to standard
-output, or to --output when the diff takes standard output.
+output, or to --output-file when the diff takes standard output.
 """
 
 from __future__ import annotations
@@ -14,15 +14,17 @@ from scanner.model import EXIT_BLOCKED, EXIT_OK
 
 
 def change_set_command(plan, analysis, paths, scope, options, number: int, diff: bool, write: bool, fmt: str,
-                       output: str | None, others=()) -> int:
+                       output: str | None, others=(), reports: list[tuple[str, str]] = ()) -> int:
     """Make, print or write window `number`'s change set; the exit code (0: the whole window is written,
     1: steps are left to a person or files could not be written). `paths`: the tree given (nothing
     outside it is written); `scope`: the paths of the cluster planned (all of them, but in a fleet);
-    `others`: the fleet's other clusters, which move with an edit to a file they deploy too."""
+    `others`: the fleet's other clusters, which move with an edit to a file they deploy too; `reports`:
+    more (format, file) of the same change set (--report)."""
     from scanner.changes import NoSuchWindow, change_set, tree_root
     from scanner.report import change_diff, change_markdown, change_text, comment
     from scanner.paths import repo_path
     from scanner.report.plain import log_line, printable
+    from scanner.report.yaml_report import from_json
 
     try:
         changes = change_set(plan, analysis, number, list(scope), options, root=tree_root(paths))
@@ -43,12 +45,14 @@ def change_set_command(plan, analysis, paths, scope, options, number: int, diff:
         text, left_out = change_diff.render(changes)
         click.echo(text, nl=False)
         problems += left_out
-    report = {"text": change_text.render, "json": change_text.render_json}.get(fmt)
-    if not (diff or write) or output:
-        if fmt == "markdown":
-            emit_all(comment.outputs(lambda limit, full: change_markdown.render(changes, limit, full), output))
+    report = {"text": change_text.render, "json": change_text.render_json,
+              "yaml": lambda changes: from_json(change_text.render_json(changes))}
+    outputs = [*reports, *([(fmt, output)] if not (diff or write) or output else [])]
+    for report_fmt, path in outputs:
+        if report_fmt == "markdown":
+            emit_all(comment.outputs(lambda limit, full: change_markdown.render(changes, limit, full), path))
         else:
-            emit(report(changes), output)
+            emit(report[report_fmt](changes), path)
     if diff or write:
         for manual in changes.manual:
             for line in change_text.manual_lines(manual, ""):

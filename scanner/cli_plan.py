@@ -9,13 +9,24 @@ import sys
 
 import click
 
-from scanner.cli_shared import (MINOR, analysis_inputs, check_outputs, cli, config_for, config_options,
-                                emit, emit_all, minor_sources, options_of, scan_options, settings, unknown_option)
+from scanner.cli_shared import (MINOR, analysis_inputs, check_outputs, chosen_output, cli, config_for, config_options,
+                                emit, emit_all, minor_sources, options_of, output_options, report_option,
+                                scan_options, settings, unknown_option)
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK
+
+PLAN_FORMATS = ("text", "json", "yaml", "markdown")
 
 
 def _paths_argument(function):
     return click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))(function)
+
+
+def _json_or_yaml(json_text: str, fmt: str) -> str:
+    if fmt != "yaml":
+        return json_text
+    from scanner.report.yaml_report import from_json
+
+    return from_json(json_text)
 
 
 def _report_input_problems(source) -> bool:
@@ -47,7 +58,8 @@ def _analysis(paths: tuple[str, ...], config_file: str | None, no_config: bool):
 
 @cli.command()
 @_paths_argument
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--output", "-o", "--format", "fmt", type=click.Choice(["text", "json", "yaml"]), default="text",
+              show_default=True, help="Output format.")
 @config_options
 def components(paths, fmt, config_file, no_config) -> None:
     """List the components a tree pins: version or range, release, supported Kubernetes, file:line.
@@ -55,15 +67,17 @@ def components(paths, fmt, config_file, no_config) -> None:
     \b
     Examples:
       kubehop components platform/
-      kubehop components --format json platform/ infra/
+      kubehop components -o json platform/ infra/
     """
     from scanner.components.catalog import load_catalog
     from scanner.report import components as report
 
     analysis = _analysis(paths, config_file, no_config)
     tree, timeline = analysis.tree, analysis.timeline
-    click.echo(report.render_json(tree, timeline) if fmt == "json" else report.render_text(tree, load_catalog(), timeline),
-               nl=False)
+    if fmt == "text":
+        click.echo(report.render_text(tree, load_catalog(), timeline), nl=False)
+    else:
+        click.echo(_json_or_yaml(report.render_json(tree, timeline), fmt), nl=False)
     sys.exit(EXIT_INPUT if _report_input_problems(analysis) else EXIT_OK)
 
 
@@ -75,38 +89,39 @@ def components(paths, fmt, config_file, no_config) -> None:
               help="Minor the cluster runs today (default: the configuration's, else read from the tree "
                    "or --cluster-version-file).")
 @click.option("--distro", default=None, help="kubernetes, k3s or rke2 (default: read from the cluster's version).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), default=None,
-              help="Write the plan to a file instead of standard output.")
+@output_options(PLAN_FORMATS, "plan")
+@report_option(PLAN_FORMATS, "json=plan.json")
 @click.option("--orders", "orders_folder", type=click.Path(file_okay=False, writable=True), default=None,
               help="Write each window's upgrade orders (system-upgrade Plans, KubernetesNodeUpgrade) to "
                    "DIR/NN-<minor>/, at the paths of the tree's own orders. DIR must be outside the tree.")
 @click.option("--window", "window", type=click.IntRange(min=1), default=None,
               help="Window N as the change set its pull request needs: what it writes and what is left to a "
-                   "person (--format markdown: the pull request's body).")
+                   "person (-o markdown: the pull request's body).")
 @click.option("--diff", "diff", is_flag=True, help="With --window: print the change set as a diff (| git apply); "
-                                                   "the report goes to --output, if given.")
+                                                   "the report goes to --output-file, if given.")
 @click.option("--write", "write", is_flag=True, help="With --window: write the change set into the tree.")
 @config_options
 @analysis_inputs
 @unknown_option
-def plan_command(paths, target, current, distro, fmt, output, orders_folder, window, diff, write, config_file,
-                 no_config, unknown, **inputs) -> None:
+def plan_command(paths, target, current, distro, output, fmt, output_file, reports, orders_folder, window, diff,
+                 write, config_file, no_config, unknown, **inputs) -> None:
     """One window per hop: what moves before it, what it breaks, what may move after.
 
     \b
     Examples:
       kubehop plan --from 1.31 --target 1.36 platform/ infra/
       kubehop plan --target 1.36 .            (the cluster version is read from the tree)
-      kubehop plan --from 1.31 --format markdown . >> "$GITHUB_STEP_SUMMARY"
+      kubehop plan --from 1.31 -o markdown . >> "$GITHUB_STEP_SUMMARY"
       kubehop plan --from 1.31 --orders ../orders cluster/   (cluster/'s orders for each hop)
       kubehop plan --from 1.31 --window 1 --diff . | git apply   (W1 as a change set)
-      kubehop plan --from 1.31 --window 1 --write --format markdown -o pr.md .
+      kubehop plan --from 1.31 --window 1 --write -o markdown --output-file pr.md .
+      kubehop plan --from 1.31 --window 1 --diff --report json=w1.json . > w1.diff
 
     \b
     Exit codes: 0 nothing known blocks the target; 1 blockers found;
-    2 usage error; 3 some input could not be read. With --window: 0 the
-    change set is the whole window; 1 steps are left to a person.
+    2 usage error; 3 some input could not be read; 4 kubehop failed (a bug).
+    With --window: 0 the change set is the whole window; 1 steps are left
+    to a person.
     """
     from scanner.components.catalog import load_catalog
     from scanner.orders.version import cluster_distros
@@ -117,7 +132,8 @@ def plan_command(paths, target, current, distro, fmt, output, orders_folder, win
     from scanner.plan import PlanInputError, PlanRequest
     from scanner.report import plan_json, plan_markdown, plan_text
 
-    check_outputs([output])
+    fmt, output = chosen_output(output, fmt, output_file, PLAN_FORMATS)
+    check_outputs([output] + [path for _, path in reports])
     if (diff or write) and window is None:
         raise click.UsageError("--diff and --write need --window N: the window whose change set to make")
     if diff and write:
@@ -141,7 +157,7 @@ def plan_command(paths, target, current, distro, fmt, output, orders_folder, win
             raise click.UsageError(f"--window makes one cluster's change set, and the tree holds {len(plan.plans)} "
                                    f"clusters ({', '.join(c.name for c, _ in plan.plans)}): give --cluster NAME "
                                    "with it")
-        _emit_fleet(plan, fmt, output, orders_folder)
+        _emit_fleet(plan, [(fmt, output), *reports], orders_folder)
         sys.exit(EXIT_INPUT if _report_input_problems(analysis) else EXIT_BLOCKED if plan.blocked else EXIT_OK)
     _attach_orders(plan, analysis.manifests, paths, orders_folder)
     if window is not None:
@@ -149,21 +165,25 @@ def plan_command(paths, target, current, distro, fmt, output, orders_folder, win
 
         scope = analysis.clusters[0].cluster.paths if analysis.clusters else paths  # --cluster's own paths
         others = [c for c in analysis.fleet if c.name != inputs["cluster"]]  # they deploy shared files too
-        code = change_set_command(plan, analysis, paths, scope, options, window, diff, write, fmt, output, others)
+        code = change_set_command(plan, analysis, paths, scope, options, window, diff, write, fmt, output, others,
+                                  reports)
         sys.exit(EXIT_INPUT if _report_input_problems(analysis) else code)
-    if fmt == "markdown":
-        from scanner.report import comment
+    for report_fmt, path in [*reports, (fmt, output)]:
+        if report_fmt == "markdown":
+            from scanner.report import comment
 
-        emit_all(comment.outputs(lambda limit, full: plan_markdown.render(plan, limit, full), output))
-    else:
-        emit({"text": plan_text.render, "json": plan_json.render}[fmt](plan), output)
+            emit_all(comment.outputs(lambda limit, full: plan_markdown.render(plan, limit, full), path))
+        else:
+            emit(_json_or_yaml(plan_json.render(plan), report_fmt) if report_fmt != "text" else plan_text.render(plan),
+                 path)
     if _report_input_problems(analysis):
         sys.exit(EXIT_INPUT)
     sys.exit(EXIT_BLOCKED if plan.blocked else EXIT_OK)
 
 
-def _emit_fleet(fleet, fmt: str, output: str | None, orders_folder: str | None) -> None:
-    """Each cluster's plan (its orders from its own paths, into DIR/<cluster>/ with --orders)."""
+def _emit_fleet(fleet, outputs: list[tuple[str, str | None]], orders_folder: str | None) -> None:
+    """Each cluster's plan (its orders from its own paths, into DIR/<cluster>/ with --orders), in each
+    (format, file) of `outputs` (None: standard output)."""
     import os
 
     from scanner.report import plan_fleet
@@ -173,8 +193,10 @@ def _emit_fleet(fleet, fmt: str, output: str | None, orders_folder: str | None) 
         if folder:
             os.makedirs(folder, exist_ok=True)
         _attach_orders(plan, plan.analysis.manifests, cluster.paths, folder)
-    render = {"text": plan_fleet.render_text, "json": plan_fleet.render_json, "markdown": plan_fleet.render_markdown}
-    emit(render[fmt](fleet), output)
+    render = {"text": plan_fleet.render_text, "json": plan_fleet.render_json, "markdown": plan_fleet.render_markdown,
+              "yaml": lambda plans: _json_or_yaml(plan_fleet.render_json(plans), "yaml")}
+    for fmt, output in outputs:
+        emit(render[fmt](fleet), output)
 
 
 def _attach_orders(plan, manifests, paths, folder: str | None) -> None:
@@ -207,7 +229,8 @@ def _attach_orders(plan, manifests, paths, folder: str | None) -> None:
 
 @cli.command()
 @_paths_argument
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--output", "-o", "--format", "fmt", type=click.Choice(["text", "json", "yaml"]), default="text",
+              show_default=True, help="Output format.")
 @config_options
 def inventory(paths, fmt, config_file, no_config) -> None:
     """The API surface a tree uses: apiVersion/kind counts and the minors that serve each.
@@ -215,7 +238,7 @@ def inventory(paths, fmt, config_file, no_config) -> None:
     \b
     Examples:
       kubehop inventory platform/ apps/
-      kubehop inventory --format json . | jq '.[] | select(.served == "CRD")'
+      kubehop inventory -o json . | jq '.[] | select(.served == "CRD")'
     """
     from scanner import inventory as api_inventory
     from scanner.components.catalog import load_catalog
@@ -224,6 +247,6 @@ def inventory(paths, fmt, config_file, no_config) -> None:
     analysis = _analysis(paths, config_file, no_config)
     served = load_rulebook().served
     uses = api_inventory.inventory(analysis.manifests, served, load_catalog())
-    click.echo(api_inventory.render_json(uses) if fmt == "json"
+    click.echo(_json_or_yaml(api_inventory.render_json(uses), fmt) if fmt != "text"
                else api_inventory.render_text(uses, served.minors), nl=False)
     sys.exit(EXIT_INPUT if _report_input_problems(analysis) else EXIT_OK)

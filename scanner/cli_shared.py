@@ -249,6 +249,56 @@ def scan_options(config, exclude, ignore, rule_folders, baseline, write_baseline
     )
 
 
+def output_options(formats: tuple[str, ...], what: str = "report"):
+    """-o/--output FORMAT (kubectl's, helm's, Pluto's), --format FORMAT its synonym, --output-file FILE."""
+    def decorate(command):
+        command = click.option("--output-file", type=click.Path(dir_okay=False, writable=True), default=None,
+                               metavar="FILE", help=f"Write the {what} to FILE instead of standard output.")(command)
+        command = click.option("--format", "fmt", type=click.Choice(formats), default=None,
+                               help="The same as -o/--output.")(command)
+        return click.option("--output", "-o", "output", metavar="FORMAT", default=None,
+                            help=f"Output format: {', '.join(formats)} (default: text). (A file name here, "
+                                 "once --output's meaning, still writes to that file, with a warning: use "
+                                 "--output-file.)")(command)
+    return decorate
+
+
+def report_option(formats: tuple[str, ...], example: str):
+    """--report FORMAT=FILE, repeatable: more reports of the same run."""
+    def parse(ctx, param, values) -> list[tuple[str, str]]:
+        reports = []
+        for value in values:
+            fmt, sep, path = value.partition("=")
+            if not sep or not path:
+                raise click.BadParameter(f"{value!r}: expected FORMAT=FILE, e.g. {example}", ctx, param)
+            if fmt not in formats:
+                raise click.BadParameter(f"{value!r}: format must be one of {', '.join(formats)}", ctx, param)
+            reports.append((fmt, path))
+        return reports
+
+    return click.option("--report", "reports", multiple=True, metavar="FORMAT=FILE", callback=parse,
+                        help=f"Also write a report in FORMAT to FILE; repeatable (e.g. --report {example}).")
+
+
+def chosen_output(output: str | None, fmt: str | None, output_file: str | None,
+                  formats: tuple[str, ...]) -> tuple[str, str | None]:
+    """The format and the file (None: standard output) that -o/--output, --format and --output-file say.
+    `-o` was the file before it was the format: a value that names no format is still taken as the
+    file, with a warning, so a script written then keeps working."""
+    if output is not None and output not in formats:
+        if output_file is not None:
+            raise click.UsageError(f"-o/--output {output!r}: not a format ({', '.join(formats)}); the file is "
+                                   "--output-file")
+        from scanner.report.plain import log_line, printable
+
+        click.echo(log_line(printable(f"kubehop: warning: --output FILE is deprecated: -o/--output names the "
+                                      f"format now; write --output-file {output}")), err=True)
+        output, output_file = None, output
+    if output is not None and fmt is not None and output != fmt:
+        raise click.UsageError(f"-o/--output {output} and --format {fmt} name different formats; give one")
+    return output or fmt or "text", output_file
+
+
 def check_outputs(paths: list[str | None]) -> None:
     """Fail before scanning, not after, when a report could not be written."""
     given = [p for p in paths if p]

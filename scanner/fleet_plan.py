@@ -7,6 +7,7 @@ cluster (scanner.plan)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -57,18 +58,22 @@ def plan_paths(request: PlanRequest) -> tuple[Plan | FleetPlan, Analysis]:
     clusters gets a plan per cluster (scanner.fleet), each from its own current minor."""
     from scanner.analysis import NoCurrentMinor
     from scanner.current_minor import given_by
-    from scanner.fleet import analyse_fleet
     from scanner.options import ScanOptions
+    from scanner.scan import scan
 
     options = request.options or ScanOptions(unknown=request.unknown, allow_network=request.allow_network)
     if request.current is not None and request.current >= request.target:
         raise PlanInputError(f"the cluster is at {request.current} ({given_by(options)}): --target "
                              f"{request.target} is not newer")
     try:
-        analysis = analyse_fleet(request.paths, request.target, request.current, options, only=request.cluster,
-                                 version_file=request.version_file, need_current=True)
+        analysis = scan(list(request.paths), request.target, request.current, options, request.version_file,
+                        request.cluster, need_current=True)  # what `kubehop scan` analyses, the same way
     except NoCurrentMinor as why:
-        raise PlanInputError(str(why)) from None
+        from scanner.given_paths import MISSING, words
+        from scanner.paths import repo_path
+
+        missing = [words(repo_path(p), MISSING) for p in request.paths if p != "-" and not os.path.lexists(p)]
+        raise PlanInputError("; ".join(missing) if missing else str(why)) from None  # the wrong path, first
     if len(analysis.clusters) > 1:
         plans = [(v.cluster, plan_of(v.analysis, request)) for v in analysis.clusters if v.analysis.current]
         return FleetPlan(plans, analysis), analysis

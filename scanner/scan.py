@@ -3,8 +3,10 @@ call this; `plan`, `components` and `inventory` are other views of the same anal
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
+from scanner import per_scan
 from scanner.analysis import Analysis
 from scanner.options import ScanOptions
 from scanner.policy import apply_policy
@@ -18,10 +20,21 @@ ScanResult = Analysis  # what the reports of a scan read
 __all__ = ["ScanOptions", "ScanResult", "apply_policy", "scan"]
 
 
+@per_scan.scope()  # the files given are looked up in their contexts before the analysis reads the tree
 def scan(paths: list[str], target: Minor, current: Minor | None = None, options: ScanOptions = ScanOptions(),
-         version_file: ClusterPin | None = None, cluster: str | None = None) -> Analysis:
+         version_file: ClusterPin | None = None, cluster: str | None = None, need_current: bool = False) -> Analysis:
     """The analysis of `paths`; of each cluster on its own where the repository declares several
-    (scanner.fleet), or of `cluster` alone."""
+    (scanner.fleet), or of `cluster` alone. A file given that belongs to a Helm chart or a kustomization
+    is checked as part of it (scanner.in_context); a path given that holds nothing to check says so
+    (scanner.given_paths). `need_current`: scanner.analysis.analyse's (the plan's)."""
+    from scanner import given_paths, in_context
     from scanner.fleet import analyse_fleet
 
-    return analyse_fleet(paths, target, current, options, only=cluster, version_file=version_file)
+    selection = in_context.select(paths)
+    if selection.tops:  # a context's files may name what the repository holds beyond the folder analysed
+        options = dataclasses.replace(options, repository_roots=(*options.repository_roots, *selection.tops))
+    analysis = selection.keep(analyse_fleet(selection.paths, target, current, options, only=cluster,
+                                            version_file=version_file, need_current=need_current))
+    analysis.nothing_in = given_paths.nothing_in(paths, analysis)
+    analysis.notices += [given_paths.words(p, why) for p, why in analysis.nothing_in if why == given_paths.EMPTY]
+    return analysis

@@ -72,7 +72,7 @@ def tool_or_skip(name: str) -> str:
 
     path = find_tool(name)
     if path is None:
-        pytest.skip(f"{name} not found: set KUBEHOP_{name.upper()}, put it on PATH or run scripts/get-tools.sh")
+        pytest.skip(f"{name} not found: set KUBEHOP_{name.upper()}, put it on PATH or run `kubehop tools install`")
     return path
 
 
@@ -90,7 +90,7 @@ def kustomize_or_skip() -> list[str]:
 
     command = kustomize_command()
     if command is None:
-        pytest.skip("neither kustomize nor kubectl found: run scripts/get-tools.sh")
+        pytest.skip("neither kustomize nor kubectl found: run `kubehop tools install`")
     return command
 
 

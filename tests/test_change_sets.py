@@ -306,13 +306,45 @@ def test_the_pull_request_body(tmp_path, snapshot):
 
 
 def test_diff_and_body_in_one_run(tmp_path):
-    """What the GitHub Action runs: the diff on standard output, the body in --output."""
+    """What the GitHub Action runs: the diff on standard output, the body in --output-file."""
     root = tree(SEED, tmp_path)
     body = tmp_path / "body.md"
-    done = invoke("plan", "--from", "1.31", "--window", "1", "--diff", "--format", "markdown", "--output", str(body),
+    done = invoke("plan", "--from", "1.31", "--window", "1", "--diff", "-o", "markdown", "--output-file", str(body),
                   ".", cwd=root)
     assert done.stdout.startswith("--- a/infra/ansible/roles/cilium/defaults/main.yml\n")
     assert body.read_text().startswith("## kubehop: W1 · Kubernetes 1.31 → 1.32 (k3s)\n")
+    assert "deprecated" not in done.stderr
+
+
+def test_the_body_to_a_file_named_by_o_as_before(tmp_path):
+    """`-o FILE` named the body's file before -o was the format: it still writes there, with a warning."""
+    root = tree(SEED, tmp_path)
+    body = tmp_path / "body.md"
+    done = invoke("plan", "--from", "1.31", "--window", "1", "--diff", "--format", "markdown", "-o", str(body),
+                  ".", cwd=root)
+    assert done.stdout.startswith("--- a/infra/ansible/roles/cilium/defaults/main.yml\n")
+    assert body.read_text().startswith("## kubehop: W1 · Kubernetes 1.31 → 1.32 (k3s)\n")
+    assert (f"kubehop: warning: --output FILE is deprecated: -o/--output names the format now; write "
+            f"--output-file {body}") in done.stderr
+
+
+def test_the_diff_and_two_reports_in_one_run(tmp_path):
+    """What the GitHub Action runs: the diff, the body and the JSON the annotations are made from."""
+    root = tree(SEED, tmp_path)
+    done = invoke("plan", "--from", "1.31", "--window", "1", "--diff", "-o", "markdown", "--output-file",
+                  str(tmp_path / "body.md"), "--report", f"json={tmp_path / 'w1.json'}", ".", cwd=root)
+    assert done.stdout.startswith("--- a/infra/ansible/roles/cilium/defaults/main.yml\n")
+    assert (tmp_path / "body.md").read_text().startswith("## kubehop: W1 · Kubernetes 1.31 → 1.32 (k3s)\n")
+    assert json.loads((tmp_path / "w1.json").read_text()) == change_set(root, "--from", "1.31")
+
+
+def test_the_change_set_as_yaml_is_its_json(tmp_path):
+    import yaml
+
+    root = tree(SEED, tmp_path)
+    as_yaml = invoke("plan", "--from", "1.31", "--window", "1", "-o", "yaml", ".", cwd=root)
+    assert as_yaml.returncode == 1, as_yaml.stderr
+    assert yaml.safe_load(as_yaml.stdout) == change_set(root, "--from", "1.31")
 
 
 def test_write_keeps_a_byte_order_mark_and_crlf_line_ends(tmp_path):

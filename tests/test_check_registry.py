@@ -9,9 +9,8 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from conftest import FIXTURES, REPO
+from conftest import FIXTURES, REPO, cli_runner
 from scanner.checks import OBJECT, TREE, ScanContext, field_rules, per_object_checks, run_checks, tree_checks
 from scanner.checks.registry import (RegistryError, UndeclaredRule, check_name, checks, describe, info_of,
                                      rules_of)
@@ -214,7 +213,7 @@ def test_findings_are_made_only_in_scanner_checks():
 def test_sarif_rules_are_the_registrys_whichever_finding_fired_them(tmp_path):
     # The same component rule fired by two releases: SARIF's rule says what the rule is, not the first
     # finding's source; each result keeps its own.
-    result = CliRunner().invoke(cli, ["scan", "--from", "1.31", "--target", "1.36", "--format", "sarif",
+    result = cli_runner().invoke(cli, ["scan", "--from", "1.31", "--target", "1.36", "--format", "sarif",
                                       str(REPO / "examples"), str(ORDERS / "knu-skip")])
     assert result.exit_code == 1, result.output
     run = json.loads(result.stdout)["runs"][0]
@@ -240,13 +239,13 @@ def test_sarif_rules_are_the_registrys_whichever_finding_fired_them(tmp_path):
 
 
 def test_kubehop_rules_checks_lists_every_check_and_its_rules():
-    listed = json.loads(CliRunner().invoke(cli, ["rules", "--checks", "--format", "json"]).stdout)
+    listed = json.loads(cli_runner().invoke(cli, ["rules", "--checks", "--format", "json"]).stdout)
     assert [entry["check"] for entry in listed] == [check_name(c) for c in checks()]
     for entry, check in zip(listed, checks()):
         assert entry["scope"] == check.SCOPE
         assert [r["id"] for r in entry["rules"]] == list(rules_of(check, BOOK))
-    text = CliRunner().invoke(cli, ["rules", "--checks"]).stdout
+    text = cli_runner().invoke(cli, ["rules", "--checks"]).stdout
     assert "  upgrade-order/skips-minor" in text and "error" in text
     assert "  <apiVersion>/<Kind>" in text and f"{len(BOOK.rules())} rules from rules/core" in text
-    refused = CliRunner().invoke(cli, ["rules", "--checks", "--fields"])
-    assert refused.exit_code == 2 and "--checks lists every rule" in refused.output
+    refused = cli_runner().invoke(cli, ["rules", "--checks", "--fields"])
+    assert refused.exit_code == 2 and "--checks lists every rule" in refused.stderr

@@ -71,8 +71,9 @@ def test_a_scan_that_reads_no_object_says_so(repo):
     (repo / "values").mkdir()
     (repo / "values" / "values.yaml").write_text("replicas: 3\n")
     code, text = scan("--target", "1.36", "values")
-    assert code == 0 and text.splitlines()[-1] == ("nothing checked for 1.36: no Kubernetes object was read "
+    assert code == 0 and text.splitlines()[-1] == ("nothing checked for 1.36: no Kubernetes objects found in values "
                                                    "(0 blockers, 0 warnings)")
+    assert "notice: no Kubernetes objects found in values" in text
 
 
 # --- where the minors came from --------------------------------------------------------------------

@@ -65,7 +65,7 @@ def stale_data(tmp_path_factory) -> Path:
     flux = root / "compat-matrix" / "flux.yaml"
     text = flux.read_text(encoding="utf-8")
     flux.write_text(text.replace(f'data_checked: "{freshness.read_data_checked(text)}"',
-                                 'data_checked: "2025-01-15"'), encoding="utf-8")
+                                 'data_checked: "2020-01-15"'), encoding="utf-8")
     return root
 
 
@@ -75,7 +75,7 @@ def stale_data(tmp_path_factory) -> Path:
     ["inventory", str(EXAMPLE)], ["rules"]])
 def test_every_command_prints_the_notice_once_when_the_data_is_stale(stale_data: Path, command) -> None:
     proc = kubehop(*command, data_root=stale_data)
-    assert proc.stderr.decode().count("last checked against its sources on 2025-01-15") == 1, proc.stderr
+    assert proc.stderr.decode().count("last checked against its sources on 2020-01-15") == 1, proc.stderr
     assert "last checked" not in proc.stdout.decode()
 
 
@@ -96,13 +96,13 @@ def test_source_date_epoch_is_today(monkeypatch) -> None:
 
 def test_version_json_and_reports_carry_the_date(stale_data: Path) -> None:
     version = kubehop("--version", data_root=stale_data).stdout.decode()
-    assert version.splitlines()[0].endswith("(data checked 2025-01-15)")
+    assert version.splitlines()[0].endswith("(data checked 2020-01-15)")
     report = json.loads(kubehop("scan", "--format", "json", "--target", "1.36", str(EXAMPLE),
                                 data_root=stale_data).stdout)
-    assert report["tool"]["data_checked"] == "2025-01-15"
+    assert report["tool"]["data_checked"] == "2020-01-15"
     plan = json.loads(kubehop("plan", "--format", "json", "--from", "1.31", "--target", "1.36", str(EXAMPLE),
                               data_root=stale_data).stdout)
-    assert plan["tool"]["data_checked"] == "2025-01-15"
+    assert plan["tool"]["data_checked"] == "2020-01-15"
     for fmt in ("text", "markdown"):
         out = kubehop("scan", "--format", fmt, "--target", "1.36", str(EXAMPLE), data_root=stale_data).stdout
-        assert "data checked 2025-01-15" in out.decode(), fmt
+        assert "data checked 2020-01-15" in out.decode(), fmt

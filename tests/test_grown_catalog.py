@@ -84,20 +84,56 @@ def test_descheduler_is_judged_by_the_three_minors_its_readme_says_each_release_
 
 
 def test_the_census_counts_what_kubehop_components_lists(tmp_path):
-    root = write(tmp_path / "tree", {"eso.yaml": ESO, "hajimari.yaml": """
+    root = write(tmp_path / "tree", {"eso.yaml": ESO, "node-red.yaml": """
         apiVersion: helm.toolkit.fluxcd.io/v2
         kind: HelmRelease
-        metadata: {name: hajimari, namespace: default}
+        metadata: {name: node-red, namespace: default}
         spec:
           chart:
             spec:
-              chart: hajimari
-              version: 2.0.2
-              sourceRef: {kind: HelmRepository, name: hajimari, namespace: flux-system}
+              chart: node-red
+              version: 1.0.4
+              sourceRef: {kind: HelmRepository, name: node-red, namespace: flux-system}
         """})
     done = subprocess.run([sys.executable, str(REPO / "bench" / "component_census.py"), "--no-render", str(root)],
                           capture_output=True, text=True, timeout=600,
                           env={"KUBEHOP_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"})
     assert done.returncode == 0, done.stderr
     assert "| tree | 2 | 1 | 1 | 0 | 1 | 50.0 |" in done.stdout
-    assert "1 pins in  1 trees  hajimari" in done.stdout
+    assert "1 pins in  1 trees  node-red" in done.stdout
+
+
+def _redis(name: str, repository: str, version: str) -> str:
+    return f"""
+        apiVersion: source.toolkit.fluxcd.io/v1
+        kind: HelmRepository
+        metadata: {{name: {name}, namespace: flux-system}}
+        spec: {{url: {repository}}}
+        ---
+        apiVersion: helm.toolkit.fluxcd.io/v2
+        kind: HelmRelease
+        metadata: {{name: {name}, namespace: databases}}
+        spec:
+          chart:
+            spec:
+              chart: redis
+              version: {version}
+              sourceRef: {{kind: HelmRepository, name: {name}, namespace: flux-system}}
+        """
+
+
+def test_two_charts_named_redis_are_told_apart_by_repository_and_one_from_neither_is_no_data(tmp_path):
+    root = write(tmp_path, {
+        "bitnami.yaml": _redis("bitnami", "https://charts.bitnami.com/bitnami", "18.9.0"),
+        "ot.yaml": _redis("ot", "https://ot-container-kit.github.io/helm-charts/", "0.16.8"),
+        "mirror.yaml": _redis("mirror", "https://charts.example.org/mirror", "19.6.4")})
+    listed = json.loads(invoke("components", "--format", "json", ".", cwd=root).stdout)["components"]
+    rows = sorted((c["component"], Path(c["file"]).name, c["data"]) for c in listed)
+    # The mirror's redis could be either chart: it is deployed and kubehop has no data on it, never dropped.
+    assert rows == [("ot-redis", "ot.yaml", "catalog"), ("redis", "bitnami.yaml", "catalog"),
+                    ("redis (chart)", "mirror.yaml", "none")]
+    # Bitnami's 18.9 README states "Kubernetes 1.23+" on 2024-01-26: open-ended, as of that day.
+    scan = json.loads(invoke("scan", "--from", "1.28", "--target", "1.29", "--format", "json", ".", cwd=root).stdout)
+    rules = {(f["rule"], Path(f["file"]).name) for f in scan["findings"] if f["rule"].startswith("component/")}
+    assert ("component/redis (chart)/no-data", "mirror.yaml") in rules
+    assert not any(name == "bitnami.yaml" for _, name in rules)

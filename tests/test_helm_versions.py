@@ -104,7 +104,7 @@ def test_a_helm_too_old_is_named_with_the_version_needed(tmp_path):
                        env={"KUBEHOP_HELM": old, "KUBEHOP_CACHE_DIR": str(tmp_path / "cache")})
     (notice,) = json.loads(proc.stdout)["notices"]
     assert f"{old} is helm v3.12.3+g3a31588" in notice
-    assert f"helm {MINIMUM[0]}.{MINIMUM[1]} or later" in notice and "scripts/get-tools.sh" in notice
+    assert f"helm {MINIMUM[0]}.{MINIMUM[1]} or later" in notice and "`kubehop tools install`" in notice
     assert "read as text" in notice
 
 

@@ -26,19 +26,19 @@ from hostile_text import (ANNOTATION, HOSTILE, HOSTILE_CONFIGS, HOSTILE_FILE, KU
 from scanner.report.plain import printable
 
 SPAN = ["--from", "1.31", "--target", "1.36"]
-SCAN_FORMATS = ("text", "json", "sarif", "markdown", "github")
+SCAN_FORMATS = ("text", "wide", "json", "yaml", "csv", "sarif", "markdown", "github")
 RUNS = {
     **{f"scan {fmt}": ["scan", "--no-config", *SPAN, "--format", fmt, "."] for fmt in SCAN_FORMATS},
     "scan --report": ["scan", "--no-config", *SPAN, *(f"--report={fmt}=../reports/report.{fmt}" for fmt in SCAN_FORMATS),
                       "."],
-    **{f"plan {fmt}": ["plan", "--no-config", *SPAN, "--format", fmt, "."] for fmt in ("text", "json", "markdown")},
-    "plan markdown --output": ["plan", "--no-config", *SPAN, "--format", "markdown", "--output", "../reports/plan.md",
-                               "."],
-    **{f"plan --window {fmt}": ["plan", "--no-config", *SPAN, "--window", "1", "--format", fmt, "."]
-       for fmt in ("text", "json", "markdown")},
+    **{f"plan {fmt}": ["plan", "--no-config", *SPAN, "-o", fmt, "."] for fmt in ("text", "json", "yaml", "markdown")},
+    "plan markdown --output-file": ["plan", "--no-config", *SPAN, "-o", "markdown", "--output-file",
+                                    "../reports/plan.md", "."],
+    **{f"plan --window {fmt}": ["plan", "--no-config", *SPAN, "--window", "1", "-o", fmt, "."]
+       for fmt in ("text", "json", "yaml", "markdown")},
     "plan --window --diff": ["plan", "--no-config", *SPAN, "--window", "1", "--diff", "."],
     **{f"{command} {fmt}": [command, "--no-config", "--format", fmt, "."]
-       for command in ("components", "inventory") for fmt in ("text", "json")},
+       for command in ("components", "inventory") for fmt in ("text", "json", "yaml")},
     **{f"rules {fmt}": ["rules", "--format", fmt] for fmt in ("text", "json")},
     "fix": ["fix", "--no-config", *SPAN, "."],
 }
@@ -141,6 +141,26 @@ def test_json_keeps_the_names_exactly(hostile):
                                               for blocker in window["api_blockers"]}
     components = json.loads(printed["components json"].stdout)
     assert any(HOSTILE in c["what"] for c in components["components"])
+
+
+@pytest.mark.parametrize("command", ["scan", "plan", "plan --window", "components", "inventory"])
+def test_yaml_reads_back_as_the_json(hostile, command):
+    """-o yaml is the JSON report in YAML: the same data, the tree's strings exactly, nothing raw printed."""
+    import yaml
+
+    root, printed = hostile
+    assert yaml.safe_load(printed[f"{command} yaml"].stdout) == json.loads(printed[f"{command} json"].stdout)
+
+
+def test_csv_cells_are_the_names_escaped_and_no_formula(hostile):
+    import csv
+    import io
+
+    root, printed = hostile
+    rows = list(csv.DictReader(io.StringIO(printed["scan csv"].stdout, newline="")))
+    assert rows and all(len(row) == len(rows[0]) for row in rows)
+    assert shown(HOSTILE) in {row["name"] for row in rows}
+    assert not any(cell.startswith(("=", "+", "-", "@")) for row in rows for cell in row.values())
 
 
 def test_sarif_message_text_holds_no_embedded_link(hostile):

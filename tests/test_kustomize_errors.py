@@ -63,7 +63,7 @@ def _kubectls() -> list[str]:
 @pytest.fixture(params=_kubectls() or [None])
 def kubectl(request) -> str:
     if request.param is None:
-        pytest.skip("no kubectl found: run scripts/get-tools.sh")
+        pytest.skip("no kubectl found: run `kubehop tools install`")
     return request.param
 
 
@@ -137,3 +137,27 @@ def test_an_error_on_several_lines_is_read_whole():
               "the patch file from path(p.yaml): evalsymlink failure on '/r/p.yaml' : lstat /r/p.yaml: no such "
               "file or directory\n")
     assert error_text(stderr).endswith("lstat /r/p.yaml: no such file or directory")
+
+
+def test_a_cause_followed_by_a_yaml_dump_is_shown_first():
+    """kustomize prints the node it could not use after the cause: the cause is kept, not the dump's tail."""
+    dump = " ".join(f"key-{n}: value-{n}" for n in range(60))
+    cause = _cause(f"visit traversal on path: [spec template]: wrong node kind: expected MappingNode but got "
+                   f"SequenceNode: node contents: {dump}")
+    assert cause.message.startswith("visit traversal on path: [spec template]: wrong node kind: expected MappingNode "
+                                    "but got SequenceNode: node contents: key-0: value-0 key-1: value-1")
+    assert "…" in cause.message and len(cause.message) < 340
+
+
+def test_a_real_wrong_node_kind_keeps_its_cause(tmp_path, kubectl):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "kustomization.yaml").write_text("resources: [deploy.yaml]\npatches:\n  - path: patch.yaml\n")
+    (tmp_path / "deploy.yaml").write_text("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"
+                                          "spec:\n  template:\n    - a: 1\n")
+    labels = "".join(f"        key-{n}: value-{n}-of-a-long-label\n" for n in range(30))
+    (tmp_path / "patch.yaml").write_text("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"
+                                         f"spec:\n  template:\n    metadata:\n      labels:\n{labels}")
+    proc = run_kubehop("scan", "--format", "json", str(tmp_path), env={"KUBEHOP_KUSTOMIZE": "", "KUBEHOP_KUBECTL": kubectl})
+    [problem] = json.loads(proc.stdout)["diagnostics"]
+    assert "wrong node kind: expected SequenceNode but got MappingNode" in problem["message"]
+    assert problem["message"].index("wrong node kind") < 60

@@ -216,13 +216,13 @@ def test_a_long_report_is_cut_to_a_comment_and_written_whole_beside_it(tmp_path)
     assert len(out.encode("utf-16-le")) // 2 < 65_536
     listed = out.count("<code>many.<wbr>yaml:") + out.count("<code>many.yaml:")
     assert 50 < listed < 400
-    assert f"{400 - listed} more findings are not shown here" in out and "--output FILE" in out
+    assert f"{400 - listed} more findings are not shown here" in out and "--output-file FILE" in out
     assert out.count("- error: `broken-") == 50 and "- … 30 more input problems" in out
     assert out.rstrip().endswith("</sub>")  # the footer, after the input problems, is kept
     done = run_kubehop("scan", "--format", "text", "--report", "markdown=report.md", ".", cwd=tmp_path)
     assert done.returncode == 3
     comment, full = (tmp_path / "report.md").read_text(), (tmp_path / "report.full.md").read_text()
-    assert comment == out.replace("write the full report with `--output FILE` (it goes to FILE.full.md), "
+    assert comment == out.replace("write the full report with `--output-file FILE` (it goes to FILE.full.md), "
                                   "or see the JSON report", "the full report is in `report.full.md`, written "
                                   "beside this one")
     assert full.count("does not serve g") == 400 and "cut" not in full.rpartition("### Input problems")[0][-400:]
@@ -307,7 +307,7 @@ def test_plan_summary_says_what_blocks_and_what_is_to_do():
 def test_a_long_plan_is_cut_to_a_comment_and_written_whole_beside_it(tmp_path):
     blocker = "apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata: {name: web-%d}\n"
     (tmp_path / "many.yaml").write_text("---\n".join(blocker % n for n in range(1000)))
-    done = run_kubehop("plan", "--from", "1.31", "--target", "1.32", "--format", "markdown", "-o", "plan.md", ".",
+    done = run_kubehop("plan", "--from", "1.31", "--target", "1.32", "--format", "markdown", "--output-file", "plan.md", ".",
                        cwd=tmp_path)
     assert done.returncode == 1, done.stderr.decode()
     comment, full = (tmp_path / "plan.md").read_text(), (tmp_path / "plan.full.md").read_text()
@@ -316,3 +316,47 @@ def test_a_long_plan_is_cut_to_a_comment_and_written_whole_beside_it(tmp_path):
     assert 50 < shown < 1000 and f"{1000 - shown + 1} more plan items are not shown here" in comment
     assert "the full report is in `plan.full.md`" in comment
     assert full.count("- [ ] fix ") == 1000 and "- [ ] **upgrade the cluster to 1.32**" in full
+
+
+# --- at scale (issue 26): annotation keys wrap, many windows draw in rows, headings carry their badge ---
+
+APPARMOR = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  template:\n"
+            "    metadata:\n      annotations:\n"
+            "        container.apparmor.security.beta.kubernetes.io/a-container-with-a-long-name: runtime/default\n"
+            "    spec:\n      containers: [{name: a-container-with-a-long-name, image: x}]\n")
+
+
+def test_a_field_path_into_an_annotation_key_wraps_within_a_comment(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "deploy.yaml").write_text(APPARMOR)
+    markdown = markdown_of("scan", "--target", "1.36", cwd=tmp_path)
+    assert "annotations" in markdown and "apparmor" in markdown
+    page = Page(github_html(markdown))
+    widest = max(page.cells, key=min_width_px)
+    assert min_width_px(widest) <= COMMENT_PX, widest
+
+
+def test_a_scan_says_what_to_do_first(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "a.yaml").write_text("apiVersion: batch/v1beta1\nkind: CronJob\nmetadata: {name: nightly}\n")
+    (tmp_path / "b.yaml").write_text("apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata: {name: web}\n---\n"
+                                     "apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata: {name: api}\n")
+    markdown = markdown_of("scan", "--target", "1.36", cwd=tmp_path)
+    # the report lists the earliest hop first: its first blocker is where to start
+    assert ("**Start with** `b.yaml:1:1` Ingress web (hop to 1.22): use networking.k8s.io/v1; then the table "
+            "“Hop to 1.22” (1 more blocker).") in markdown
+    assert markdown.index("**Start with**") < markdown.index("### Hop to 1.22")
+
+
+def test_many_windows_draw_in_rows_and_each_heading_says_its_state(tmp_path):
+    (tmp_path / "ing.yaml").write_text("apiVersion: networking.k8s.io/v1beta1\nkind: Ingress\nmetadata: {name: web}\n")
+    markdown = markdown_of("plan", "--from", "1.25", "--target", "1.37", cwd=tmp_path)
+    diagram = markdown.split("```mermaid\n")[1].split("```")[0]
+    rows = re.findall(r'subgraph (R\d+) \[" "\]\n    direction LR\n((?:    .*\n)+?)  end', diagram)
+    assert [len(re.findall(r"^    W\d+\[", body, re.M)) for _, body in rows] == [5, 5, 2]
+    assert "  R1 --> R2\n  R2 --> R3\n" in diagram
+    assert not re.search(r"^  W\d+ --> W\d+", diagram, re.M)  # no edge leaves a row: each keeps left to right
+    headings = re.findall(r"^### (W\d+ · .*)$", markdown, re.M)
+    assert len(headings) == 12
+    assert all(h.endswith(("· ✓ nothing blocks", " warning", " warnings", " blocker", " blockers")) for h in headings)
+    assert headings[0].startswith("W1 · 1.25 → 1.26 · ⛔ 1 blocker")  # the Ingress, gone in 1.22

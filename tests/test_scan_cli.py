@@ -96,7 +96,7 @@ def test_overlapping_paths_are_read_once(tmp_path):
     result = report(proc)
     assert [f["file"] for f in result["findings"]] == [str(tmp_path / "apps" / "ing.yaml")]
     assert result["summary"]["files"] == 1
-    assert [d["message"] for d in result["diagnostics"]] == ["no such file or directory"]
+    assert [d["message"] for d in result["diagnostics"]] == ["does not exist"]
 
 
 def test_finding_carries_everything_a_person_needs(tmp_path):

@@ -15,19 +15,19 @@ from conftest import invoke
 HAJIMARI = """
 apiVersion: source.toolkit.fluxcd.io/v1
 kind: HelmRepository
-metadata: {name: hajimari, namespace: flux-system}
-spec: {url: https://hajimari.io}
+metadata: {name: node-red, namespace: flux-system}
+spec: {url: https://schwarzit.github.io/node-red}
 ---
 apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
-metadata: {name: hajimari, namespace: default}
+metadata: {name: node-red, namespace: default}
 spec:
   interval: 30m
   chart:
     spec:
-      chart: hajimari
+      chart: node-red
       version: {version}
-      sourceRef: {{kind: HelmRepository, name: hajimari, namespace: flux-system}}
+      sourceRef: {{kind: HelmRepository, name: node-red, namespace: flux-system}}
 """
 TALCONFIG = "kubernetesVersion: v1.33.2\n"
 
@@ -40,7 +40,7 @@ def write(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-def hajimari(version: str) -> str:
+def node_red(version: str) -> str:
     return HAJIMARI.replace("{version}", version).replace("{{", "{").replace("}}", "}")
 
 
@@ -54,43 +54,43 @@ def component_findings(report: dict, name: str) -> list[dict]:
 
 
 def test_a_chart_no_data_names_is_listed_planned_and_counted_like_any_unknown(tmp_path):
-    root = write(tmp_path, {"apps/hajimari.yaml": hajimari("2.0.2"), "talconfig.yaml": TALCONFIG})
+    root = write(tmp_path, {"apps/node-red.yaml": node_red("2.0.2"), "talconfig.yaml": TALCONFIG})
     listed = invoke("components", ".", cwd=root)
-    [row] = [line for line in listed.stdout.splitlines() if line.startswith("hajimari")]
-    assert row.split()[:4] == ["hajimari", "2.0.2", "no", "data"]
-    assert "apps/hajimari.yaml:14:16" in row
+    [row] = [line for line in listed.stdout.splitlines() if line.startswith("node-red")]
+    assert row.split()[:4] == ["node-red", "2.0.2", "no", "data"]
+    assert "apps/node-red.yaml:14:16" in row
     assert "1 deployed component kubehop has no data on" in listed.stdout
     code, document = as_json("components", cwd=root)
-    [entry] = [c for c in document["components"] if c["component"] == "hajimari"]
+    [entry] = [c for c in document["components"] if c["component"] == "node-red"]
     assert (entry["data"], entry["pin"], entry["line"], entry["how"]) == ("none", "2.0.2", 14, "chart")
 
     code, scan = as_json("scan", "--target", "1.36", cwd=root)
-    [finding] = component_findings(scan, "hajimari")
+    [finding] = component_findings(scan, "node-red")
     assert (finding["rule"], finding["severity"], finding["support"], finding["line"]) == (
-        "component/hajimari/no-data", "warning", "unknown", 14)
+        "component/node-red/no-data", "warning", "unknown", 14)
     assert finding["hop"] == "hop to 1.34"  # unknown from the first hop on, not only at the target
-    assert "hajimari 2.0.2 is deployed, but kubehop has no data on it: whether it supports Kubernetes " \
+    assert "node-red 2.0.2 is deployed, but kubehop has no data on it: whether it supports Kubernetes " \
            "1.34–1.36 is unknown" in finding["message"]
     assert code == 0  # a warning by default: unknown is never fine, never blocked
 
     code, plan = as_json("plan", "--target", "1.36", cwd=root)
-    [component] = [c for c in plan["components"] if c["name"] == "hajimari"]
+    [component] = [c for c in plan["components"] if c["name"] == "node-red"]
     assert (component["data"], component["start"], component["pins"][0]["line"]) == ("none", None, 14)
     assert plan["warnings"] == scan["summary"]["warnings"] and plan["blockers"] == scan["summary"]["errors"]
-    [problem] = [p for w in plan["windows"] for p in w["problems"] if p["component"] == "hajimari"]
+    [problem] = [p for w in plan["windows"] for p in w["problems"] if p["component"] == "node-red"]
     assert (problem["kind"], problem["severity"]) == ("no-data", "unknown")
     text = invoke("plan", "--target", "1.36", ".", cwd=root).stdout
-    assert any(line.split()[:3] == ["hajimari", "2.0.2:", "no"] and "apps/hajimari.yaml:14:16" in line
+    assert any(line.split()[:3] == ["node-red", "2.0.2:", "no"] and "apps/node-red.yaml:14:16" in line
                for line in text.splitlines())
     markdown = invoke("plan", "--target", "1.36", "--format", "markdown", ".", cwd=root).stdout
-    assert "| hajimari | 2.0.2: no data | support unknown from 1.34 |" in markdown
+    assert "| node-red | 2.0.2: no data | support unknown from 1.34 |" in markdown
 
 
 @pytest.mark.parametrize("policy, severity, code", [("block", "error", 1), ("ignore", None, 0)])
 def test_no_data_follows_the_unknown_policy_in_scan_and_plan(tmp_path, policy, severity, code):
-    root = write(tmp_path, {"apps/hajimari.yaml": hajimari("2.0.2"), "talconfig.yaml": TALCONFIG})
+    root = write(tmp_path, {"apps/node-red.yaml": node_red("2.0.2"), "talconfig.yaml": TALCONFIG})
     scan_code, scan = as_json("scan", "--target", "1.36", f"--unknown={policy}", cwd=root)
-    assert [f["severity"] for f in component_findings(scan, "hajimari")] == ([severity] if severity else [])
+    assert [f["severity"] for f in component_findings(scan, "node-red")] == ([severity] if severity else [])
     plan_code, plan = as_json("plan", "--target", "1.36", f"--unknown={policy}", cwd=root)
     assert (scan_code, plan_code) == (code, code)
     assert plan["blockers"] == scan["summary"]["errors"]
@@ -98,13 +98,13 @@ def test_no_data_follows_the_unknown_policy_in_scan_and_plan(tmp_path, policy, s
 
 def test_one_finding_per_version_each_at_its_own_files(tmp_path):
     root = write(tmp_path, {
-        "cluster-a/hajimari.yaml": hajimari("2.0.2"), "cluster-b/hajimari.yaml": hajimari("2.0.2"),
-        "cluster-c/hajimari.yaml": hajimari("1.2.0"), "talconfig.yaml": TALCONFIG})
+        "cluster-a/node-red.yaml": node_red("2.0.2"), "cluster-b/node-red.yaml": node_red("2.0.2"),
+        "cluster-c/node-red.yaml": node_red("1.2.0"), "talconfig.yaml": TALCONFIG})
     _, scan = as_json("scan", "--target", "1.36", cwd=root)
     found = sorted((f["file"], f["message"].split(" is deployed")[0], f["remediation"])
-                   for f in component_findings(scan, "hajimari"))
-    assert found == [("cluster-a/hajimari.yaml", "hajimari 2.0.2", ["also edit cluster-b/hajimari.yaml:14"]),
-                     ("cluster-c/hajimari.yaml", "hajimari 1.2.0", [])]
+                   for f in component_findings(scan, "node-red"))
+    assert found == [("cluster-a/node-red.yaml", "node-red 2.0.2", ["also edit cluster-b/node-red.yaml:14"]),
+                     ("cluster-c/node-red.yaml", "node-red 1.2.0", [])]
 
 
 def test_remote_bases_git_sources_and_operator_images(tmp_path):
@@ -171,14 +171,14 @@ def test_a_chart_kept_in_the_tree_is_judged_by_its_kubeversion_not_no_data(tmp_p
     root = write(tmp_path, {
         "app/kustomization.yaml": """
             helmCharts:
-              - name: hajimari
-                repo: https://hajimari.io
+              - name: node-red
+                repo: https://schwarzit.github.io/node-red
                 version: 2.0.2
-                releaseName: hajimari
+                releaseName: node-red
             """,
-        "app/charts/hajimari-2.0.2/hajimari/Chart.yaml": """
+        "app/charts/node-red-2.0.2/node-red/Chart.yaml": """
             apiVersion: v2
-            name: hajimari
+            name: node-red
             version: 2.0.2
             kubeVersion: ">=1.16.0-0 <1.35.0-0"
             """,
@@ -189,30 +189,30 @@ def test_a_chart_kept_in_the_tree_is_judged_by_its_kubeversion_not_no_data(tmp_p
     _, scan = as_json("scan", "--target", "1.36", "--no-render", cwd=root)
     rules = {f["rule"] for f in scan["findings"] if f["rule"].startswith("component/")}
     assert not any(rule.endswith("/no-data") for rule in rules)
-    assert "component/chart/hajimari/blocked" in rules or "component/chart/hajimari/unsupported" in rules
+    assert "component/chart/node-red/blocked" in rules or "component/chart/node-red/unsupported" in rules
 
 
 def test_a_chart_whose_kubeversion_helm_cache_states_is_judged_by_it(tmp_path):
     cache, config = tmp_path / "helm-cache", tmp_path / "helm-config"
-    write(cache, {"hajimari-index.yaml": """
+    write(cache, {"node-red-index.yaml": """
         apiVersion: v1
         entries:
-          hajimari:
-            - {name: hajimari, version: 2.0.2, kubeVersion: ">=1.16.0-0"}
+          node-red:
+            - {name: node-red, version: 2.0.2, kubeVersion: ">=1.16.0-0"}
         """})
-    write(config, {"repositories.yaml": "repositories:\n  - {name: hajimari, url: https://hajimari.io}\n"})
-    root = write(tmp_path / "tree", {"apps/hajimari.yaml": hajimari("2.0.2"), "talconfig.yaml": TALCONFIG})
+    write(config, {"repositories.yaml": "repositories:\n  - {name: node-red, url: https://schwarzit.github.io/node-red}\n"})
+    root = write(tmp_path / "tree", {"apps/node-red.yaml": node_red("2.0.2"), "talconfig.yaml": TALCONFIG})
     env = {"HELM_REPOSITORY_CACHE": str(cache), "HELM_REPOSITORY_CONFIG": str(config / "repositories.yaml")}
     done = invoke("scan", "--target", "1.36", "--format", "json", ".", cwd=root, env=env)
     rules = {f["rule"] for f in json.loads(done.stdout)["findings"]}
-    assert not any(r.startswith("component/hajimari/") for r in rules)
+    assert not any(r.startswith("component/node-red/") for r in rules)
     listed = json.loads(invoke("components", "--format", "json", ".", cwd=root, env=env).stdout)
-    assert [c["data"] for c in listed["components"] if c["component"].endswith("hajimari")] == ["chart-kubeVersion"]
+    assert [c["data"] for c in listed["components"] if c["component"].endswith("node-red")] == ["chart-kubeVersion"]
 
 
 def test_a_hostile_chart_name_is_named_safely_in_the_rule_and_printed_escaped(tmp_path):
-    root = write(tmp_path, {"apps/evil.yaml": hajimari("2.0.2").replace(
-        "chart: hajimari", 'chart: "evil\\u202e::error title=x::y\\nname"'), "talconfig.yaml": TALCONFIG})
+    root = write(tmp_path, {"apps/evil.yaml": node_red("2.0.2").replace(
+        "chart: node-red", 'chart: "evil\\u202e::error title=x::y\\nname"'), "talconfig.yaml": TALCONFIG})
     _, scan = as_json("scan", "--target", "1.36", cwd=root)
     [finding] = [f for f in scan["findings"] if f["rule"].endswith("/no-data")]
     assert finding["rule"] == "component/evil-error-title-x-y-name/no-data"

@@ -20,7 +20,7 @@ from yaml.nodes import MappingNode
 
 from scanner.components.catalog import Catalog, Component
 from scanner.components.chart_pins import ChartPin
-from scanner.components.pins import Detection, origin_of
+from scanner.components.pins import Detection, component_for_chart, origin_of
 from scanner.nodes import mapping_get, scalar, sequence_items
 from scanner.sources.files.walk import KUSTOMIZATION_FILES
 
@@ -42,8 +42,8 @@ def unlisted_charts(charts: Iterable[ChartPin], catalog: Catalog) -> list[Detect
     for pin in charts:
         if "/" in pin.chart or pin.chart.startswith(".") or (pin.repository or "").startswith(("tree:", "file://")):
             continue
-        if any(c.has_chart(pin.chart) for c in catalog.components.values()):
-            continue
+        if component_for_chart(catalog, pin.chart, pin.repository) is not None:
+            continue  # a chart two data files name (redis: Bitnami's, OT's) from neither's repository is no data
         found.append(Detection(pin.chart, pin.pin, (), pin.origin, "chart", pin.what))
     return found
 

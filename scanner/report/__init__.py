@@ -6,6 +6,7 @@ import importlib
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from scanner.model import Finding
+from scanner.report.plain import printable
 from scanner.words import count
 
 if TYPE_CHECKING:  # the CLI reads FORMATS at start-up: no scan machinery imported for that
@@ -14,7 +15,10 @@ if TYPE_CHECKING:  # the CLI reads FORMATS at start-up: no scan machinery import
 # format name -> module under scanner.report that defines `render(result, color) -> str`
 _MODULES = {
     "text": "text",
+    "wide": "wide",
     "json": "json_report",
+    "yaml": "yaml_report",
+    "csv": "csv_report",
     "sarif": "sarif",
     "markdown": "markdown",
     "github": "github",
@@ -77,16 +81,25 @@ def count_words(findings: Sequence[Finding], unreadable: int = 0) -> str:
 
 
 def nothing_checked(result: ScanResult) -> bool:
-    """No Kubernetes object was read and nothing was found: "nothing blocks" would claim too much."""
-    return result.objects == 0 and not result.findings
+    """No Kubernetes object was read, nor anything else kubehop checks (a component or cluster version
+    pin, a client tool pin, cluster configuration), and nothing was found: "nothing blocks" would claim
+    too much."""
+    tree = result.tree
+    pinned = tree is not None and bool(tree.detections or tree.cluster)
+    return result.objects == 0 and not result.findings and not (result.tool_pins or result.cluster_config or pinned)
 
 
-def verdict(result: ScanResult) -> str:
+def verdict(result: ScanResult, name: Callable[[str], str] = printable) -> str:
     """The verdict; a scan that read no Kubernetes object and found nothing checked nothing, and says so
-    (with how many files the exclusions left out) rather than that nothing blocks."""
+    (why: a path given that does not exist or holds no object; how many files the exclusions left out)
+    rather than that nothing blocks. `name` writes a path given (the configuration's `paths` are the
+    tree's) for the format."""
     if nothing_checked(result):
         excluded = result.silenced.get("excluded", 0)
-        return f"nothing checked for {result.target}: no Kubernetes object was read" + (
+        from scanner.given_paths import words
+
+        why = "; ".join(words(name(path), why) for path, why in result.nothing_in) or "no Kubernetes object was read"
+        return f"nothing checked for {result.target}: {why}" + (
             f", {count(excluded, 'file')} left out by `exclude`" if excluded else "")
     return verdict_words(result.target, len(result.errors))
 

@@ -51,7 +51,7 @@ def fit(head: str, parts: list[Part], tail: str, limit: int | None, full_report:
 
 def _cut_note(hidden: int, what: str, full_report: str | None) -> str:
     where = (f"the full report is in `{full_report}`, written beside this one" if full_report else
-             "write the full report with `--output FILE` (it goes to FILE.full.md), or see the JSON report")
+             "write the full report with `--output-file FILE` (it goes to FILE.full.md), or see the JSON report")
     return (f"\n> ✂️ **This comment is cut** to fit GitHub's limit of {LIMIT:,} characters: "
             f"{count(hidden, 'more ' + what)} {'is' if hidden == 1 else 'are'} not shown here; {where}.\n")
 

@@ -37,7 +37,7 @@ def render(result: ScanResult, color: bool = False) -> str:
     lines = [_finding(f) for f in result.findings]
     lines += [_diagnostic(d) for d in result.diagnostics]
     lines.append(log_line(printable(f"kubehop: {minor_sources(result, repo_path)}")))  # it names a file of the tree
-    lines.append(f"kubehop: {verdict(result)} ({counts(result)}; data checked {result.data_checked})")  # kubehop's words
+    lines.append(log_line(f"kubehop: {verdict(result)} ({counts(result)}; data checked {result.data_checked})"))
     return "\n".join(lines) + "\n"
 
 

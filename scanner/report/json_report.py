@@ -90,6 +90,8 @@ def render(result: ScanResult, color: bool = False) -> str:
             "notices": sum(f.severity == "notice" for f in result.findings),
             "input_errors": len(result.input_errors),
             "unrendered": len(result.unrendered),
+            # Folders given that hold no Kubernetes object (a wrong path in CI: the Action fails on it).
+            "empty_paths": [repo_path(p) for p, why in result.nothing_in if why == "empty"],
             # Findings left out by the project's own policy: comments, configuration, baseline;
             # "demoted": blockers the configuration's `severity` made warnings; "excluded": files `exclude` left out.
             "silenced": {key: result.silenced.get(key, 0)

@@ -42,11 +42,11 @@ def render(result: ScanResult, color: bool = False, limit: int | None = comment.
 def _head(result: ScanResult) -> str:
     icon = "❌" if result.errors else "⚠️" if nothing_checked(result) else "✅"
     lines = [f"## kubehop: {scan_span(result)}", "",
-             f"{icon} **{verdict(result)}** ({counts(result)}) · "
+             f"{icon} **{verdict(result, lambda path: md.code(path, in_table=False))}** ({counts(result)}) · "
              f"{count(result.objects, 'object')} in {count(result.files_read, 'file')}", "",
              # kubehop's own words, but for the configuration's path (from the tree), written as code
              _capital(minor_sources(result, lambda path: md.code(where(path), in_table=False))) + ".", ""]
-    lines += _clusters(result)
+    lines += _clusters(result) + _first(result)
     groups = _groups(result)
     if groups:
         notices = any(f.severity == "notice" for f in result.findings)
@@ -57,6 +57,21 @@ def _head(result: ScanResult) -> str:
             lines.append(row + (f" {_level(group, 'notice')} |" if notices else ""))
         lines.append("")
     return _block(lines)
+
+
+def _first(result: ScanResult) -> list[str]:
+    """What to do first: the finding the report lists first (it breaks earliest), with its fix."""
+    first = next(iter(result.errors), None) or next(iter(result.warnings), None)
+    if first is None:
+        return []
+    label = hop_label(first, result)
+    alike = sum(f.severity == first.severity and hop_label(f, result) == label for f in result.findings)
+    what = "blocker" if first.severity == "error" else "warning"
+    line = (f"**Start with** {md.code(where(first.origin.path, first.origin.line, first.origin.column), in_table=False)} "
+            f"{md.text(first.object_ref)} ({md.text(label)}): {_fix(first)[0]}")
+    if alike > 1:
+        line += f"; then the table “{md.text(_capital(label))}” ({count(alike - 1, 'more ' + what)})"
+    return [line + ".", ""]
 
 
 def _clusters(result: ScanResult) -> list[str]:
@@ -206,7 +221,7 @@ def _listing(row: list[Finding], listed: int | None, full_report: str | None) ->
              for f in shown]
     if len(shown) < len(row):
         whole = (f"{md.code(full_report, in_table=False)}, written beside this one" if full_report else
-                 "the full report (`--output FILE` writes it to FILE.full.md)")
+                 "the full report (`--output-file FILE` writes it to FILE.full.md)")
         items.append(f"- … {count(len(row) - len(shown), 'more object')}: all of them are in {whole}")
     return _details(f"The {count(len(row), 'object')} of {row[0].rule_id}", items)
 

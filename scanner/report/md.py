@@ -31,6 +31,7 @@ _URL = re.compile(r"https?://[^\s<>|`]+")
 _TICKS = re.compile(r"`+")
 _JOINER = "\u2060"
 _LONG_WORD = re.compile(r"[^\s<>]{16,}")
+_LONG_RUN = 32  # characters between two `/` not kept whole (an API group, `notification.toolkit.fluxcd.io`, is shorter)
 _URL_SAFE = ":/?#[]@!$&'*+,;=%~"  # kept as they are in a link's destination; ( ) and spaces are encoded
 _COMMAND_START = re.compile(r"^(\s*:):")
 
@@ -63,9 +64,16 @@ def _inert(flat: str) -> str:
 
 def wrappable(markdown: str, dots: bool = True) -> str:
     """Markdown whose long words (API versions, paths) may wrap after a `/` or `.`: a table cell that
-    holds `flowcontrol.apiserver.k8s.io/v1beta3` would otherwise push the table past a comment's width."""
-    def breaks(word: str) -> str:  # after each "/", else (a field path, a domain) after each "."
-        return re.sub(r"(/)(?=\w)" if "/" in word or not dots else r"(\.)(?=\w)", r"\1<wbr>", word)
+    holds `flowcontrol.apiserver.k8s.io/v1beta3` would otherwise push the table past a comment's width.
+    After each `/`; a word without one (a field path, a domain), and a long run between two (a field
+    path into an annotation key, `…annotations["container.apparmor.security.beta.kubernetes.io/x"]`),
+    after each `.` too. `dots=False` (a file path): after each `/` only."""
+    def at_dots(run: str) -> str:
+        return re.sub(r"(\.)(?=\w)", r"\1<wbr>", run) if dots and len(run) >= _LONG_RUN else run
+
+    def breaks(word: str) -> str:
+        word = "/".join(at_dots(run) for run in word.split("/"))
+        return re.sub(r"(/)(?=\w)", r"\1<wbr>", word)
 
     return _LONG_WORD.sub(lambda m: breaks(m.group(0)), markdown)
 

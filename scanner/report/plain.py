@@ -85,3 +85,70 @@ def log_json(document: object, indent: int | None = 2, ensure_ascii: bool = Fals
     text = json.dumps(document, indent=indent, ensure_ascii=ensure_ascii)
     text = _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
     return text.replace("##[", "##\\u005b") + "\n"
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+# Keys YAML 1.1 reads as something other than a string when unquoted.
+_YAML_WORDS = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "null"})
+
+
+def log_yaml(document: object) -> str:
+    """`document` (JSON data) as block YAML that reads back the same and is safe on a log line: every
+    string is a double-quoted scalar written as `log_json` writes a JSON string, ASCII only (YAML's
+    double-quoted escapes include JSON's), so nothing in it is raw; every line starts with blanks, a
+    `-`, a key kubehop writes or a `"`, never with `::`."""
+    lines: list[str] = []
+    _yaml_node(document, 0, lines)
+    return "\n".join(lines) + "\n"
+
+
+def _yaml_scalar(value: object) -> str:
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=True).replace("##[", "##\\u005b")
+    return json.dumps(value)  # null, true, false, numbers: YAML reads them as JSON does
+
+
+def _yaml_key(key: object) -> str:
+    key = str(key)
+    plain = _PLAIN_KEY.fullmatch(key) and key.lower() not in _YAML_WORDS
+    return key if plain else _yaml_scalar(key)
+
+
+def _yaml_node(value: object, indent: int, lines: list[str]) -> None:
+    pad = " " * indent
+    if isinstance(value, dict) and value:
+        for key, item in value.items():
+            if isinstance(item, (dict, list)) and item:
+                lines.append(f"{pad}{_yaml_key(key)}:")
+                _yaml_node(item, indent + 2, lines)
+            else:
+                lines.append(f"{pad}{_yaml_key(key)}: {_yaml_inline(item)}")
+    elif isinstance(value, list) and value:
+        for item in value:
+            if isinstance(item, (dict, list)) and item:
+                start = len(lines)
+                _yaml_node(item, indent + 2, lines)
+                lines[start] = f"{pad}- {lines[start][indent + 2:]}"
+            else:
+                lines.append(f"{pad}- {_yaml_inline(item)}")
+    else:
+        lines.append(pad + _yaml_inline(value))
+
+
+def _yaml_inline(value: object) -> str:
+    if isinstance(value, dict):
+        return "{}"
+    if isinstance(value, list):
+        return "[]"
+    return _yaml_scalar(value)
+
+
+# A spreadsheet reads a cell that starts with one of these as a formula (CSV injection).
+_FORMULA_START = ("=", "+", "-", "@")
+
+
+def csv_cell(value: object) -> str:
+    """A value from the tree as a CSV cell: printable (a record stays on one line), and one that a
+    spreadsheet would run as a formula starts with a `'`, which shows it as text."""
+    text = "" if value is None else printable(value)
+    return f"'{text}" if text.startswith(_FORMULA_START) else text

@@ -2,7 +2,7 @@
 
 First the verdict, the table of windows and a Mermaid diagram of them (coloured by class, text
 colour included, so it reads in light and dark mode; left to right only while it fits a comment);
-then each window in the order of the work: what blocks it, the migrations and moves before the
+then each window, its heading badged as its diagram box is, in the order of the work: what blocks it, the migrations and moves before the
 hop (each move once, in the window that needs it: required there, saying how early it may land), the hop, then the
 notes folded. It stays under GitHub's comment limit (scanner.report.comment). Names, paths and
 messages from the tree go through scanner.report.md.
@@ -56,15 +56,28 @@ def _cell(items: list[str]) -> str:
 
 
 def _diagram(plan: Plan) -> list[str]:
-    lines = [_SPACING, "flowchart " + ("LR" if len(plan.windows) <= _LEFT_TO_RIGHT else "TB")]
+    """The windows left to right; past what a comment's width holds, in rows of that many, each row left
+    to right and the rows top-down (all top-down, ten windows were a strip 160 px wide and 1,600 px high)."""
+    nodes, edges = [], []
     for w in plan.windows:
         kind, state = (("blocked", f"⛔ {count(w.blocker_count, 'blocker')}") if w.blocker_count else
                        ("warn", f"⚠️ {count(w.warning_count, 'warning')}") if w.warning_count else
                        ("ok", "✓ nothing blocks"))
         steps = len(w.before) + len(w.migrations)  # green says nothing blocks, not that nothing is to do
         todo = f"<br/>{count(steps, 'step')} before" if steps else ""
-        lines.append(f'  W{w.number}["W{w.number}<br/>{w.source} → {w.target}<br/>{state}{todo}"]:::{kind}')
-    lines.extend(f"  W{a.number} --> W{b.number}" for a, b in zip(plan.windows, plan.windows[1:]))
+        nodes.append(f'W{w.number}["W{w.number}<br/>{w.source} → {w.target}<br/>{state}{todo}"]:::{kind}')
+    edges = [f"W{a.number} --> W{b.number}" for a, b in zip(plan.windows, plan.windows[1:])]
+    if len(plan.windows) <= _LEFT_TO_RIGHT:
+        lines = [_SPACING, "flowchart LR", *(f"  {line}" for line in nodes + edges)]
+    else:
+        # A subgraph keeps its own direction only while no edge leaves it: the rows are linked row to row.
+        lines = [_SPACING, "flowchart TB"]
+        rows = [range(start, min(start + _LEFT_TO_RIGHT, len(nodes))) for start in range(0, len(nodes), _LEFT_TO_RIGHT)]
+        for n, row in enumerate(rows, 1):
+            lines += [f'  subgraph R{n} [" "]', "    direction LR", *(f"    {nodes[i]}" for i in row),
+                      *(f"    {edges[i]}" for i in row if i + 1 in row), "  end",
+                      f"  style R{n} fill:none,stroke:none"]
+        lines += [f"  R{n} --> R{n + 1}" for n in range(1, len(rows))]
     return lines + [f"  classDef {name} {style}" for name, style in _CLASSES.items()]
 
 
@@ -79,9 +92,9 @@ def _parts(plan: Plan) -> list[comment.Part]:
     parts = []
     for window in plan.windows:
         items = _items(plan, window)
-        heading = f"### W{window.number} · {window.source} → {window.target}"
-        if window.blocker_count:
-            heading += f" · ⛔ {count(window.blocker_count, 'blocker')}"
+        heading = f"### W{window.number} · {window.source} → {window.target} · " + (  # as its diagram box says
+            f"⛔ {count(window.blocker_count, 'blocker')}" if window.blocker_count else
+            f"⚠️ {count(window.warning_count, 'warning')}" if window.warning_count else "✓ nothing blocks")
         parts.append(comment.Part(f"{heading}\n\n{items[0]}", 1))
         parts.extend(comment.Part(item, 0 if item.startswith("\n<details>") else 1) for item in items[1:])
         parts.append(comment.Part("\n"))

@@ -12,7 +12,8 @@ from scanner.components.state import (BLOCKED, NEWER_THAN_CLUSTER, NO_DATA as NO
                                       UNKNOWN_RELEASE, UNKNOWN_SUPPORT, UNSUPPORTED, UNVERIFIED)
 from scanner.components.unlisted import NO_DATA
 from scanner.plan import BLOCKER, UNKNOWN, WARNING, Migration, Plan, Step, Window
-from scanner.report import count_words, minor_sources, plan_orders, verdict_words
+from scanner.report import count_words, minor_sources, nothing_checked, plan_orders, verdict_words
+from scanner.report import verdict as scan_verdict
 from scanner.paths import at, repo_path
 from scanner.report.plain import log_lines
 from scanner.words import count
@@ -196,7 +197,9 @@ def _migration_lines(migration: Migration) -> list[str]:
 
 
 def verdict(plan: Plan) -> str:
-    """The verdict a scan of the same tree gives, in its words."""
+    """The verdict a scan of the same tree gives, in its words: one that checked nothing says so."""
+    if plan.analysis is not None and nothing_checked(plan.analysis):
+        return scan_verdict(plan.analysis)
     return verdict_words(plan.target, plan.blocker_count)
 
 

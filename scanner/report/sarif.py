@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from urllib.parse import quote
 
-from scanner import __version__
+from scanner import __url__, __version__
 from scanner.checks.registry import RuleInfo
 from scanner.model import EXIT_INPUT, STDIN_PATH, Diagnostic, Finding
 from scanner.report import hop_label, md
@@ -49,6 +49,7 @@ def render(result: ScanResult, color: bool = False) -> str:
             "name": "kubehop",
             "version": __version__,
             "semanticVersion": __version__,
+            "informationUri": __url__,
             "rules": rules,
         }},
         "invocations": [_invocation(result, root)],
@@ -115,7 +116,7 @@ def _result(finding: Finding, rule_index: int, result: ScanResult, root: str | N
         "ruleIndex": rule_index,
         "level": _LEVEL.get(finding.severity, "warning"),
         "message": {"text": _message(finding, result.rules[finding.rule_id])},
-        "partialFingerprints": {"kubehopObject/v1": _fingerprint(finding)},
+        "partialFingerprints": {"kubehopFinding/v1": _fingerprint(finding)},
         "properties": {
             "hop": hop_label(finding, result),
             "breaksIn": str(finding.breaks_in) if finding.breaks_in else None,
@@ -135,9 +136,11 @@ def _result(finding: Finding, rule_index: int, result: ScanResult, root: str | N
 
 
 def _fingerprint(finding: Finding) -> str:
-    """Same object, same rule, same file: the same alert even when lines move."""
+    """One alert per finding, the same one when lines move: the rule, the file, the object, and what of
+    it the finding is about -- the hop it breaks in and its message, which names the field (two
+    containers' removed field, a component's two hops: two alerts), never the line."""
     key = "\0".join([finding.rule_id, repo_path(finding.origin.path), finding.kind,
-                     finding.namespace or "", finding.name or ""])
+                     finding.namespace or "", finding.name or "", str(finding.breaks_in or ""), finding.message])
     return hashlib.sha256(os.fsencode(key)).hexdigest()[:32]  # a name that is no UTF-8: its bytes
 
 

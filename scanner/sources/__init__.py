@@ -1,7 +1,8 @@
 """Sources: everything that turns what the user points at into Manifests.
 
 `collect` is the one entry point: the paths are walked (files/walk.py) and each kind of input goes
-to the sub-package that reads it, through that sub-package's `source.py`:
+to the source that claims it (registry.py: the registered sources, in their order), read by that
+sub-package's `source.py`:
 
 - files/      every plain file of the tree, read first (in worker processes when there are many);
 - helm/       chart folders and Flux HelmReleases, rendered by helm or read as text;
@@ -13,12 +14,14 @@ to the sub-package that reads it, through that sub-package's `source.py`:
 
 They stand on yaml/ (YAML text into Manifests) and tools/ (the outside tools, kept from the network);
 every source returns a ScanInput (scan_input.py); hazards.py holds back from the tools a chart or
-kustomization that would read a file kubehop refused. helm/, kustomize/ and releases/ are imported
-only when a scan has such input.
+kustomization that would read a file kubehop refused. A source's module is imported only when a
+scan has such input. What collect keeps for itself: the walk, the exclusions, the cluster dumps met
+in the tree, the hooks (`on_file`, `before_render`) and the last line of defence around each read.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Protocol
@@ -27,10 +30,11 @@ from scanner import per_scan
 from scanner.containment import within
 from scanner.guard import unexpected
 from scanner.model import STDIN_PATH, Diagnostic, Manifest
+from scanner.sources import registry
 from scanner.sources.files.parallel import read_all
-from scanner.sources.files.source import read_manifest_file_streamed
-from scanner.sources.files.walk import ChartFolder, KustomizeFolder, ManifestFile, walk
+from scanner.sources.files.walk import MANIFEST_SUFFIXES, ManifestFile, walk
 from scanner.sources.hazards import hazardous_files, held_back
+from scanner.sources.registry import PLAIN, RENDERED, Reading, Source, module_of, path_of
 from scanner.sources.scan_input import ScanInput
 from scanner.versions import Minor
 
@@ -61,9 +65,9 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
             before_render: Callable[[ScanInput], None] | None = None) -> ScanInput:
     """Everything under `paths`, charts rendered for `target` (default: the newest minor known).
 
-    `on_file` sees what each plain file gave as soon as it is read; those objects come first in the
-    result, in that order. Only then may files be read by worker processes: nothing else needs every
-    node. `before_render` sees what the plain files gave before any chart is rendered or kustomization
+    `on_file` sees what each plain file gave, a document at a time, as it is read; those objects come
+    first in the result, in that order. Only then may files be read by worker processes: nothing else
+    needs every node. `before_render` sees what the plain files gave before any chart is rendered or kustomization
     built (it may raise to stop there)."""
     from scanner.options import ScanOptions
 
@@ -71,10 +75,29 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     # What the repository spans: the paths, and (a fleet's cluster reading part of it) its top.
     scanned = [*paths, *(r for r in options.repository_roots if r not in paths)]
     result = ScanInput(diagnostics=list(options.config_problems), scanned=scanned)
-    charts: list[str] = []
-    kustomizations: list[str] = []
-    files: list[ManifestFile] = []
-    stdin_bytes = sys.stdin.buffer.read() if "-" in paths else None
+    reading = Reading(target, options, scanned, sys.stdin.buffer.read() if "-" in paths else None)
+    sources = registry.SOURCES
+    items, met = _walked(paths, sources, options, result)
+    for source in (s for s in sources if s.stage == PLAIN and items[s.name]):
+        _read_plain(source, items[source.name], reading, on_file, result)
+    for source in (s for s in sources if s.prepare and items[s.name]):  # before anything renders
+        result.extend(_guarded(path_of(items[source.name][0]), _prepared, source, items[source.name], result,
+                               reading))
+    if before_render is not None:
+        before_render(result)
+    _read_rendered([source for source in sources if source.stage == RENDERED], items, reading, result)
+    result.notices.extend(f"{dump}: a kubectl dump inside the scanned paths: read as what the cluster holds "
+                          "(--cluster-state, --helm-releases), not as manifests" for dump in sorted(met))
+    return result
+
+
+def _walked(paths: list[str], sources: tuple[Source, ...], options: "ScanOptions",
+            result: ScanInput) -> tuple[dict[str, list[Any]], set[str]]:
+    """Each source's items (what the walk found that it claims, or its option's paths), and the cluster
+    dumps met in the tree; the walk's problems and the files left out go to `result`."""
+    items: dict[str, list[Any]] = {source.name: list(getattr(options, source.given)) if source.given else []
+                                   for source in sources}
+    claimed_by = {source.claims: source.name for source in sources if source.claims is not None}
     dumps, met = _dumps(options), set()
     for item in walk(paths):
         if any(e.matches(item.path) for e in options.exclude):
@@ -86,55 +109,73 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
             continue
         if isinstance(item, Diagnostic):
             result.diagnostics.append(item)
-        elif isinstance(item, ChartFolder):
-            charts.append(item.path)
-        elif isinstance(item, KustomizeFolder):
-            kustomizations.append(item.path)
+        elif not (isinstance(item, ManifestFile) and _tool_file_given(item.path)):
+            items[claimed_by[type(item)]].append(item)
+    return items, met
+
+
+def _read_rendered(sources: list[Source], items: dict[str, list[Any]], reading: Reading,
+                   result: ScanInput) -> None:
+    """The sources read after `before_render`, in their order: first a folder that would hand its tool
+    a hazardous file is held back, and a source takes what it declares it takes from another."""
+    hazards = hazardous_files(result.diagnostics)
+    for source in (s for s in sources if hazards and s.hazard and items[s.name]):
+        items[source.name], held = held_back(items[source.name], source.hazard, source.held_back, hazards,
+                                             reading.scanned)
+        result.unrendered.extend(held)
+    for source in (s for s in sources if s.takes_from and items[s.name] and items[s.takes_from]):
+        items[source.takes_from] = module_of(source).claim(items[source.name], items[source.takes_from], reading)
+    for source in sources:
+        wanted = items[source.name]
+        if not wanted and not (source.also_for_kinds
+                               and any(m.kind in source.also_for_kinds for m in result.manifests)):
+            continue
+        read = module_of(source).read
+        if source.each:
+            for item in wanted:
+                result.extend(_guarded(path_of(item), read, [item], result, reading))
         else:
-            files.append(item)
+            result.extend(_all_or_each([path_of(item) for item in wanted], read, wanted, result, reading))
 
-    def read(item: ManifestFile) -> tuple[ScanInput, list[tuple[list[Manifest], Any]]]:
+
+def _read_plain(source: Source, items: list[Any], reading: Reading, on_file: FileHook | None,
+                result: ScanInput) -> None:
+    """Each item on its own, seen by `on_file` as soon as it is read (a source that reads an item a part
+    at a time hands the hook each part: its module's read_streamed, the files source's a document at a
+    time); in worker processes when there is a hook (and no standard input) and many items
+    (files/parallel.py)."""
+    module = module_of(source)
+    streamed = getattr(module, "read_streamed", None) if on_file is not None else None
+
+    def read(item: Any) -> tuple[ScanInput, list[tuple[list[Manifest], Any]]]:
+        if streamed is None:
+            found = _guarded(path_of(item), module.read, [item], None, reading)
+            return found, ([on_file(found)] if on_file is not None else [])
         try:
-            return read_manifest_file_streamed(item, stdin_bytes, on_file)
+            return streamed(item, reading, on_file)
         except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
-            return ScanInput(diagnostics=[unexpected(STDIN_PATH if item.path == "-" else item.path, err)]), []
+            shown = STDIN_PATH if path_of(item) == "-" else path_of(item)
+            return ScanInput(diagnostics=[unexpected(shown, err)]), []  # and what the hook was answered goes
 
-    in_workers = on_file is not None and stdin_bytes is None
-    for found, answers in (read_all(files, read) if in_workers else map(read, files)):
+    in_workers = on_file is not None and reading.stdin_bytes is None
+    for found, answers in (read_all(items, read) if in_workers else map(read, items)):
         for answer in answers:
             on_file.keep(*answer)
         result.extend(found)
-    if kustomizations:
-        result.extend(_guarded(kustomizations[0], _mark_patches, result.manifests, kustomizations))
-    if before_render is not None:
-        before_render(result)
-    hazards = hazardous_files(result.diagnostics)
-    if hazards and (charts or kustomizations):
-        charts, kustomizations, held = held_back(charts, kustomizations, hazards, scanned)
-        result.unrendered.extend(held)
-    if kustomizations and charts:
-        from scanner.sources.kustomize.source import without_kustomize_charts
 
-        charts = without_kustomize_charts(charts, kustomizations, options)
-    if charts or any(m.kind == "HelmRelease" for m in result.manifests):
-        from scanner.sources.helm.source import read_charts
 
-        result.extend(_all_or_each(charts, read_charts, charts, result.manifests, target, options, scanned))
-    if kustomizations:
-        from scanner.sources.kustomize.errors import said_once
-        from scanner.sources.kustomize.source import build_kustomizations
+def _prepared(source: Source, items: list[Any], so_far: ScanInput, reading: Reading) -> ScanInput:
+    """A source's step over the plain files' objects before anything renders (kustomize: patches marked)."""
+    importlib.import_module(source.prepare).prepare(items, so_far, reading)
+    return ScanInput()
 
-        built = _all_or_each(kustomizations, build_kustomizations, kustomizations, result.manifests, target,
-                             options, scanned)
-        result.diagnostics, built.diagnostics = said_once(result.diagnostics, built.diagnostics)
-        result.extend(built)
-    for dump in options.helm_releases:
-        from scanner.sources.releases.source import read_releases
 
-        result.extend(_guarded(dump, read_releases, dump))
-    result.notices.extend(f"{dump}: a kubectl dump inside the scanned paths: read as what the cluster holds "
-                          "(--cluster-state, --helm-releases), not as manifests" for dump in sorted(met))
-    return result
+def _tool_file_given(path: str) -> bool:
+    """A .tool-versions, env file or Dockerfile given by name (as pre-commit gives the files a commit
+    changed): the tool files' reader reads it, as in a folder's walk; read as YAML it would be a problem."""
+    from scanner.sources.cluster.tool_pins import tool_file
+
+    return path != "-" and not path.endswith(MANIFEST_SUFFIXES) and tool_file(os.path.basename(path))
 
 
 def _dumps(options: "ScanOptions") -> dict[str, str]:
@@ -161,12 +202,3 @@ def _all_or_each(folders: list[str], read, *args) -> ScanInput:
         return read(*args)
     except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
         return ScanInput(diagnostics=[unexpected(folder, err) for folder in folders] or [unexpected("", err)])
-
-
-def _mark_patches(manifests: list[Manifest], folders: list[str]) -> ScanInput:
-    """Objects of the files the kustomizations apply as patches are partial (kustomize/patches.py): marked
-    before anything is rendered, with nothing of the builds imported."""
-    from scanner.sources.kustomize.patches import mark_patches
-
-    mark_patches(manifests, folders)
-    return ScanInput()

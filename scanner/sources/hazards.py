@@ -7,7 +7,7 @@ file itself is already an input problem."""
 from __future__ import annotations
 
 import os
-from typing import Iterable
+from typing import Callable, Iterable
 
 from scanner.model import Diagnostic
 from scanner.sources.yaml.yamlcheck import HAZARDS
@@ -38,22 +38,28 @@ def read_by_kustomization(folder: str, hazards: frozenset[str], root: str) -> st
     return None
 
 
-def held_back(charts: list[str], kustomizations: list[str], hazards: frozenset[str],
-              scanned: list[str]) -> tuple[list[str], list[str], list[Diagnostic]]:
-    """The charts and kustomizations that may be handed to helm and kustomize, and a notice for each
-    of the others."""
+def in_chart(folder: str, hazards: frozenset[str], scanned: list[str]) -> str | None:
+    """A hazardous file the chart at `folder` would hand helm."""
+    return under(folder, hazards)
+
+
+def in_kustomization(folder: str, hazards: frozenset[str], scanned: list[str]) -> str | None:
+    """A hazardous file the kustomization at `folder` would hand kustomize."""
     from scanner.containment import repository_root
 
-    notices: list[Diagnostic] = []
+    return read_by_kustomization(folder, hazards, repository_root(folder, scanned))
 
-    def keep(folder: str, hazard: str | None, what: str) -> bool:
-        if hazard is not None:
-            notices.append(Diagnostic(folder, f"{what}: {os.path.relpath(hazard)} holds an alias bomb, a recursive "
-                                              "alias or absurd nesting, which it would expand (see input problems)",
-                                      level="notice"))
-        return hazard is None
 
-    charts = [c for c in charts if keep(c, under(c, hazards), "Helm chart not rendered")]
-    kustomizations = [k for k in kustomizations if keep(
-        k, read_by_kustomization(k, hazards, repository_root(k, scanned)), "kustomization not built")]
-    return charts, kustomizations, notices
+def held_back(folders: list, hazard_in: Callable[[str, frozenset[str], list[str]], str | None], what: str,
+              hazards: frozenset[str], scanned: list[str]) -> tuple[list, list[Diagnostic]]:
+    """The folders (walked items) that may be handed to their tool, and a notice for each of the others."""
+    kept, notices = [], []
+    for folder in folders:
+        hazard = hazard_in(folder.path, hazards, scanned)
+        if hazard is None:
+            kept.append(folder)
+        else:
+            notices.append(Diagnostic(folder.path, f"{what}: {os.path.relpath(hazard)} holds an alias bomb, a "
+                                                   "recursive alias or absurd nesting, which it would expand (see "
+                                                   "input problems)", level="notice"))
+    return kept, notices

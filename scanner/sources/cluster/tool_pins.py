@@ -182,7 +182,8 @@ def read_tool_files(paths: list[str], excluded: Iterable[Any] = ()) -> ToolFiles
     return found
 
 
-def _wanted(name: str) -> bool:
+def tool_file(name: str) -> bool:
+    """Is a file of this name one `read_tool_files` reads (a .tool-versions, an env file, a Dockerfile)?"""
     return (name in TOOL_VERSIONS or name in MISE or name.endswith(".env") or name == ".env"
             or name.startswith(("Dockerfile", "Containerfile")) or name.endswith(".Dockerfile")
             or name in config_rules().node_files)
@@ -194,7 +195,7 @@ def _walk(paths: list[str]) -> Iterator[str]:
         if top == "-" or not os.path.lexists(top):
             continue
         if not os.path.isdir(top):
-            if _wanted(os.path.basename(top)) and not os.path.islink(top):
+            if tool_file(os.path.basename(top)) and not os.path.islink(top):
                 yield top
             continue
         stack = [top]
@@ -211,7 +212,7 @@ def _walk(paths: list[str]) -> Iterator[str]:
                 if entry.is_dir(follow_symlinks=False):
                     if entry.name not in SKIPPED_DIRS:
                         stack.append(entry.path)
-                elif _wanted(entry.name):
+                elif tool_file(entry.name):
                     yield entry.path
 
 

@@ -1,5 +1,6 @@
 """A plain file of the tree read into Manifests, with the documents that may pin versions and its
-`# kubehop: ignore` comments: what `collect` does with every file that is not a chart's or rendered."""
+`# kubehop: ignore` comments: what `collect` does with every file that is not a chart's or rendered
+(the files source of sources/registry.py)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from scanner.suppress import MARKER, read_suppressions
 
 if TYPE_CHECKING:
     from scanner.sources import FileHook
+    from scanner.sources.registry import Reading
 
 
 # Files whose documents name versions whatever their keys: Helm chart metadata and kustomizations.
@@ -33,6 +35,22 @@ def _holds_version_variable(node: Any) -> bool:
     if not isinstance(node, MappingNode) or mapping_get(node, "kind") is not None:
         return False
     return any(isinstance(key, ScalarNode) and key.value.endswith(("_version", "Version")) for key, _ in node.value)
+
+
+def read(items: list[ManifestFile], so_far: None, reading: "Reading") -> ScanInput:
+    """Each plain file on its own: `collect` hands them one at a time, maybe in a worker process."""
+    if len(items) == 1:
+        return read_manifest_file(items[0], reading.stdin_bytes)
+    result = ScanInput()
+    for item in items:
+        result.extend(read_manifest_file(item, reading.stdin_bytes))
+    return result
+
+
+def read_streamed(item: ManifestFile, reading: "Reading", on_objects: FileHook) -> tuple[ScanInput, list]:
+    """One plain file, each document's objects handed to `on_objects` as it is read (collect's hook):
+    what the file gives, and the hook's answers (read_manifest_file_streamed)."""
+    return read_manifest_file_streamed(item, reading.stdin_bytes, on_objects)
 
 
 def read_manifest_file(item: ManifestFile, stdin_bytes: bytes | None = None) -> ScanInput:

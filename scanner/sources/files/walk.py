@@ -59,7 +59,7 @@ def walk(paths: list[str]) -> Iterator[ManifestFile | ChartFolder | KustomizeFol
             else:
                 yield ManifestFile(given, _in_chart_templates(given))
         else:
-            yield Diagnostic(given, "no such file or directory")
+            yield Diagnostic(given, "does not exist")
 
 
 def _distinct(paths: list[str]) -> list[str]:

@@ -58,7 +58,7 @@ def unsupported(helm: str) -> str | None:
     if found.number is None or found.number >= MINIMUM:
         return None
     return (f"{helm} is helm {found.text}; kubehop renders with helm {MINIMUM[0]}.{MINIMUM[1]} or later "
-            "(helm 4 too; scripts/get-tools.sh fetches one)")
+            "(helm 4 too; `kubehop tools install` fetches one)")
 
 
 class Capture:

@@ -24,6 +24,14 @@ from scanner.words import count
 
 if TYPE_CHECKING:
     from scanner.options import ScanOptions
+    from scanner.sources.files.walk import ChartFolder
+    from scanner.sources.registry import Reading
+
+
+def read(charts: list["ChartFolder"], so_far: ScanInput, reading: "Reading") -> ScanInput:
+    """The chart folders, and the charts of the Flux HelmReleases among what the plain files gave."""
+    return read_charts([chart.path for chart in charts], so_far.manifests, reading.target, reading.options,
+                       reading.scanned)
 
 
 def read_charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
@@ -95,7 +103,7 @@ def why_not_rendered(helm_path: str | None, render: bool) -> str | None:
     if not render:
         return "--no-render was given"
     if helm_path is None:
-        return "helm was not found (set KUBEHOP_HELM, put helm on PATH, or run scripts/get-tools.sh)"
+        return "helm was not found (set KUBEHOP_HELM, put helm on PATH, or run `kubehop tools install`)"
     return unsupported(helm_path)
 
 

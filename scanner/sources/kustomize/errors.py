@@ -41,6 +41,8 @@ _FROM_BASE = re.compile(r"(?<![\w.~/-])(?:\.\./)+[^\s'\"`:,\]\)]+")
 _WRAPPER_LEVEL = re.compile(r"^accumulating resources: accumulation err='(?:accumulating|merging) resources from "
                             r"'[^']*': '[^']*' must resolve to a file': ")
 _MAX_MESSAGE = 300
+# What kustomize dumps after a cause (the YAML of the node it could not use): the cause comes before it.
+_DUMP = re.compile(r"\b(?:node contents|in File):\s*", re.IGNORECASE)
 # What each field of a kustomization names, in the words of a message.
 _WORDS = {"resources": "resource", "bases": "base", "components": "component", "crds": "crds file",
           "configurations": "configurations file", "generators": "generator", "transformers": "transformer",
@@ -272,9 +274,15 @@ def _missing(rest: str, folder: str, paths: Paths) -> Cause | None:
 
 
 def _fallback(rest: str, folder: str, paths: Paths) -> Cause:
-    """The innermost clause, its paths from the repository root, cut from the front when long."""
+    """The innermost clause, its paths from the repository root, cut from the front when long; one that
+    ends in a YAML dump keeps its cause (`wrong node kind: … node contents:`) first, then what of the dump fits."""
     clause = paths.scrub(re.sub(r"^accumulating resources: ", "", rest)).strip() or "kustomize gave no reason"
-    if len(clause) > _MAX_MESSAGE:
+    dump = _DUMP.search(clause) if len(clause) > _MAX_MESSAGE else None
+    if dump is not None:
+        cause, contents = clause[:dump.end()].rstrip(), clause[dump.end():]
+        cause = cause if len(cause) <= _MAX_MESSAGE - 60 else "…" + cause[-(_MAX_MESSAGE - 60):]
+        clause = f"{cause} {contents[:_MAX_MESSAGE - len(cause)].rstrip()}…"
+    elif len(clause) > _MAX_MESSAGE:
         clause = "…" + clause[-_MAX_MESSAGE:]
     return Cause(folder, f"{clause} (in {_file_of(folder, paths)})", f"text:{clause}")
 

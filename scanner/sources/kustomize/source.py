@@ -14,6 +14,7 @@ from scanner.sources.helm.capture import find_helm, helm_version
 from scanner.sources.helm.source import helm_settings, why_not_rendered
 from scanner.sources.kustomize import build as kustomize, flux as kustomize_flux
 from scanner.sources.kustomize.charts import local_charts
+from scanner.sources.kustomize.errors import said_once
 from scanner.sources.kustomize.helm import HelmCharts
 from scanner.sources.kustomize.origins import identity
 from scanner.sources.scan_input import ScanInput
@@ -23,6 +24,16 @@ from scanner.versions import Minor
 
 if TYPE_CHECKING:
     from scanner.options import ScanOptions
+    from scanner.sources.files.walk import ChartFolder, KustomizeFolder
+    from scanner.sources.registry import Reading
+
+
+def read(folders: list["KustomizeFolder"], so_far: ScanInput, reading: "Reading") -> ScanInput:
+    """The kustomizations built; a file that cannot be read is said once, by its reading (errors.py)."""
+    built = build_kustomizations([folder.path for folder in folders], so_far.manifests, reading.target,
+                                 reading.options, reading.scanned)
+    so_far.diagnostics, built.diagnostics = said_once(so_far.diagnostics, built.diagnostics)
+    return built
 
 
 def build_kustomizations(folders: list[str], manifests: list[Manifest], target: Minor | None,
@@ -31,7 +42,7 @@ def build_kustomizations(folders: list[str], manifests: list[Manifest], target: 
     command = kustomize_command() if options.render else None
     if command is None:  # worded like the notice for charts read as text
         why = ("--no-render was given" if not options.render else "neither kustomize nor kubectl found (set "
-               "KUBEHOP_KUSTOMIZE or KUBEHOP_KUBECTL, put one on PATH, or run scripts/get-tools.sh)")
+               "KUBEHOP_KUSTOMIZE or KUBEHOP_KUBECTL, put one on PATH, or run `kubehop tools install`)")
         result.unrendered.extend(Diagnostic(folder, "kustomization not built: its files were scanned as they are",
                                             level="notice") for folder in folders)
         plural = "s were" if len(folders) != 1 else " was"
@@ -69,13 +80,14 @@ def _kustomize_helm(manifests: list[Manifest], target: Minor | None, options: "S
     return HelmCharts(helm_settings(helm_path, manifests, target, options), None, options.allow_network)
 
 
-def without_kustomize_charts(charts: list[str], folders: list[str], options: "ScanOptions") -> list[str]:
-    """Chart folders a kustomization's helmCharts render are rendered there, with its values, not on
-    their own (when kubehop can build kustomizations and render charts; else they are read as charts)."""
-    if not options.render or kustomize_command() is None or why_not_rendered(find_helm(), True):
+def claim(folders: list["KustomizeFolder"], charts: list["ChartFolder"], reading: "Reading") -> list["ChartFolder"]:
+    """The chart folders left to the helm source: those a kustomization's helmCharts render are rendered
+    there, with its values, not on their own (when kubehop can build kustomizations and render charts;
+    else they are read as charts)."""
+    if not reading.options.render or kustomize_command() is None or why_not_rendered(find_helm(), True):
         return charts
     try:
-        used = local_charts(folders)
+        used = local_charts([folder.path for folder in folders])
     except Exception:  # noqa: BLE001 - the kustomizations' own reading reports what is wrong with them
         return charts
-    return [chart for chart in charts if os.path.realpath(chart) not in used]
+    return [chart for chart in charts if os.path.realpath(chart.path) not in used]

@@ -1,7 +1,7 @@
 """Find the external tools the richer sources run: helm, kubectl (for `kubectl kustomize`), kustomize.
 
 Order: the environment variable (KUBEHOP_HELM, KUBEHOP_KUBECTL, KUBEHOP_KUSTOMIZE), then PATH,
-then the project's tool cache (filled by scripts/get-tools.sh); a tool on PATH too old for kubehop
+then the project's tool cache (filled by `kubehop tools install`); a tool on PATH too old for kubehop
 gives way to the cached one.
 """
 
