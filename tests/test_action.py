@@ -222,7 +222,7 @@ def test_every_input_reaches_the_scan_through_env():
     switches = ("upload-sarif", "change-set")  # they decide whether a step runs (`if:`), not what it reads
     assert all(f"inputs.{name}" in passed for name in ACTION["inputs"] if name not in switches)
     [change_set] = [step for step in STEPS if step.get("id") == "change-set"]
-    assert all(f"inputs.{name}" in " ".join(change_set["env"].values()) for name in ("target", "from", "paths"))
+    assert all(f"inputs.{name}" in " ".join(change_set["env"].values()) for name in ("target", "from", "cluster", "paths"))
 
 
 def test_blockers_fail_the_job_with_annotations_and_a_summary(action):
@@ -545,3 +545,15 @@ def test_no_change_set_says_why_and_the_verdict_stays_the_scans(action):
 def test_no_change_set_unless_asked(action):
     job = action({"deploy/plans.yaml": K3S_PLAN}, target="1.31")
     assert "Change set of the next window" in job.skipped and "Upload the change set" in job.skipped
+
+
+def test_a_fleet_is_scanned_and_planned_for_the_cluster_named(action):
+    """cluster: prod of a Flux fleet (clusters/dev at 1.31, clusters/prod at 1.29): the scan is prod's,
+    and its change set, which a fleet has only for one cluster, is written."""
+    fleet = Path(__file__).parent / "fixtures" / "fleet"
+    files = {str(p.relative_to(fleet)): p.read_text() for p in sorted(fleet.rglob("*")) if p.is_file()}
+    job = action(files, target="1.33", cluster="prod", **{"change-set": "true"})
+    report = json.loads(Path(job.outputs["json-file"]).read_text())
+    assert report["from"] == "1.29" and [c["name"] for c in report["clusters"]] == ["prod"]
+    assert Path(job.outputs["change-set-body"]).read_text().startswith(
+        "## kubehop: W1 of cluster prod · Kubernetes 1.29 → 1.30 (k3s)")

@@ -403,3 +403,13 @@ def test_a_fleet_gets_one_change_set_per_cluster(tmp_path):
     assert refused.returncode == 2 and "--window makes one cluster's change set" in refused.stderr
     done = invoke("plan", "--target", "1.31", "--cluster", "dev", "--window", "1", "--diff", ".", cwd=root)
     assert "--- a/dev/cilium.yaml\n" in done.stdout and "prod/" not in done.stdout
+
+
+def test_a_hop_to_a_minor_the_data_has_no_release_of_is_a_persons(tmp_path):
+    """No k3s 1.30 patch in rules/distro-releases.yaml: the Plan is left as it is and the step is listed,
+    never written as a placeholder 'v1.30' that the upgrade controller would refuse."""
+    plans = STYLES["cluster/plans.yaml"].replace("v1.30.4+k3s1", "v1.29.4+k3s1")
+    root = write_tree(tmp_path / "repo", {"cluster/plans.yaml": plans})
+    done = invoke("plan", "--target", "1.30", "--no-render", "--window", "1", "--diff", ".", cwd=root)
+    assert done.returncode == 1 and "+  version:" not in done.stdout
+    assert ("left to a person: upgrade orders for 1.30: the data knows no k3s release of 1.30" in done.stderr)

@@ -25,8 +25,16 @@ from scanner.versions import Minor
 
 def upgrade_orders(manifests: Sequence[Manifest], number: int, source: Minor, target: Minor, texts: Texts,
                    manual: list[Manual], notices: list[str]) -> list[str]:
-    """Write the window's upgrade orders into the tree; what they do, one line each."""
-    result = orders_for_windows(read_orders(manifests), [(number, source, target)], texts.root)
+    """Write the window's upgrade orders into the tree; what they do, one line each. Orders of a distribution
+    whose release of `target` the data does not know are a person's: a change set writes no placeholder."""
+    orders = read_orders(manifests)
+    unknown = sorted({o.distro or "kubernetes" for o in orders if newest_patch(o.distro or "kubernetes", target) is None})
+    if unknown:
+        manual.append(Manual(f"upgrade orders for {target}", (
+            f"the data knows no {' or '.join(unknown)} release of {target} (rules/distro-releases.yaml): set the "
+            f"orders' version to a {target} patch by hand")))
+        return []
+    result = orders_for_windows(orders, [(number, source, target)], texts.root)
     notices.extend(result.notes)
     done: list[str] = []
     prefix = window_folder(number, target) + "/"
