@@ -197,10 +197,10 @@ def _no_current(found: CurrentMinor) -> str:
 
 
 class _EarlyChecks:
-    """Run on each plain file as soon as it is read (sources.FileHook): the per-object checks and the
-    component pins of its objects, while their nodes are held; then the nodes are let go
-    (sources/files/retention.py), so a scan's memory does not grow with its tree. What it finds is
-    kept here, not in the sources' ScanInput."""
+    """Run on each document of a plain file as soon as it is read (sources.FileHook): the per-object
+    checks and the component pins of its objects, while their nodes are held; then the nodes are let go
+    (sources/files/retention.py), so a scan's memory grows neither with its tree nor with its largest
+    file. What it finds is kept here, not in the sources' ScanInput."""
 
     def __init__(self, context: ScanContext, checks: Sequence, catalog: Catalog):
         from scanner.components.detect import ObjectPins

@@ -3,6 +3,8 @@ scanner/cli_plan.py, what they share in scanner/cli_shared.py). Heavy modules ar
 
 from __future__ import annotations
 
+import atexit
+import gc
 import os
 import sys
 
@@ -292,6 +294,10 @@ def _echo_checks(book, fmt: str) -> None:
 def main() -> None:
     from scanner.guard import debugging, describe
 
+    # When the process ends, the cyclic collector's last walks over every object still alive (a
+    # twentieth of a one-file run) would only free memory the exit frees anyway; files and temporary
+    # folders are closed and removed by their own code (with-blocks, atexit), not by those walks.
+    atexit.register(gc.freeze)
     try:
         cli(prog_name="kubehop")  # usage errors are click's: exit code 2
     except Exception as err:  # noqa: BLE001 - anything else is a bug in kubehop, never "blockers found"

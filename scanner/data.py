@@ -100,8 +100,8 @@ def schema_for(relative_file: str) -> str:
 
 def load(relative: str, root: Path | None = None) -> Any:
     """Read one data file and validate it against the schema its folder declares."""
-    root = root or data_root()
-    raw = (root / relative).read_bytes()
+    with open(os.path.join(root or data_root(), relative), "rb") as handle:  # not pathlib: a run reads 130
+        raw = handle.read()
     return load_validated(raw, schema_for(relative), relative, parse_yaml)
 
 
@@ -122,12 +122,12 @@ def load_validated(raw: bytes, schema_path: str, where: str, parse: Callable[[by
 _MISSING = object()
 
 
-def _cache_entry(raw: bytes, schema_path: str) -> Path | None:
+def _cache_entry(raw: bytes, schema_path: str) -> str | None:
     if os.environ.get("KUBEHOP_NO_CACHE"):
         return None
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     digest = hashlib.sha256(_schema_digest(schema_path) + raw).hexdigest()
-    return Path(cache) / "kubehop" / "data" / digest
+    return os.path.join(cache, "kubehop", "data", digest)
 
 
 @functools.cache
@@ -135,23 +135,25 @@ def _schema_digest(schema_path: str) -> bytes:
     return hashlib.sha256((data_root() / schema_path).read_bytes()).digest()
 
 
-def _read_cached(entry: Path | None) -> Any:
+def _read_cached(entry: str | None) -> Any:
     if entry is None:
         return _MISSING
     try:
-        return marshal.loads(entry.read_bytes())
+        with open(entry, "rb") as handle:
+            return marshal.loads(handle.read())
     except (OSError, ValueError, EOFError, TypeError):
         return _MISSING
 
 
-def _write_cached(entry: Path | None, document: Any) -> None:
+def _write_cached(entry: str | None, document: Any) -> None:
     if entry is None:
         return
     try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        temporary = entry.with_suffix(f".{os.getpid()}")
-        temporary.write_bytes(marshal.dumps(document))
-        temporary.replace(entry)
+        os.makedirs(os.path.dirname(entry), exist_ok=True)
+        temporary = f"{entry}.{os.getpid()}"
+        with open(temporary, "wb") as handle:
+            handle.write(marshal.dumps(document))
+        os.replace(temporary, entry)
     except (OSError, ValueError):
         pass  # a read-only home, or data marshal cannot hold: the next run parses again
 

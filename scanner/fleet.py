@@ -20,6 +20,7 @@ from scanner.current_minor import CurrentMinor
 from scanner.model import Diagnostic, Finding
 from scanner.options import ScanOptions
 from scanner.sources import ScanInput, collect
+from scanner.sources.files.retention import Retention
 from scanner.versions import Minor
 
 
@@ -66,6 +67,8 @@ def analyse_fleet(paths: list[str], target: Minor, current: Minor | None = None,
     """The analysis of `paths`, cluster by cluster where the repository declares several (`only`: that one
     cluster); `analysis`: what scanner.analysis.analyse takes besides."""
     clusters, plain = _clusters_and_objects(paths, options)
+    if only is not None or not clusters:
+        plain = []  # what the files no cluster deploys are told by: a tree's objects need not outlive that
     if clusters:  # each cluster reads part of the repository; the repository still ends where it did
         options = dataclasses.replace(options, repository_roots=tuple(p for p in paths if p != "-"))
     if only is not None:
@@ -191,13 +194,29 @@ class _Read(Exception):
         self.read = read
 
 
+class _NodesLetGo:
+    """The fleet's look at the plain files keeps their objects for the rest of the scan, but of their
+    nodes only those retention.py keeps (Flux's and Argo CD's objects, which name the clusters' folders):
+    the others go as each file is read, as the analysis lets its own go (sources.FileHook)."""
+
+    def __init__(self) -> None:
+        self._retention = Retention()
+
+    def __call__(self, found: ScanInput) -> tuple[list, None]:
+        self._retention.release(found.manifests)
+        return [], None
+
+    def keep(self, taken: list, kept: None) -> None:
+        pass
+
+
 def _plain_manifests(paths: list[str], options: ScanOptions) -> list:
     """The objects of the plain files under `paths`, nothing rendered: enough to see the clusters."""
     def stop(read: ScanInput) -> None:
         raise _Read(read)
 
     try:
-        collect(paths, None, dataclasses.replace(options, render=False), before_render=stop)
+        collect(paths, None, dataclasses.replace(options, render=False), on_file=_NodesLetGo(), before_render=stop)
     except _Read as done:
         return done.read.manifests
     return []

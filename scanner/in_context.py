@@ -181,6 +181,8 @@ def _names(folder: str, top: str) -> tuple[frozenset[str], frozenset[str], bool]
     """What the kustomization at `folder` builds from: the real paths its closure names as objects,
     those that shape it (its kustomization files and every other reference), and whether it is a
     Component (not built alone); None when `folder` holds no readable kustomization."""
+    if not any(os.path.isfile(os.path.join(folder, name)) for name in KUSTOMIZATION_FILES):
+        return None  # as read_kustomization says, without importing the kustomize source for most folders
     from scanner.sources.kustomize.refs import closure, kustomization_file, read_kustomization, references
 
     kustomization = read_kustomization(folder)

@@ -30,9 +30,31 @@ class PathSyntaxError(ValueError):
     """A path that does not follow the grammar above."""
 
 
-def glob(pattern: str) -> re.Pattern:
-    """`*` matches any text (slashes included); everything else is literal."""
-    return re.compile(".*".join(re.escape(part) for part in pattern.split("*")) + r"\Z")
+class Glob:
+    """`*` matches any text (slashes included); everything else is literal. The regular expression is
+    compiled when it is first needed: a run reads every glob of the data and matches a few."""
+
+    __slots__ = ("text", "_regex")
+
+    def __init__(self, text: str):
+        self.text = text
+        self._regex: re.Pattern | None = None
+
+    def match(self, key: str) -> bool:
+        if "*" not in self.text:
+            return key == self.text
+        if self._regex is None:
+            self._regex = re.compile(".*".join(re.escape(part) for part in self.text.split("*")) + r"\Z")
+        return self._regex.match(key) is not None
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Glob) and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __repr__(self) -> str:
+        return f"Glob({self.text!r})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,10 +62,10 @@ class Step:
     """One step of a path."""
 
     name: str | None = None  # a plain key
-    pattern: re.Pattern | None = None  # a quoted key; neither: every item of a list
+    pattern: Glob | None = None  # a quoted key; neither: every item of a list
 
     def matches(self, key: str) -> bool:
-        return key == self.name if self.pattern is None else self.pattern.match(key) is not None
+        return key == self.name if self.pattern is None else self.pattern.match(key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +124,7 @@ def compile_path(text: str) -> PathExpr:
         if token.group("name"):
             steps.append(Step(name=token.group("name")))
         elif token.group("quoted"):
-            steps.append(Step(pattern=glob(token.group("quoted"))))
+            steps.append(Step(pattern=Glob(token.group("quoted"))))
         else:
             steps.append(Step())
         position = token.end()
@@ -127,7 +149,7 @@ def _step(match: Match, step: Step, keyed: dict[str, tuple[Any, Any]] | None = N
             yield Match(found[1], found[0], f"{match.where}.{step.name}" if match.where else step.name)
         return
     for name, (key, value) in keyed.items():
-        if step.pattern.match(name) is not None:
+        if step.pattern.match(name):
             yield Match(value, key, f'{match.where}["{name}"]')
 
 

@@ -254,14 +254,15 @@ def test_a_bug_in_a_check_is_an_input_problem_for_the_object_it_met(tmp_path, mo
 def test_a_bug_while_reading_a_file_is_an_input_problem_for_that_file(tmp_path, monkeypatch):
     import scanner.sources.files.source as sources
 
-    real = sources.read_text
+    def failing(real):
+        def fail(text, path, *rest):
+            if path.endswith("boom.yaml"):
+                raise KeyError(1)
+            return real(text, path, *rest)
+        return fail
 
-    def failing(text, path, *rest):
-        if path.endswith("boom.yaml"):
-            raise KeyError(1)
-        return real(text, path, *rest)
-
-    monkeypatch.setattr(sources, "read_text", failing)
+    for reader in ("read_text", "stream_text"):  # a file read whole, or a document at a time (the scan's way)
+        monkeypatch.setattr(sources, reader, failing(getattr(sources, reader)))
     monkeypatch.delenv("KUBEHOP_DEBUG", raising=False)
     result = _scan_in_process(tree(tmp_path, {"boom.yaml": BLOCKER.replace("still-scanned", "x")}))
     assert [f.name for f in result.findings] == ["still-scanned"]

@@ -117,3 +117,84 @@ def test_files_read_by_worker_processes_give_the_same_report(tmp_path, monkeypat
     assert reports[0] == reports[1]
     assert '"crd/' in reports[1] and "gitRepo" in reports[1]
     assert "carry server-side state" in reports[1] and '"name": "dumped"' not in reports[1]
+
+
+def _documents(count: int) -> str:
+    return "---\n".join(GIT_REPO_VOLUME.replace("name: p}", f"name: p{n}}}") for n in range(count))
+
+
+def _nodes_alive() -> int:
+    return sum(isinstance(o, Node) for o in gc.get_objects())
+
+
+def test_a_scan_holds_one_document_of_a_file_at_a_time(tmp_path, monkeypatch):
+    """A file of many documents is composed and checked a document at a time, each document's nodes let
+    go before the next is composed: the nodes alive never come near the whole file's (issue 27)."""
+    (tmp_path / "pods.yaml").write_text(_documents(60))
+    alive: list[int] = []
+    release = Retention.release
+
+    def counting(self, manifests):
+        alive.append(_nodes_alive())
+        release(self, manifests)
+
+    monkeypatch.setattr(Retention, "release", counting)
+    gc.collect()
+    before = _nodes_alive()
+    result = scan([str(tmp_path)], Minor(1, 36))
+    one_document = _nodes_alive_in(GIT_REPO_VOLUME)
+    assert len(result.findings) == 60 and {f.origin.line for f in result.findings} == {8 + 9 * n for n in range(60)}
+    assert len(alive) == 120  # the fleet's look at the clusters and the analysis, each a document at a time
+    assert max(alive) - before < 3 * one_document  # not 60 documents' worth
+
+
+def _nodes_alive_in(text: str) -> int:
+    import yaml
+
+    stack, count = [yaml.compose(text, Loader=yaml.CSafeLoader)], 0
+    while stack:
+        node = stack.pop()
+        count += 1
+        if isinstance(node.value, list):
+            stack.extend(n for item in node.value for n in (item if isinstance(item, tuple) else (item,)))
+    return count
+
+
+def _read(text: str, hook=None):
+    from scanner.sources.files.source import read_manifest_file, read_manifest_file_streamed
+    from scanner.sources.files.walk import ManifestFile
+
+    if hook is None:
+        return read_manifest_file(ManifestFile("-"), text.encode())
+    return read_manifest_file_streamed(ManifestFile("-"), text.encode(), hook)
+
+
+def _what(found) -> tuple:
+    return ([(m.kind, m.name, m.origin) for m in found.manifests], sorted(found.diagnostics, key=str),
+            found.unrendered)
+
+
+def test_a_yaml_error_in_a_later_document_reads_the_file_whole():
+    """The documents before a broken one were handed on already: they are dropped, and the whole text is
+    read as without the hook (the documents around the broken one, each at its line), seen once."""
+    text = _documents(3).replace("name: p2}", "name: p2}\n  bad: [") + "---\n" + _documents(1)
+    seen: list[list[str | None]] = []
+    found, answers = _read(text, lambda part: seen.append([m.name for m in part.manifests]) or ([], None))
+    assert seen == [["p0"], ["p1"], ["p0", "p1", "p0"]]  # two documents streamed, then the file whole
+    assert answers == [([], None)] and _what(found) == _what(_read(text))
+    assert [d.line for d in found.diagnostics] == [22]  # the broken document's line in the file
+
+
+def test_a_template_in_a_later_document_leaves_the_file_unrendered():
+    text = _documents(2) + "---\n" + GIT_REPO_VOLUME.replace("image: nginx", "image: {{ .Values.image }}")
+    found, answers = _read(text, lambda part: ([], None))
+    assert answers == [] and found.manifests == [] and _what(found) == _what(_read(text))
+    assert [d.message for d in found.unrendered] == ["holds Helm template syntax; not rendered"]
+
+
+def test_an_anchor_redefined_in_a_later_document_reads_the_file_whole():
+    redefined = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  a: &x 1\n  b: &x 2\n  c: *x\n"
+    text = _documents(2) + "---\n" + redefined
+    found, answers = _read(text, lambda part: ([], len(part.manifests)))
+    assert answers == [([], 3)] and _what(found) == _what(_read(text))
+    assert found.manifests[2].body["data"] == {"a": 1, "b": 2, "c": 2}

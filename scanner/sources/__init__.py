@@ -43,14 +43,16 @@ if TYPE_CHECKING:
 
 
 class FileHook(Protocol):
-    """A later stage that looks at each plain file's objects as soon as the file is read, while they
-    hold their nodes (scanner.analysis: the per-object checks and the component pins), and keeps
-    what it found itself: the sources hold none of it.
+    """A later stage that looks at the objects of each document of a plain file as soon as it is read,
+    while they hold their nodes (scanner.analysis: the per-object checks and the component pins), and
+    keeps what it found itself: the sources hold none of it. The next document is composed only after
+    it has answered, so a hook that lets the nodes go holds one document's at a time, not a file's.
 
     It is called in whichever process read the file (sources/files/parallel.py), may take objects
     out of `found.manifests` (cluster state met in the tree), and answers (the objects it took,
-    anything else it keeps, picklable). The answer crosses back with the file, its objects composed
-    again as the file's are, and is handed to `keep` in the scan's own process, file by file, in order."""
+    anything else it keeps, picklable). The answers cross back with the file, their objects composed
+    again as the file's are, and are handed to `keep` in the scan's own process, in order. (A file
+    read again whole, a YAML error in it, is seen once, whole; what was answered before is dropped.)"""
 
     def __call__(self, found: ScanInput) -> tuple[list[Manifest], Any]: ...
 
@@ -63,9 +65,9 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
             before_render: Callable[[ScanInput], None] | None = None) -> ScanInput:
     """Everything under `paths`, charts rendered for `target` (default: the newest minor known).
 
-    `on_file` sees what each plain file gave as soon as it is read; those objects come first in the
-    result, in that order. Only then may files be read by worker processes: nothing else needs every
-    node. `before_render` sees what the plain files gave before any chart is rendered or kustomization
+    `on_file` sees what each plain file gave, a document at a time, as it is read; those objects come
+    first in the result, in that order. Only then may files be read by worker processes: nothing else
+    needs every node. `before_render` sees what the plain files gave before any chart is rendered or kustomization
     built (it may raise to stop there)."""
     from scanner.options import ScanOptions
 
@@ -138,17 +140,26 @@ def _read_rendered(sources: list[Source], items: dict[str, list[Any]], reading: 
 
 def _read_plain(source: Source, items: list[Any], reading: Reading, on_file: FileHook | None,
                 result: ScanInput) -> None:
-    """Each item on its own, seen by `on_file` as soon as it is read; in worker processes when there is
-    a hook (and no standard input) and many items (files/parallel.py)."""
-    read_one = module_of(source).read
+    """Each item on its own, seen by `on_file` as soon as it is read (a source that reads an item a part
+    at a time hands the hook each part: its module's read_streamed, the files source's a document at a
+    time); in worker processes when there is a hook (and no standard input) and many items
+    (files/parallel.py)."""
+    module = module_of(source)
+    streamed = getattr(module, "read_streamed", None) if on_file is not None else None
 
-    def read(item: Any) -> tuple[ScanInput, tuple[list[Manifest], Any] | None]:
-        found = _guarded(path_of(item), read_one, [item], None, reading)
-        return found, (on_file(found) if on_file is not None else None)
+    def read(item: Any) -> tuple[ScanInput, list[tuple[list[Manifest], Any]]]:
+        if streamed is None:
+            found = _guarded(path_of(item), module.read, [item], None, reading)
+            return found, ([on_file(found)] if on_file is not None else [])
+        try:
+            return streamed(item, reading, on_file)
+        except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
+            shown = STDIN_PATH if path_of(item) == "-" else path_of(item)
+            return ScanInput(diagnostics=[unexpected(shown, err)]), []  # and what the hook was answered goes
 
     in_workers = on_file is not None and reading.stdin_bytes is None
-    for found, answer in (read_all(items, read) if in_workers else map(read, items)):
-        if answer is not None:
+    for found, answers in (read_all(items, read) if in_workers else map(read, items)):
+        for answer in answers:
             on_file.keep(*answer)
         result.extend(found)
 

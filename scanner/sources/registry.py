@@ -12,9 +12,12 @@ said: kustomize says a broken file once), `reading` the scan's target, options a
 The module is imported only when a scan has such input, so that a scan of plain YAML stays light.
 
 PLAIN sources are read first, one item at a time (maybe in a worker process: `so_far` is None),
-each item seen by collect's `on_file` hook as soon as it is read; RENDERED sources are read after
-`before_render`, in the order of SOURCES, all their items at once (or one at a time: `each`). What
-a source reads that kubehop fails on is an input problem of that item (or of each item read at once).
+each item seen by collect's `on_file` hook as soon as it is read (a module that also has
+`read_streamed(item, reading, on_objects) -> (ScanInput, answers)` hands the hook each part of an
+item as it reads it, and is read so when there is a hook: the files source, a document at a time);
+RENDERED sources are read after `before_render`, in the order of SOURCES, all their items at once (or
+one at a time: `each`). What a source reads that kubehop fails on is an input problem of that item
+(or of each item read at once).
 
 What one source does about another is declared on it, not special-cased in collect: kustomize
 `takes_from` helm the chart folders its kustomizations inflate (its module's `claim`), helm reads

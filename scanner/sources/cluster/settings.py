@@ -85,11 +85,15 @@ def _walk(root: Any) -> Iterator[tuple[ScalarNode | None, Any, int]]:
                     stack.append((item, depth + 1))
 
 
+def may_hold_config(text: str) -> bool:
+    """Can a file of this text hold cluster configuration (it holds one of the data's markers)?"""
+    return any(marker in text for marker in sources().markers)
+
+
 def read_config(path: str, text: str, documents: list[Any]) -> tuple[list[Setting], list[Diagnostic]]:
-    """The cluster configuration settings of one file's documents, and what could not be read."""
+    """The cluster configuration settings of documents of a file whose text may_hold_config let
+    through (asked once for a file read a document at a time), and what could not be read."""
     found = sources()
-    if not any(marker in text for marker in found.markers):
-        return [], []
     reading, place = Reading(path), Place(path)
     for root in documents:
         if reading.component_config(root, place):

@@ -25,8 +25,8 @@ _read: Callable | None = None  # what a worker does with each file; set before t
 
 
 def read_all(files: Sequence[ManifestFile], read: Callable) -> Iterator:
-    """`read(file)` for each file, in order: (what the file gave, the hook's answer: objects it took
-    and what it keeps, or None); in worker processes when there are many files."""
+    """`read(file)` for each file, in order: (what the file gave, the hook's answers: for each document,
+    the objects it took and what it keeps); in worker processes when there are many files."""
     workers = min(MAX_WORKERS, _cores())
     if workers < 2 or len(files) < PARALLEL_FROM or not sys.platform.startswith("linux"):
         yield from map(read, files)
@@ -48,22 +48,22 @@ def _in_worker(file: ManifestFile):
     """In a worker: what the file gave, ready to cross; None to have the scan read it itself (documents
     that pin versions keep their nodes, which do not cross processes)."""
     try:
-        found, answer = _read(file)
+        found, answers = _read(file)
     except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
         from scanner.sources.scan_input import ScanInput
 
-        return ScanInput(diagnostics=[unexpected(file.path, err)], files_read=1), None
-    return None if found.documents else (found, answer)
+        return ScanInput(diagnostics=[unexpected(file.path, err)], files_read=1), []
+    return None if found.documents else (found, answers)
 
 
-def _received(found, answer):
+def _received(found, answers):
     from scanner.sources.files.retention import recompose, recomposable
 
-    taken = answer[0] if answer is not None else ()
+    taken = [manifest for answer in answers for manifest in answer[0]]
     for manifest in (*found.manifests, *taken):  # they came without their nodes (Manifest.__reduce__)
         if recomposable(manifest):
             manifest.release(recompose)
-    return found, answer
+    return found, answers
 
 
 def _cores() -> int:

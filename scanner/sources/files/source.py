@@ -12,14 +12,15 @@ from yaml.nodes import MappingNode, ScalarNode
 
 from scanner.model import STDIN_PATH, Diagnostic
 from scanner.nodes import mapping_get
-from scanner.sources.cluster.settings import read_config
+from scanner.sources.cluster.settings import may_hold_config, read_config
 from scanner.sources.cluster.tool_pins import pins_in_documents
 from scanner.sources.files.walk import KUSTOMIZATION_FILES, ManifestFile, read_file
 from scanner.sources.scan_input import ScanInput
-from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, read_text
+from scanner.sources.yaml.yamldoc import DocumentProblem, NotStreamable, TemplateSyntax, read_text, stream_text
 from scanner.suppress import MARKER, read_suppressions
 
 if TYPE_CHECKING:
+    from scanner.sources import FileHook
     from scanner.sources.registry import Reading
 
 
@@ -46,33 +47,91 @@ def read(items: list[ManifestFile], so_far: None, reading: "Reading") -> ScanInp
     return result
 
 
+def read_streamed(item: ManifestFile, reading: "Reading", on_objects: FileHook) -> tuple[ScanInput, list]:
+    """One plain file, each document's objects handed to `on_objects` as it is read (collect's hook):
+    what the file gives, and the hook's answers (read_manifest_file_streamed)."""
+    return read_manifest_file_streamed(item, reading.stdin_bytes, on_objects)
+
+
 def read_manifest_file(item: ManifestFile, stdin_bytes: bytes | None = None) -> ScanInput:
+    """What the file gives, its objects holding their nodes."""
+    return read_manifest_file_streamed(item, stdin_bytes, None)[0]
+
+
+def read_manifest_file_streamed(item: ManifestFile, stdin_bytes: bytes | None,
+                                on_objects: FileHook | None) -> tuple[ScanInput, list]:
+    """What the file gives, and the answers of `on_objects`, which sees the objects of each document as
+    soon as it is read, while they hold their nodes (sources.FileHook), one answer a document. With
+    `on_objects`, the file is composed one document at a time: a hook that lets the nodes go (the scan's
+    does, retention.py) never has a whole file's composed at once."""
     result = ScanInput(files_read=1)
     display = STDIN_PATH if item.path == "-" else item.path
     if item.chart_template:
         result.unrendered.append(Diagnostic(display, "Helm chart template; not rendered", level="notice"))
-        return result
+        return result, []
     text, problem = read_file(item.path, stdin_bytes)
     if problem is not None:
         result.diagnostics.append(dataclasses.replace(problem, path=display))
-        return result
-    documents: list[Any] = []
+        return result, []
+    reading = _Reading(display, text)
+    answers: list = []
     try:
-        manifests, diagnostics = read_text(text, display, documents)
+        if on_objects is None:
+            reading.whole(result)
+        else:
+            try:
+                reading.streamed(result, on_objects, answers)
+            except NotStreamable:  # the whole text is read again, as without a hook
+                result, answers = ScanInput(files_read=1), []
+                reading.whole(result)
+                answers.append(on_objects(result))
     except DocumentProblem as problem:
-        result.diagnostics.append(Diagnostic(display, str(problem), problem.line))
-        return result
+        return ScanInput(files_read=1, diagnostics=[Diagnostic(display, str(problem), problem.line)]), []
     except TemplateSyntax:
-        result.unrendered.append(Diagnostic(display, "holds Helm template syntax; not rendered", level="notice"))
-        return result
-    result.manifests = manifests
-    result.diagnostics = diagnostics
-    pin_file = os.path.basename(display) in PIN_FILES
-    result.documents = [(display, node) for node in documents if pin_file or _holds_version_variable(node)]
-    result.cluster_config, problems = read_config(display, text, documents)
-    result.diagnostics.extend(problems)
-    result.tool_pins = pins_in_documents(display, documents, manifests)
+        unrendered = Diagnostic(display, "holds Helm template syntax; not rendered", level="notice")
+        return ScanInput(files_read=1, unrendered=[unrendered]), []
     if MARKER in text:
         result.suppressions, problems = read_suppressions(text, display)
         result.diagnostics.extend(problems)
-    return result
+    return result, answers
+
+
+class _Reading:
+    """One file's documents into a ScanInput: its objects, the documents that may pin versions, the
+    cluster configuration and client tools it holds; all at once, or a document at a time."""
+
+    def __init__(self, display: str, text: str):
+        self.display, self.text = display, text
+        self.pin_file = os.path.basename(display) in PIN_FILES
+        self.config = may_hold_config(text)  # asked once: the text is the whole file's
+
+    def whole(self, result: ScanInput) -> None:
+        documents: list[Any] = []
+        result.manifests, result.diagnostics = read_text(self.text, self.display, documents)
+        result.documents = [(self.display, node) for node in documents if self._may_pin(node)]
+        self._config(result, documents)
+        result.tool_pins = pins_in_documents(self.display, documents, result.manifests)
+
+    def streamed(self, result: ScanInput, on_objects: FileHook, answers: list) -> None:
+        """Each document into `result`, seen by `on_objects` before the next is composed; of the nodes,
+        only those of the documents that may pin versions are kept here."""
+        images: list = []
+        for node, manifests in stream_text(self.text, self.display, result.diagnostics):
+            if self._may_pin(node):
+                result.documents.append((self.display, node))
+            self._config(result, [node])
+            result.tool_pins.extend(pins_in_documents(self.display, [node], ()))
+            images.extend(pins_in_documents(self.display, [], manifests))  # while the nodes are held
+            part = ScanInput(manifests=manifests, diagnostics=result.diagnostics)
+            answers.append(on_objects(part))
+            result.manifests.extend(part.manifests)  # the hook may take some out (sources.FileHook)
+        result.tool_pins.extend(images)  # after the documents' own, as read whole
+
+    def _may_pin(self, node: Any) -> bool:
+        return self.pin_file or _holds_version_variable(node)
+
+    def _config(self, result: ScanInput, documents: list[Any]) -> None:
+        if self.config:
+            settings, problems = read_config(self.display, self.text, documents)
+            result.cluster_config.extend(settings)
+            result.diagnostics.extend(problems)

@@ -78,21 +78,47 @@ def compose_documents(text: str, path: str, anchors_renamed: bool = False) -> tu
             diagnostics.append(yaml_error(path, err))
     if maybe_template and any(_templated(node) for node in nodes):
         raise TemplateSyntax()
-    trusted: list[Any] = []
     check_tags, anchors = "!" in text, "&" in text
-    for node in nodes:
-        found: list[Diagnostic] = []
-        try:
-            inspect(node, check_tags, path, found, anchors)
-        except DocumentProblem as problem:
-            diagnostics.append(Diagnostic(path, str(problem), problem.line))
-            continue
-        if found and _is_object(node):
-            # Duplicate keys and odd tags matter only where Kubernetes reads the document; a values
-            # file or a CI config holding them is none of kubehop's business.
-            diagnostics.extend(found)
-        trusted.append(node)
-    return trusted, diagnostics
+    return [node for node in nodes if _trusted(node, path, check_tags, anchors, diagnostics)], diagnostics
+
+
+def _trusted(node: Any, path: str, check_tags: bool, anchors: bool, diagnostics: list[Diagnostic]) -> bool:
+    """Can the document be trusted (yamlcheck.inspect)? What is wrong with it goes to `diagnostics`."""
+    found: list[Diagnostic] = []
+    try:
+        inspect(node, check_tags, path, found, anchors)
+    except DocumentProblem as problem:
+        diagnostics.append(Diagnostic(path, str(problem), problem.line))
+        return False
+    if found and _is_object(node):
+        # Duplicate keys and odd tags matter only where Kubernetes reads the document; a values
+        # file or a CI config holding them is none of kubehop's business.
+        diagnostics.extend(found)
+    return True
+
+
+class NotStreamable(Exception):
+    """The text has a YAML error somewhere: what read_text makes of it (a renamed anchor, the documents
+    around a broken one, a template) is known only from the whole text."""
+
+
+def stream_text(text: str, path: str, diagnostics: list[Diagnostic]) -> Iterator[tuple[Any, list[Manifest]]]:
+    """read_text one document at a time: the root node of each trusted document and its Kubernetes
+    objects, each document composed only when the one before has been handed on, so a caller that lets
+    go of the nodes never holds a whole file's. What is wrong with the text goes to `diagnostics`.
+    Raises DocumentProblem and TemplateSyntax as read_text does, and NotStreamable (after some documents,
+    maybe) where read_text would read the whole text again."""
+    check_flow_depth(text, path)
+    maybe_template = "{{" in text
+    check_tags, anchors = "!" in text, "&" in text
+    try:
+        for node in _compose_all(text):
+            if maybe_template and _templated(node):
+                raise TemplateSyntax()
+            if _trusted(node, path, check_tags, anchors, diagnostics):
+                yield node, list(_manifests_of(node, path, diagnostics))
+    except yaml.YAMLError as err:
+        raise NotStreamable() from err
 
 
 @contextmanager
