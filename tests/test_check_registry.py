@@ -127,7 +127,7 @@ def test_the_data_declares_its_families_whole():
     assert info_of(components, "component/flux/no-such-kind", BOOK) is None
     assert info_of(components, "component/no-such-component/unsupported", BOOK) is None
     # What the tree deploys that no data names (components.unlisted): its no-data rule, named from the tree.
-    assert info_of(components, "component/hajimari/no-data", BOOK).severity == "warning"
+    assert info_of(components, "component/node-red/no-data", BOOK).severity == "warning"
     assert info_of(components, "component/hajimari (chart)/no-data", BOOK) is not None
     assert info_of(components, "component/flux/no-data", BOOK) is None  # the catalog's components have data
 
