@@ -9,6 +9,7 @@ base naming every cluster it breaks (Finding.clusters); the verdict counts each 
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import Sequence
 
 from scanner import per_scan
@@ -86,7 +87,7 @@ def analyse_fleet(paths: list[str], target: Minor, current: Minor | None = None,
         raise FleetChoiceError(f"the tree holds {len(clusters)} clusters ({', '.join(c.name for c in clusters)}), "
                                "each at its own minor: --from applies to one, give --cluster NAME with it")
     views = [ClusterAnalysis(c, _analyse_cluster(c, target, options, analysis)) for c in clusters]
-    left = _deployed_by_none(plain, views)
+    left = _deployed_by_none(plain, views, options.repository_roots)
     notices = []
     if left:  # checked as the whole tree was before: no cluster of the repository claims them
         rest = analyse(left, target, None, options, **{**analysis, "need_current": False})
@@ -104,15 +105,18 @@ def analyse_fleet(paths: list[str], target: Minor, current: Minor | None = None,
 NO_CLUSTER = "(no cluster)"
 
 
-def _deployed_by_none(plain: Sequence, views: Sequence[ClusterAnalysis]) -> list[str]:
-    """Files of the tree holding Kubernetes objects that no cluster's analysis read."""
-    import os
+def _deployed_by_none(plain: Sequence, views: Sequence[ClusterAnalysis], roots: Sequence[str]) -> list[str]:
+    """Files of the tree holding Kubernetes objects that no cluster's analysis read, nor lie under what a
+    cluster deploys: its paths and the kustomizations they reach (read from the kustomization files, so
+    that a shared base is a cluster's with --no-render too, where nothing is built)."""
 
     from scanner.containment import within
+    from scanner.fleet_shared import deployed_folders
     from scanner.sources.files.walk import KUSTOMIZATION_FILES
 
     read = {os.path.realpath(m.origin.path) for v in views for m in v.analysis.manifests}
-    under = [os.path.realpath(p) for v in views for p in v.cluster.paths]
+    root = roots[0] if roots else "."
+    under = [folder for v in views for folder in deployed_folders(v.cluster.paths, root)]
     files = dict.fromkeys(m.origin.path for m in plain if m.group != "kustomize.config.k8s.io"
                           and os.path.basename(m.origin.path) not in KUSTOMIZATION_FILES)
     return [f for f in files if os.path.realpath(f) not in read
@@ -120,8 +124,15 @@ def _deployed_by_none(plain: Sequence, views: Sequence[ClusterAnalysis]) -> list
 
 
 def _analyse_cluster(cluster: Cluster, target: Minor, options: ScanOptions, analysis: dict) -> Analysis:
+    paths = list(cluster.paths)
+    if not options.render:  # no kustomization is built: the bases its kustomizations reach are read as they are
+        from scanner.fleet_shared import deployed_folders
+
+        root = options.repository_roots[0] if options.repository_roots else "."
+        paths = list(dict.fromkeys([*paths, *(f for f in deployed_folders(paths, root) if f not in map(
+            os.path.realpath, paths))]))
     try:
-        return analyse(list(cluster.paths), target, cluster.current, options, **analysis)
+        return analyse(paths, target, cluster.current, options, **analysis)
     except NoCurrentMinor as why:
         raise NoCurrentMinor(f"cluster {cluster.name}: {why} (or `from:` for it in the configuration's `clusters:`)") \
             from None

@@ -17,7 +17,7 @@ from scanner.containment import within
 
 def deployed_elsewhere(files: Iterable[str], others: Sequence[Cluster], root: str) -> dict[str, tuple[str, ...]]:
     """file -> the names of the clusters among `others` that deploy it too; files none does are left out."""
-    folders = {cluster.name: _folders(cluster.paths, root) for cluster in others}
+    folders = {cluster.name: deployed_folders(cluster.paths, root) for cluster in others}
     found = {}
     for path in files:
         real = os.path.realpath(path)
@@ -27,11 +27,12 @@ def deployed_elsewhere(files: Iterable[str], others: Sequence[Cluster], root: st
     return found
 
 
-def _folders(paths: Sequence[str], root: str) -> list[str]:
+def deployed_folders(paths: Sequence[str], root: str) -> list[str]:
     """The real folders a cluster's paths hold, with every kustomization folder reached from them."""
     from scanner.sources.files.walk import KUSTOMIZATION_FILES, SKIPPED_DIRS
     from scanner.sources.kustomize.refs import closure
 
+    root = os.path.realpath(root)  # closure's bound is a real path
     reached: dict[str, None] = {}
     for path in paths:
         if not os.path.exists(path):

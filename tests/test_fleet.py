@@ -51,6 +51,16 @@ def test_each_cluster_starts_from_its_own_version_and_a_shared_finding_names_bot
     assert not [f for f in report["findings"] if f["rule"].startswith("upgrade-order/")]
 
 
+def test_without_rendering_a_shared_base_is_still_each_clusters_that_reaches_it():
+    """--no-render builds no kustomization: a cluster still deploys the bases its kustomizations name
+    (read from the kustomization files), so apps/base's finding is dev's and prod's, not '(no cluster)'."""
+    code, report = scan_json("--no-render", str(FLEET))
+    assert code == 1 and [c["name"] for c in report["clusters"]] == ["dev", "prod"]
+    by_rule = {f["rule"]: [c["name"] for c in f["clusters"]] for f in report["findings"]}
+    assert by_rule == {"flowcontrol.apiserver.k8s.io/v1beta3/FlowSchema": ["dev", "prod"],
+                       "policy/v1beta1/PodDisruptionBudget": ["prod"]}
+
+
 def test_the_text_report_groups_by_cluster_then_hop():
     text = invoke("scan", "--no-config", "--target", "1.36", str(FLEET)).stdout
     dev, prod = text.index("Cluster dev: 1.31 → 1.36, 1 blocker"), text.index("Cluster prod: 1.29 → 1.36, 2 blockers")
