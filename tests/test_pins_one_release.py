@@ -137,3 +137,24 @@ def test_without_a_current_minor_an_install_is_judged_at_the_hop_it_breaks_not_a
     # Longhorn 1.6.2 states 1.21–1.28 (the data): it breaks at the hop to 1.29, whatever the target.
     assert blocker["breaks_in"] == "1.29" and blocker["hop"] == "hop to 1.29"
     assert blocker["remediation"][0] == "before the hop to 1.29: longhorn 1.6.2 → 1.6.4"
+
+
+ARGO_CHART = """
+    apiVersion: argoproj.io/v1alpha1
+    kind: Application
+    metadata: {name: argocd, namespace: argocd}
+    spec:
+      source: {repoURL: https://argoproj.github.io/argo-helm, chart: argo-cd, targetRevision: 9.1.9}
+      destination: {server: https://kubernetes.default.svc, namespace: argocd}
+    """
+
+
+def test_a_chart_version_that_names_no_app_patch_is_unknown_where_the_patches_disagree(tmp_path):
+    """Chart 9.1.9 ships some Argo CD 3.2 patch the data does not map: 3.2.0-3.2.3 test 1.30-1.33, 3.2.4 on
+    1.31-1.34. 1.34 is unknown (a warning, never a blocker it may not be); 1.35, which no 3.2 patch tests,
+    blocks."""
+    root = write(tmp_path, {"apps/argocd.yaml": ARGO_CHART})
+    report = scan(root, "--from", "1.33", "--target", "1.35")
+    found = {(f["rule"], f["severity"]) for f in report["findings"] if f["rule"].startswith("component/argo-cd/")}
+    assert found == {("component/argo-cd/unknown-support", "warning"), ("component/argo-cd/unsupported", "error")}
+    assert report["summary"]["errors"] == 1

@@ -91,6 +91,9 @@ def _at_pinned_patch(release: Release, pins: list[Detection], component: Compone
         stated, source = line
         return dataclasses.replace(installed, min=stated.min, max=stated.max, open_ended=stated.open_ended,
                                    through=stated.through, source=source)
+    own_numbering = component.chart_lines is not None and all(d.source == "chart" for d in pins)
+    if own_numbering and not ranges and release.patches:  # chart 9.1.9 ships some 3.2.z: which, the data
+        return dataclasses.replace(release, patch_unknown=True)  # does not say; its patches may disagree
     return installed
 
 

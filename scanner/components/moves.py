@@ -83,6 +83,9 @@ def no_range_said(release: Release, minor: str) -> str:
     release the data does not list says nothing at all (its range is unknown, not "no support")."""
     if not release.listed:
         return "is a release kubehop has no data on (its range is unknown)"
+    if release.patch_unknown:
+        return (f"is pinned by a chart version that does not say which {release.version} patch it ships, and "
+                f"its patches disagree on {minor} ({release.support_text})")
     return f"states no support for {minor}"
 
 

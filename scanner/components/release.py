@@ -43,6 +43,9 @@ class Release:
     patches: tuple[PatchRange, ...] = ()  # later patches that restate the range, oldest first
     listed: bool = True  # False: a release the tree pins that the data does not list (range unknown)
     constraint: str | None = None  # a chart version's kubeVersion as written, when the range is read from it
+    # The pin names this minor but not the patch that runs (a chart version of its own numbering, whose app
+    # patch the data does not map): where the minor's patches disagree, support is unknown.
+    patch_unknown: bool = False
 
     @property
     def key(self) -> tuple[int, int]:
@@ -67,9 +70,10 @@ class Release:
 
     def effective(self) -> tuple[Release, ...]:
         """The .0 release, then each later patch that restates the range, as a release of its own."""
-        return (dataclasses.replace(self, patches=()), *(dataclasses.replace(
+        return (dataclasses.replace(self, patches=(), patch_unknown=False), *(dataclasses.replace(
             self, version=p.first, min=p.range.min, max=p.range.max, open_ended=p.range.open_ended,
-            through=p.range.through, source=p.source, note=p.note, patches=()) for p in self.patches))
+            through=p.range.through, source=p.source, note=p.note, patches=(), patch_unknown=False)
+            for p in self.patches))
 
     def support(self, minor: Minor) -> str:
         """SUPPORTED, UNSUPPORTED or UNKNOWN for `minor`, as the .0 release states it."""
@@ -81,7 +85,11 @@ class Release:
 
     def supports(self, minor: Minor) -> bool | None:
         """What the .0 release states: True or False when the data says so; None when it does not know.
-        Later patches may say otherwise: `patch_supporting`."""
+        Later patches may say otherwise: `patch_supporting`. With `patch_unknown`, what every patch states
+        alike, else None."""
+        if self.patch_unknown and self.patches:
+            stated = {r.range.supports(minor) for r in self.effective()}
+            return stated.pop() if len(stated) == 1 else None
         return self.range.supports(minor)
 
     def range_at(self, version: str) -> Range:

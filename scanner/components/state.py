@@ -196,6 +196,12 @@ def _pinned_moves(timeline: Timeline) -> None:
                 f"release {_that_does(start, b)} ({to.support_text})"), UNKNOWN_SUPPORT, b, state.pins, fix, UNSTATED,
                 state=state.key, advice=f"move it before the hop to {b}")
         first_moves.setdefault(id(hop), []).append(problem)
+        later = next((h for h in timeline.hops if h.target > b and start.support(h.target) == EXCLUDED), None)
+        if problem.severity != BLOCKER and later is not None:  # unknown at its first move, excluded further on
+            first_moves.setdefault(id(later), []).append(Problem(
+                BLOCKER, component.name, f"{title} supports Kubernetes {start.support_text}, not {later.target}",
+                UNSUPPORTED, later.target, state.pins, fix, EXCLUDED, state=state.key,
+                advice=f"move it before the hop to {b}"))
     for hop in timeline.hops:
         hop.problems[:0] = first_moves.get(id(hop), [])
 
