@@ -95,6 +95,10 @@ def _start_problems(state: ComponentState, current: Minor) -> list[Problem]:
             f"{state.named(start)} does not list Kubernetes {current} (supports {start.support_text}): "
             "the cluster already runs outside its stated range"), OUTSIDE_RANGE, current, pins, support=EXCLUDED,
             state=state.key)]
+    if start.patch_unknown and start.supports(current) is None and start.range.supports(current) is False:
+        return [Problem(WARNING, name, (
+            f"{state.named(start)} {no_range_said(start, 'Kubernetes ' + str(current))}: the cluster may already "
+            "run outside its stated range"), OUTSIDE_RANGE, current, pins, support=UNSTATED, state=state.key)]
     return []
 
 
