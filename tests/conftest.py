@@ -163,3 +163,14 @@ def _invoke_bytes(*args: str, cwd: Path | None, env: dict | None, stdin: bytes |
         stderr += (f"kubehop: internal error ({describe(result.exception)}); please report it "
                    "(KUBEHOP_DEBUG=1 shows the traceback)\n").encode()
     return subprocess.CompletedProcess(["kubehop", *args], code, result.stdout_bytes, stderr)
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    """Each file of `files` (name -> text, dedented) under `root`; returns `root`."""
+    import textwrap
+
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip())
+    return root

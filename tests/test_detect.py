@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import yaml
@@ -11,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from catalogs import SOURCE, catalog, gitops, mesh, store
+from conftest import write_tree as tree
 from scanner.components.cluster_pin import cluster_pin_from_version_json
 from scanner.components.detect import split_image
 from scanner.components.file_pins import remote_version
@@ -18,14 +18,6 @@ from scanner.components.reading import detect
 from scanner.versions import Minor
 
 BOOK = catalog([mesh(), store(), gitops()])
-
-
-def tree(tmp_path: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip())
-    return tmp_path
 
 
 def found(root: Path) -> list[tuple]:

@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
-from conftest import REPO, invoke
+from conftest import REPO, invoke, write_tree as write
 
 ESO = """
 apiVersion: helm.toolkit.fluxcd.io/v2
@@ -31,14 +30,6 @@ spec:
   dataFrom:
     - extract: {key: app}
 """
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip())
-    return root
 
 
 def test_external_secrets_v1beta1_objects_under_0_17_are_blockers_and_planned_migrations_before_it(tmp_path):

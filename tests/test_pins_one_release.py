@@ -5,10 +5,9 @@ every install is judged at the hop where it breaks."""
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
-from conftest import invoke
+from conftest import invoke, write_tree as write
 
 LONGHORN = """
 apiVersion: helm.toolkit.fluxcd.io/v2
@@ -21,14 +20,6 @@ spec:
       version: {version}
       sourceRef: {{kind: HelmRepository, name: longhorn, namespace: flux-system}}
 """
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip())
-    return root
 
 
 def components(root: Path) -> list[tuple]:

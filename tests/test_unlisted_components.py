@@ -5,12 +5,11 @@ listed by `components` and the plan, and a finding of the component layer that `
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from conftest import invoke
+from conftest import invoke, write_tree as write
 
 HAJIMARI = """
 apiVersion: source.toolkit.fluxcd.io/v1
@@ -30,14 +29,6 @@ spec:
       sourceRef: {{kind: HelmRepository, name: node-red, namespace: flux-system}}
 """
 TALCONFIG = "kubernetesVersion: v1.33.2\n"
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip())
-    return root
 
 
 def node_red(version: str) -> str:
