@@ -8,7 +8,7 @@ every command and report with the same counts.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from scanner.checks import RuleInfo, ScanContext, per_object_checks, run_checks, tree_checks
 from scanner.checks.registry import describe
@@ -114,11 +114,13 @@ class Analysis:
 
 
 def analyse(paths: list[str], target: Minor, current: Minor | None = None, options: ScanOptions = ScanOptions(),
-            version_file: ClusterPin | None = None, need_current: bool = False) -> Analysis:
+            version_file: ClusterPin | None = None, need_current: bool = False,
+            before_render: Callable[[ScanInput], None] | None = None) -> Analysis:
     """Everything kubehop knows of `paths` for the hops up to `target`. `current` is the user's word
     (ScanOptions.from_source says whether the flag or the configuration gave it); `version_file`, a saved
     `kubectl version`. `need_current`: raise NoCurrentMinor, before anything is rendered, when nothing
-    gives the current minor (scanner.current_minor names what may)."""
+    gives the current minor (scanner.current_minor names what may). `before_render` sees what the plain
+    files gave before anything is rendered, and may raise to stop there (scanner.fleet: the clusters)."""
     from scanner.components.catalog import load_catalog
 
     rulebook = load_rulebook(options.rule_folders)
@@ -126,9 +128,10 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
     with cyclic_gc_paused():
         per_object = per_object_checks()
         early = _EarlyChecks(ScanContext(target=target, rulebook=rulebook), per_object, catalog)
-        before_render = _CurrentFromPlainFiles(target, current, version_file, options, catalog) \
-            if need_current else None
-        scan_input: ScanInput = collect(paths, target, options, on_file=early, before_render=before_render)
+        hooks = [hook for hook in (before_render, _CurrentFromPlainFiles(target, current, version_file, options, catalog)
+                                   if need_current else None) if hook is not None]
+        scan_input: ScanInput = collect(paths, target, options, on_file=early,
+                                        before_render=(lambda read: [hook(read) for hook in hooks]) if hooks else None)
         # Objects read from a cluster (a dump met in the tree) are cluster state, not desired state; those
         # of plain files were told apart as they were read, while their nodes were held (_EarlyChecks).
         read_early = scan_input.manifests[:early.checked]

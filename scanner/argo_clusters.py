@@ -59,13 +59,14 @@ def argo_clusters(manifests: Sequence[Manifest], scanned: Sequence[str]) -> list
 def destinations(manifests: Sequence[Manifest], top: str) -> tuple[dict[str, dict[str, None]], dict[str, list[str]]]:
     """destination -> the real folders its Applications deploy (in the order read), and -> the files of
     those Applications."""
-    secrets = [m for m in manifests if m.kind == "Secret" and m.group == "" and _is_cluster_secret(m)]
-    names = _server_names(secrets)
     deployed: dict[str, dict[str, None]] = {}
     files: dict[str, list[str]] = {}
-    for manifest in manifests:
-        if manifest.group != _ARGO or manifest.kind not in ("Application", "ApplicationSet"):
-            continue
+    applications = [m for m in manifests if m.group == _ARGO and m.kind in ("Application", "ApplicationSet")]
+    if not applications:  # a Secret's labels are read from its file again: only where they can matter
+        return deployed, files
+    secrets = [m for m in manifests if m.kind == "Secret" and m.group == "" and _is_cluster_secret(m)]
+    names = _server_names(secrets)
+    for manifest in applications:
         specs = [_mapping(manifest.body.get("spec"))] if manifest.kind == "Application" else \
             list(_application_specs(manifest, secrets, top))
         for spec in specs:

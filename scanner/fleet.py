@@ -41,10 +41,35 @@ def _clusters_and_objects(paths: list[str], options: ScanOptions) -> tuple[list[
     plain = _plain_manifests(paths, options)
     if options.clusters:
         return in_rollout_order(options.clusters, options.rollout), plain
+    return _declared(plain, paths, options.rollout), plain
+
+
+def _declared(plain: Sequence, paths: list[str], rollout: Sequence[str]) -> list[Cluster]:
+    """The clusters Flux is bootstrapped into, else the Argo CD Applications' destinations: none for one."""
     found = flux_clusters(plain, paths)
     if len(found) < 2:
         found = argo_clusters(plain, paths)
-    return (in_rollout_order(found, options.rollout) if len(found) > 1 else []), plain
+    return in_rollout_order(found, rollout) if len(found) > 1 else []
+
+
+class _FleetFound(Exception):
+    def __init__(self, clusters: list[Cluster], plain: list):
+        self.clusters, self.plain = clusters, plain
+
+
+class _Discovery:
+    """Before anything renders, the clusters the plain files declare: the tree's own analysis goes on
+    when it is one cluster (its plain files read once), and stops for the fleet's when it is several."""
+
+    def __init__(self, paths: list[str], rollout: Sequence[str], only: str | None):
+        self.paths, self.rollout, self.only = paths, rollout, only
+
+    def __call__(self, read: ScanInput) -> None:
+        clusters = _declared(read.manifests, self.paths, self.rollout)
+        if clusters:
+            raise _FleetFound(clusters, read.manifests)
+        if self.only is not None:
+            raise FleetChoiceError(f"--cluster {self.only}: the tree declares one cluster only")
 
 
 def in_rollout_order(clusters: Sequence[Cluster], rollout: Sequence[str]) -> list[Cluster]:
@@ -67,7 +92,14 @@ def analyse_fleet(paths: list[str], target: Minor, current: Minor | None = None,
                   options: ScanOptions = ScanOptions(), only: str | None = None, **analysis) -> Analysis:
     """The analysis of `paths`, cluster by cluster where the repository declares several (`only`: that one
     cluster); `analysis`: what scanner.analysis.analyse takes besides."""
-    clusters, plain = _clusters_and_objects(paths, options)
+    if "-" in paths or options.clusters:
+        clusters, plain = _clusters_and_objects(paths, options)
+    else:  # the clusters are told by the plain files: those the analysis of the whole tree reads first
+        try:
+            return analyse(paths, target, current, options, **analysis,
+                           before_render=_Discovery(paths, options.rollout, only))
+        except _FleetFound as fleet:
+            clusters, plain = fleet.clusters, fleet.plain
     if only is not None or not clusters:
         plain = []  # what the files no cluster deploys are told by: a tree's objects need not outlive that
     if clusters:  # each cluster reads part of the repository; the repository still ends where it did

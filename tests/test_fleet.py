@@ -248,3 +248,27 @@ def test_the_markdown_report_and_step_summary_have_a_row_per_cluster(tmp_path, s
     done = invoke("scan", "--no-config", "--target", "1.36", "--format", "markdown", ".", cwd=argo_repo(tmp_path))
     assert done.returncode == 1
     assert done.stdout == snapshot
+
+
+def test_a_tree_of_one_cluster_reads_its_plain_files_once(monkeypatch):
+    """The clusters are told from the plain files the tree's own analysis reads first: a tree that turns
+    out to be one cluster is not read a second time to find that out (it was: twice the parse)."""
+    from scanner.scan import scan
+    from scanner.sources.files import source
+    from scanner.versions import Minor
+
+    reads = []
+    real = source.read_manifest_file_streamed
+    monkeypatch.setattr(source, "read_manifest_file_streamed", 
+                        lambda item, *a: reads.append(os.path.realpath(item.path)) or real(item, *a))
+    one = FLEET / "apps"  # no bootstrap folder: one cluster
+    result = scan([str(one)], target=Minor(1, 36))
+    assert result.objects and sorted(reads) == sorted(set(reads))
+    reads.clear()
+    scan([str(FLEET)], target=Minor(1, 36))  # a fleet: read to find its clusters, then each cluster's
+    assert len(reads) > len(set(reads))
+
+
+def test_a_cluster_asked_of_a_tree_of_one_is_refused_before_anything_renders():
+    done = invoke("scan", "--no-config", "--cluster", "prod", "--target", "1.36", str(FLEET / "apps"))
+    assert done.returncode == 2 and "--cluster prod: the tree declares one cluster only" in done.stderr
