@@ -155,7 +155,10 @@ def _step(match: Match, step: Step, keyed: dict[str, tuple[Any, Any]] | None = N
 
 def _keyed(node: MappingNode) -> dict[str, tuple[Any, Any]]:
     """The mapping's scalar keys -> (key node, value node), as Kubernetes reads them: the last one wins."""
-    return {key.value: (key, value) for key, value in _pairs(node, set())}
+    keyed = {key.value: (key, value) for key, value in node.value if isinstance(key, ScalarNode)}
+    if "<<" in keyed and any(key.tag == _MERGE for key, _ in node.value):  # rare: merged mappings
+        return {key.value: (key, value) for key, value in _pairs(node, set())}
+    return keyed
 
 
 def _pairs(node: MappingNode, seen: set[int]) -> Iterator[tuple[ScalarNode, Any]]:
@@ -187,12 +190,33 @@ class PathTree(Generic[T]):
         tree.payloads.append(payload)
 
     def find(self, root: Any) -> Iterator[tuple[T, Match]]:
-        stack: list[tuple[PathTree[T], Match]] = [(self, Match(root, None, ""))]
+        # A place is (node, key node, where): `where` as (the place above's, this step's text), joined only
+        # where a payload is met; most places a walk passes lead to none.
+        stack: list[tuple[PathTree[T], Any, Any, tuple]] = [(self, root, None, ())]
         while stack:
-            tree, match = stack.pop()
-            yield from ((payload, match) for payload in tree.payloads)
+            tree, node, key, where = stack.pop()
+            if tree.payloads:
+                match = Match(node, key, _joined(where))
+                yield from ((payload, match) for payload in tree.payloads)
             if not tree.children:
                 continue
-            keyed = _keyed(match.node) if isinstance(match.node, MappingNode) else None  # once for all steps
-            for step, child in tree.children.items():
-                stack.extend((child, found) for found in _step(match, step, keyed))
+            if isinstance(node, MappingNode):
+                keyed = _keyed(node)  # once for all steps
+                for step, child in tree.children.items():
+                    if step.pattern is not None:
+                        stack.extend((child, value, name_node, (where, f'["{name}"]'))
+                                     for name, (name_node, value) in keyed.items() if step.pattern.match(name))
+                    elif step.name is not None and (found := keyed.get(step.name)) is not None:
+                        stack.append((child, found[1], found[0], (where, "." + step.name)))
+            elif isinstance(node, SequenceNode):
+                for step, child in tree.children.items():
+                    if step.name is None and step.pattern is None:
+                        stack.extend((child, item, key, (where, f"[{index}]")) for index, item in enumerate(node.value))
+
+
+def _joined(where: tuple) -> str:
+    parts = []
+    while where:
+        where, part = where
+        parts.append(part)
+    return "".join(reversed(parts)).removeprefix(".")

@@ -26,9 +26,37 @@ from scanner.sources.yaml.yamlcheck import DocumentProblem, check_flow_depth, in
 from scanner.yaml_errors import yaml_error
 
 try:  # libyaml is what makes parsing fast; the pure-Python loader is the fallback.
-    _Loader = yaml.CSafeLoader
+    _BaseLoader = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - depends on how PyYAML was built
-    _Loader = yaml.SafeLoader
+    _BaseLoader = yaml.SafeLoader
+
+# The tags of PyYAML's safe resolver, looked up by a scalar's first character as it does, without what
+# a loader with path resolvers needs (the safe loader has none): libyaml calls these for every node,
+# and they were a fifth of composing a document. The same tag for every node (test_yaml_resolver).
+_IMPLICIT = {first: tuple(found) for first, found in _BaseLoader.yaml_implicit_resolvers.items()}
+_ANY_FIRST = _IMPLICIT.pop(None, ())
+_IMPLICIT = {first: found + _ANY_FIRST for first, found in _IMPLICIT.items()}
+_STR, _SEQ, _MAP = _BaseLoader.DEFAULT_SCALAR_TAG, _BaseLoader.DEFAULT_SEQUENCE_TAG, _BaseLoader.DEFAULT_MAPPING_TAG
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+    def resolve(self, kind: type, value: str | None, implicit: tuple[bool, bool]) -> str:
+        if kind is ScalarNode:
+            if implicit[0]:
+                for tag, regexp in _IMPLICIT.get(value[:1], _ANY_FIRST):  # type: ignore[index]
+                    if regexp.match(value):
+                        return tag
+            return _STR
+        return _SEQ if kind is SequenceNode else _MAP
+
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        pass
+
+    def ascend_resolver(self) -> None:
+        pass
+
+
+assert not _BaseLoader.yaml_path_resolvers, "path resolvers would need PyYAML's own resolve"
 
 _DUPLICATE_ANCHOR = "found duplicate anchor"
 
