@@ -7,6 +7,7 @@ importing the readers.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Iterable
 
 import yaml
@@ -31,6 +32,31 @@ def value_at(node: Any, *keys: str) -> Any:
     for key in keys:
         node = mapping_get(node, key)
     return node
+
+
+def image_values(root: Any) -> list[ScalarNode]:
+    """The non-empty scalar values under an `image` key anywhere in `root` (containers, init containers,
+    a chart's values), in the order of one walk. The component pins and the client tools both read an
+    object's images in turn: the last root's are remembered, while it is alive."""
+    if _images_of[0] is not None and _images_of[0]() is root:
+        return _images_of[1]
+    found: list[ScalarNode] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, MappingNode):
+            for key, value in node.value:
+                if not isinstance(value, ScalarNode):
+                    stack.append(value)
+                elif value.value and isinstance(key, ScalarNode) and key.value == "image":
+                    found.append(value)
+        elif isinstance(node, SequenceNode):
+            stack.extend(node.value)
+    _images_of[:] = [weakref.ref(root), found] if root is not None else [None, found]
+    return found
+
+
+_images_of: list[Any] = [None, []]
 
 
 def sequence_items(node: Any) -> list[Any]:

@@ -121,6 +121,29 @@ def test_huge_file_is_skipped(tmp_path):
     assert "over the 20 MiB limit" in diag["message"]
 
 
+def test_a_file_that_grows_while_it_is_read_is_read_to_its_end_or_its_limit(tmp_path, monkeypatch):
+    """The file is read by the size it had when opened, and on where it has grown since: what it holds
+    then is read whole, up to the limit, never cut at its old size."""
+    import os as os_module
+
+    from scanner.sources.files import walk
+
+    grown = tmp_path / "grown.yaml"
+    grown.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: grown}\n")
+    real_fstat = os_module.fstat
+
+    def smaller(fd):  # as if the file had been 10 bytes when opened
+        info = real_fstat(fd)
+        return os_module.stat_result((info.st_mode, *tuple(info)[1:6], 10, *tuple(info)[7:]))
+
+    monkeypatch.setattr(walk.os, "fstat", smaller)
+    text, problem = walk.read_file(str(grown))
+    assert problem is None and text.endswith("{name: grown}\n")
+    monkeypatch.setattr(walk, "MAX_FILE_BYTES", 20)
+    text, problem = walk.read_file(str(grown))
+    assert text is None and "over the" in problem.message
+
+
 def test_billion_laughs(tmp_path):
     lines = ["apiVersion: v1", "kind: ConfigMap", "metadata: {name: lol}", "data:", '  a0: &a0 ["lol"]']
     for i in range(1, 12):

@@ -21,7 +21,7 @@ from scanner.components.values import (ReleaseValues, argo_values, flux_v1_value
                                        k3s_values)
 from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest, Origin
-from scanner.nodes import mapping_get, scalar, sequence_items, value_at
+from scanner.nodes import image_values, mapping_get, scalar, sequence_items, value_at
 
 _PART_OF = ("app.kubernetes.io/part-of", "app.kubernetes.io/name")
 _VERSION_LABEL = "app.kubernetes.io/version"
@@ -306,7 +306,9 @@ class _Finder:
     def _images(self, manifest: Manifest) -> Iterator[Detection]:
         if manifest.kind in _NO_IMAGES:
             return
-        for node in _image_nodes(manifest.node):
+        for node in image_values(manifest.node):
+            if scalar(node) is None:  # `image: null`
+                continue
             name, _, tag = split_image(node.value)
             if not tag or parse_version(tag) is None:
                 continue
@@ -346,20 +348,6 @@ def _oci_pin(source: Manifest) -> tuple[str, Any] | None:
     url = scalar(value_at(spec, "url"))
     ref = next((n for k in ("tag", "semver") if scalar(n := value_at(spec, "ref", k))), None)
     return (url, ref) if url and ref is not None else None
-
-
-def _image_nodes(root: Any) -> Iterator[ScalarNode]:
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, MappingNode):
-            for key, value in node.value:
-                if not isinstance(value, ScalarNode):
-                    stack.append(value)
-                elif key.value == "image" and isinstance(key, ScalarNode) and scalar(value):
-                    yield value
-        elif isinstance(node, SequenceNode):
-            stack.extend(node.value)
 
 
 def split_image(reference: str) -> tuple[str, str | None, str | None]:

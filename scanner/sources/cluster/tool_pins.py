@@ -23,7 +23,7 @@ from scanner import data
 from scanner.cluster_config import NODE_FILE, Setting, ToolPin
 from scanner.config_rules import ClientTool, client_tools, config_rules
 from scanner.model import Diagnostic, Manifest, Origin
-from scanner.nodes import mapping_get, scalar, sequence_items
+from scanner.nodes import image_values, mapping_get, scalar, sequence_items
 from scanner.sources.files.walk import SKIPPED_DIRS, read_file
 
 # The file formats read, by name: asdf/mise tool versions, env files, container builds.
@@ -129,18 +129,8 @@ def _images(manifest: Manifest) -> Iterator[ToolPin]:
     """The image tags of a workload's containers that run a client tool (a kubectl CronJob)."""
     if manifest.text_only or manifest.kind not in _workload_kinds():
         return
-    stack = [manifest.node]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, MappingNode):
-            for key, value in node.value:
-                if isinstance(value, ScalarNode):
-                    if isinstance(key, ScalarNode) and key.value == "image" and value.value:
-                        yield from _image_pin(manifest, value)
-                else:
-                    stack.append(value)
-        elif isinstance(node, SequenceNode):
-            stack.extend(node.value)
+    for value in image_values(manifest.node):
+        yield from _image_pin(manifest, value)
 
 
 def _image_pin(manifest: Manifest, node: ScalarNode) -> Iterator[ToolPin]:
