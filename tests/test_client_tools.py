@@ -102,3 +102,30 @@ def test_without_a_current_minor_the_pins_are_held_against_the_target_alone(tmp_
     assert found == {"1.36"}
     assert not json.loads(invoke("scan", "--no-config", "--no-render", "--format", "json", "--target", "1.35",
                                  str(tmp_path)).stdout)["findings"]
+
+
+def test_every_finding_carries_its_move_in_fix_and_not_in_its_message(tmp_path):
+    """What clears a finding is Finding.fix, not words at the end of its message; each way a pin leaves
+    its window (the fixture tree from 1.26 and from 1.31, a helm older than the policy's table, a flux
+    release the data does not list)."""
+    from scanner.checks import client_tools as ct
+    from scanner.scan import ScanOptions, scan
+    from scanner.versions import parse_minor
+
+    (tmp_path / "versions.env").write_text("HELM_VERSION=3.9.0\nFLUX_VERSION=2.99.0\n")
+    findings = []
+    for current, paths in (("1.26", [TREE]), ("1.31", [TREE / "infra", TREE / "ci", tmp_path])):
+        result = scan([str(p) for p in paths], target=parse_minor("1.36"), current=parse_minor(current),
+                      options=ScanOptions(render=False))
+        findings += [f for f in result.findings if f.rule_id.startswith("client-tool/")]
+    assert {f.rule_id for f in findings} == {ct.SKEW, ct.UNSUPPORTED, ct.UNKNOWN}
+    assert {f.name for f in findings} >= {"helm 3.9.0", "flux 2.99.0", "flux 2.4.0", "helm 3.21.4"}
+    for finding in findings:
+        assert finding.fix, finding
+        assert finding.fix not in finding.message, finding
+        assert finding.text == f"{finding.message}; {finding.fix}"
+    fixes = {(f.name, str(f.breaks_in)): f.fix for f in findings}
+    assert fixes[("kubectl 1.31.4", "1.33")] == \
+        "move it to 1.32 or 1.33 for the hop to 1.33, and along with each later hop"
+    assert fixes[("flux 2.4.0", "1.32")] == "move the CLI to 2.5 or later with the Flux it installs"
+    assert fixes[("helm 3.16.4", "1.32")] == "move it to a release that supports 1.32 (helm 3.17 to 3.18)"

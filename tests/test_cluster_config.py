@@ -95,7 +95,9 @@ def test_the_message_names_the_component_the_value_the_stages_and_how_the_tree_g
                   if f["object"]["name"] == "EphemeralContainers"]
     assert finding["message"].startswith("kube-apiserver --feature-gates=EphemeralContainers=true: the feature gate "
                                          "(alpha 1.16-1.22, beta 1.23-1.24, GA 1.25-1.26) is removed in 1.27")
-    assert finding["message"].endswith("(K3s/RKE2 kube-apiserver-arg)")
+    # where the tree gives it, then (as for every finding) the fix, which has its own field too
+    assert finding["message"].endswith("(K3s/RKE2 kube-apiserver-arg); remove the gate before the hop")
+    assert finding["fix"] == "remove the gate before the hop"
     assert finding["source"].startswith("https://github.com/kubernetes/website/")
     assert finding["severity"] == "error"
 
@@ -198,3 +200,45 @@ def test_excluded_files_and_links_out_of_the_tree_are_not_read_for_tools(tmp_pat
     done = invoke("scan", "--no-config", "--no-render", "--format", "json", "--from", "1.30", "--target", "1.33",
                   "--exclude", "**/vendor-ish", str(tree))
     assert json.loads(done.stdout)["findings"] == []
+
+
+def test_every_finding_carries_its_instruction_in_fix_and_not_in_its_message(tmp_path):
+    """What clears a finding is Finding.fix (every report shows it as the fix), not words at the end of the
+    message: the message says what breaks and where the tree gives it. Every rule, and both answers of a
+    locked gate and of a scheduler plugin, on the fixture tree and a few settings beside it."""
+    from scanner.checks import cluster_config as cc
+    from scanner.scan import ScanOptions, scan
+    from scanner.versions import parse_minor
+
+    (tmp_path / "config.yaml").write_text(
+        "kube-apiserver-arg:\n  - runtime-config=flowcontrol.apiserver.k8s.io/v1alpha1=true\n")
+    (tmp_path / "scheduler.yaml").write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+        "  - plugins:\n      filter:\n        disabled:\n          - name: AzureDiskLimits\n")
+    result = scan([str(TREE), str(tmp_path)], target=parse_minor("1.36"), current=parse_minor("1.26"),
+                  options=ScanOptions(render=False))
+    findings = [f for f in result.findings if f.rule_id.startswith("cluster-config/")]
+    assert {(f.rule_id, f.severity) for f in findings} == {
+        (cc.GATE_REMOVED, "error"), (cc.GATE_LOCKED, "error"), (cc.GATE_LOCKED, "warning"),
+        (cc.FLAG_REMOVED, "error"), (cc.ADMISSION_PLUGIN_REMOVED, "error"), (cc.CONFIG_VERSION_REMOVED, "error"),
+        (cc.SCHEDULER_PLUGIN_REMOVED, "error"), (cc.SCHEDULER_PLUGIN_REMOVED, "warning"),
+        (cc.SETTING_DEPRECATED, "warning"), (cc.NODE_FILE_CHANGED, "warning"), (cc.RUNTIME_CONFIG_REMOVED, "error")}
+    for finding in findings:
+        assert finding.fix, finding
+        assert finding.fix not in finding.message, finding
+        assert finding.text == f"{finding.message}; {finding.fix}"
+    fixes = {(f.rule_id, f.name): f.fix for f in findings}
+    assert fixes[(cc.CONFIG_VERSION_REMOVED, "kube-scheduler")] == \
+        "move the file to kubescheduler.config.k8s.io/v1 before the hop"
+    assert fixes[(cc.SCHEDULER_PLUGIN_REMOVED, "AzureDiskLimits")] == "drop the entry"
+    assert fixes[(cc.ADMISSION_PLUGIN_REMOVED, "PodSecurityPolicy")].startswith(
+        "take it out of the list before the hop (replacement: the built-in PodSecurity admission")
+
+
+def test_the_json_report_gives_the_fix_its_own_field():
+    findings = [f for f in scan_json("--target", "1.36", str(TREE))["findings"]
+                if f["rule"] == "cluster-config/flag-removed"]
+    assert findings and all(f["fix"] == "remove the flag before the hop" for f in findings)
+    # the message as JSON says it (Finding.text): what breaks, where the tree gives it, then the fix
+    assert {f["message"].rsplit(": ", 1)[1] for f in findings} >= {
+        "kubelet does not start with a flag it does not know (K3s/RKE2 kubelet-arg); remove the flag before the hop"}

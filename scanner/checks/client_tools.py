@@ -78,10 +78,12 @@ def _version(text: str) -> tuple[int, int] | None:
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
-def _finding(pin: ToolPin, rule_id: str, severity: str, message: str, hop: Minor, source: str | None) -> Finding:
+def _finding(pin: ToolPin, rule_id: str, severity: str, message: str, fix: str, hop: Minor,
+             source: str | None) -> Finding:
+    """`message` says what leaves the window and where the tree pins it; `fix`, what clears it (Finding.fix)."""
     return Finding(rule_id=rule_id, severity=severity, message=f"{message} ({pin.via})", origin=pin.origin,
                    api_version="", kind="ClientTool", name=f"{pin.tool} {pin.version}", breaks_in=hop,
-                   source_url=source)
+                   source_url=source, fix=fix)
 
 
 def _skew(pin: ToolPin, tool: ClientTool, client: Minor, hops: list[Minor], current: Minor | None) -> Finding | None:
@@ -93,16 +95,17 @@ def _skew(pin: ToolPin, tool: ClientTool, client: Minor, hops: list[Minor], curr
         first = hops[0]
         return _finding(pin, SKEW, "warning",
                         f"{pin.tool} {pin.version} is already more than {skew} minor from the {current} API server "
-                        f"(the version-skew policy); move it to {current} or {first} before the hop to {first}, "
-                        f"and along with each later hop", hop, tool.skew_source)
+                        f"(the version-skew policy)",
+                        f"move it to {current} or {first} before the hop to {first}, and along with each later hop",
+                        hop, tool.skew_source)
     hop = next((m for m in hops if abs(m.minor - client.minor) > skew), None)
     if hop is None:
         return None
     fits = f"{Minor(hop.major, hop.minor - 1)} or {hop}"  # in the window on both sides of the hop
     return _finding(pin, SKEW, "warning",
                     f"{pin.tool} {pin.version} is {'newer' if client > hop else 'older'} than a {hop} API server by "
-                    f"more than the {skew} minor the version-skew policy supports; move it to {fits} for the hop "
-                    f"to {hop}, and along with each later hop", hop, tool.skew_source)
+                    f"more than the {skew} minor the version-skew policy supports",
+                    f"move it to {fits} for the hop to {hop}, and along with each later hop", hop, tool.skew_source)
 
 
 def _ranged(pin: ToolPin, tool: ClientTool, version: tuple[int, int], hops: list[Minor],
@@ -113,25 +116,27 @@ def _ranged(pin: ToolPin, tool: ClientTool, version: tuple[int, int], hops: list
         if version < tool.ranges[0].version:
             hop = hops[0]
             return _finding(pin, UNSUPPORTED, "warning",
-                            f"{pin.tool} {pin.version} is older than every release whose support the data states; "
+                            f"{pin.tool} {pin.version} is older than every release whose support the data states",
                             f"move it to a release that supports {hop}{_supporting(tool, hop)}", hop,
                             tool.ranges_source)
         return _finding(pin, UNKNOWN, "notice",
                         f"{pin.tool} {pin.version}: the support policy kubehop read states ranges up to "
                         f"{pin.tool} {newest.version[0]}.{newest.version[1]} ({newest.min}-{newest.max}), none for "
-                        f"this release: its support of {_span(hops)} is unknown", hops[0],
-                        tool.ranges_source)
+                        f"this release: its support of {_span(hops)} is unknown",
+                        f"check the release notes of {pin.tool} {pin.version} for its support of {_span(hops)}",
+                        hops[0], tool.ranges_source)
     if current is not None and not stated.min <= current <= stated.max:
         return _finding(pin, UNSUPPORTED, "warning",
-                        f"{pin.tool} {pin.version} supports Kubernetes {stated.min} to {stated.max}, not the {current} "
-                        f"cluster of today: move it to a release that supports {hops[0]}{_supporting(tool, hops[0])} "
-                        f"before the hop", current, tool.ranges_source)
+                        f"{pin.tool} {pin.version} supports Kubernetes {stated.min} to {stated.max}, not the "
+                        f"{current} cluster of today",
+                        f"move it to a release that supports {hops[0]}{_supporting(tool, hops[0])} before the hop",
+                        current, tool.ranges_source)
     hop = next((m for m in hops if not stated.min <= m <= stated.max), None)
     if hop is None:
         return None
     return _finding(pin, UNSUPPORTED, "warning",
-                    f"{pin.tool} {pin.version} supports Kubernetes {stated.min} to {stated.max}, not {hop}: move it "
-                    f"to a release that supports {hop}{_supporting(tool, hop)}", hop, tool.ranges_source)
+                    f"{pin.tool} {pin.version} supports Kubernetes {stated.min} to {stated.max}, not {hop}",
+                    f"move it to a release that supports {hop}{_supporting(tool, hop)}", hop, tool.ranges_source)
 
 
 def _span(hops: list[Minor]) -> str:
@@ -154,19 +159,21 @@ def _paired(pin: ToolPin, tool: ClientTool, hops: list[Minor]) -> Finding | None
     if release is None:
         return _finding(pin, UNKNOWN, "notice",
                         f"{pin.tool} CLI {pin.version} installs {tool.pairs_with} {pin.version}, a release the data "
-                        f"does not list: whether it supports {_span(hops)} is unknown", hops[0],
-                        tool.pairing_source)
+                        f"does not list: whether it supports {_span(hops)} is unknown",
+                        f"check the release notes of {tool.pairs_with} {pin.version} for its support of "
+                        f"{_span(hops)}", hops[0], tool.pairing_source)
     for hop in hops:
         supported = release.supports(hop)
         if supported:
             continue
         newer = next((r.version for r in component.releases if r.key > release.key and r.supports(hop)), None)
-        move = f"move the CLI to {newer} or later with the Flux it installs" if newer else \
-            "no release the data lists states support for it"
         state = "does not support" if supported is False else "states no support for"
+        said = f"{pin.tool} CLI {pin.version} installs {component.title} {release.version} " \
+            f"({release.support_text}), which {state} {hop}"
+        move = f"move the CLI to {newer} or later with the {component.title} it installs"
+        if not newer:
+            said += ", and no release the data lists states support for it"
+            move = f"check the {component.title} release notes for a release that supports {hop}"
         return _finding(pin, UNSUPPORTED if supported is False else UNKNOWN,
-                        "warning" if supported is False else "notice",
-                        f"{pin.tool} CLI {pin.version} installs {component.title} {release.version} "
-                        f"({release.support_text}), which {state} {hop}: {move}", hop,
-                        tool.pairing_source)
+                        "warning" if supported is False else "notice", said, move, hop, tool.pairing_source)
     return None

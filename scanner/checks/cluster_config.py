@@ -84,12 +84,13 @@ def _projected(minor: Minor, projected: bool) -> str:
         if projected else ""
 
 
-def _finding(setting: Setting, rule_id: str, severity: str, message: str, breaks_in: Minor, source: str,
+def _finding(setting: Setting, rule_id: str, severity: str, message: str, fix: str, breaks_in: Minor, source: str,
              kind: str, name: str | None, api_version: str = "", replacement: str | None = None,
              note: str | None = None, deprecated_in: Minor | None = None) -> Finding:
+    """`message` says what breaks and where the tree gives it; `fix`, what clears it (Finding.fix)."""
     return Finding(rule_id=rule_id, severity=severity, message=f"{message} ({setting.via})", origin=setting.origin,
                    api_version=api_version, kind=kind, name=name, breaks_in=breaks_in,
-                   deprecated_in=deprecated_in, replacement=replacement, note=note, source_url=source)
+                   deprecated_in=deprecated_in, replacement=replacement, note=note, source_url=source, fix=fix)
 
 
 def _gate(setting: Setting, rules: ConfigRules, target: Minor) -> Iterable[Finding]:
@@ -105,7 +106,7 @@ def _gate(setting: Setting, rules: ConfigRules, target: Minor) -> Iterable[Findi
         yield _finding(setting, GATE_REMOVED, "error",
                        f"{said}: the feature gate{history} is removed in {gate.removed_in}"
                        f"{_projected(gate.removed_in, gate.projected)}, and {setting.component} refuses to start "
-                       f"with a gate it does not know; remove it before the hop",
+                       f"with a gate it does not know", "remove the gate before the hop",
                        gate.removed_in, gate.removal_source, "FeatureGate", gate.name, note=_semantics(rules))
 
 
@@ -115,12 +116,13 @@ def _locked(setting: Setting, gate: Gate, said: str, history: str, rules: Config
     if setting.value == locked:
         return _finding(setting, GATE_LOCKED, "warning",
                         f"{said}: the feature gate{history} is locked to {locked} from {gate.locked_in}{projected}; "
-                        f"setting it does nothing (a deprecation warning) and the gate will be removed: remove it",
-                        gate.locked_in, gate.source, "FeatureGate", gate.name, note=_semantics(rules))
+                        f"setting it does nothing (a deprecation warning) and the gate will be removed",
+                        "remove the setting", gate.locked_in, gate.source, "FeatureGate", gate.name,
+                        note=_semantics(rules))
     return _finding(setting, GATE_LOCKED, "error",
                     f"{said}: the feature gate{history} is locked to {locked} from {gate.locked_in}{projected}, and "
-                    f"{setting.component} refuses to start when it is set to {setting.value}; remove the setting "
-                    f"(and whatever depended on the feature being off) before the hop",
+                    f"{setting.component} refuses to start when it is set to {setting.value}",
+                    "remove the setting (and whatever depended on the feature being off) before the hop",
                     gate.locked_in, gate.source, "FeatureGate", gate.name, note=_semantics(rules))
 
 
@@ -135,7 +137,7 @@ def _flag(setting: Setting, rules: ConfigRules, target: Minor) -> Iterable[Findi
     yield _finding(setting, FLAG_REMOVED, "error",
                    f"{setting.component} --{setting.name} is removed in {removed.removed_in}"
                    f"{_projected(removed.removed_in, removed.projected)}: {setting.component} does not start with "
-                   f"a flag it does not know; remove it before the hop", removed.removed_in, removed.source,
+                   f"a flag it does not know", "remove the flag before the hop", removed.removed_in, removed.source,
                    setting.component, f"--{setting.name}", note=removed.note)
 
 
@@ -146,9 +148,9 @@ def _admission_plugin(setting: Setting, rules: ConfigRules, target: Minor) -> It
     yield _finding(setting, ADMISSION_PLUGIN_REMOVED, "error",
                    f"{setting.component} --{setting.value} names the {removed.name} admission plugin, removed in "
                    f"{removed.removed_in}{_projected(removed.removed_in, removed.projected)}: the API server does "
-                   f"not start with a plugin it does not have; take it out of the list before the hop (replacement: "
-                   f"{removed.replacement})", removed.removed_in, removed.source, "AdmissionPlugin", removed.name,
-                   replacement=removed.replacement)
+                   f"not start with a plugin it does not have",
+                   f"take it out of the list before the hop (replacement: {removed.replacement})", removed.removed_in,
+                   removed.source, "AdmissionPlugin", removed.name, replacement=removed.replacement)
 
 
 def _config_version(setting: Setting, rules: ConfigRules, target: Minor) -> Iterable[Finding]:
@@ -158,9 +160,9 @@ def _config_version(setting: Setting, rules: ConfigRules, target: Minor) -> Iter
     yield _finding(setting, CONFIG_VERSION_REMOVED, "error",
                    f"{setting.name} {setting.value} is no longer read from {removed.removed_in}"
                    f"{_projected(removed.removed_in, removed.projected)}: {removed.component} does not start with "
-                   f"it; move the file to {removed.replacement} before the hop", removed.removed_in, removed.source,
-                   setting.value, setting.component, api_version=setting.name, replacement=removed.replacement,
-                   note=removed.note or None)
+                   f"it", f"move the file to {removed.replacement} before the hop", removed.removed_in,
+                   removed.source, setting.value, setting.component, api_version=setting.name,
+                   replacement=removed.replacement, note=removed.note or None)
 
 
 def _scheduler_plugin(setting: Setting, rules: ConfigRules, target: Minor) -> Iterable[Finding]:
@@ -170,14 +172,14 @@ def _scheduler_plugin(setting: Setting, rules: ConfigRules, target: Minor) -> It
     if setting.value == "disabled":
         yield _finding(setting, SCHEDULER_PLUGIN_REMOVED, "warning",
                        f"the scheduler profile disables {removed.name}, which kube-scheduler no longer has from "
-                       f"{removed.removed_in}{_projected(removed.removed_in, removed.projected)}: drop the entry",
+                       f"{removed.removed_in}{_projected(removed.removed_in, removed.projected)}", "drop the entry",
                        removed.removed_in, removed.source, "SchedulerPlugin", removed.name,
                        replacement=removed.replacement)
         return
     yield _finding(setting, SCHEDULER_PLUGIN_REMOVED, "error",
                    f"the scheduler profile {'configures' if setting.value == 'configured' else 'enables'} "
                    f"{removed.name}, which kube-scheduler no longer has from {removed.removed_in}"
-                   f"{_projected(removed.removed_in, removed.projected)}: kube-scheduler does not start with it; "
+                   f"{_projected(removed.removed_in, removed.projected)}: kube-scheduler does not start with it",
                    f"remove it before the hop (replacement: {removed.replacement})", removed.removed_in,
                    removed.source, "SchedulerPlugin", removed.name, replacement=removed.replacement)
 
@@ -189,9 +191,9 @@ def _setting(setting: Setting, rules: ConfigRules, target: Minor) -> Iterable[Fi
                 and deprecated.deprecated_in <= target:
             yield _finding(setting, SETTING_DEPRECATED, "warning",
                            f"{setting.component} {setting.name}: {setting.value} is deprecated from "
-                           f"{deprecated.deprecated_in}: {deprecated.note} Plan a move to {deprecated.replacement}",
-                           deprecated.deprecated_in, deprecated.source, setting.component,
-                           f"{setting.name}: {setting.value}", replacement=deprecated.replacement,
+                           f"{deprecated.deprecated_in}: {deprecated.note.rstrip('.')}",
+                           f"plan a move to {deprecated.replacement}", deprecated.deprecated_in, deprecated.source,
+                           setting.component, f"{setting.name}: {setting.value}", replacement=deprecated.replacement,
                            deprecated_in=deprecated.deprecated_in)
 
 
@@ -201,7 +203,9 @@ def _node_file(setting: Setting, rules: ConfigRules, target: Minor) -> Iterable[
         return
     yield _finding(setting, NODE_FILE_CHANGED, "warning",
                    f"{setting.name} ({', '.join(changed.distros)} node file) changes meaning at "
-                   f"{changed.changed_in}: {changed.detail}", changed.changed_in, changed.source, "NodeFile",
+                   f"{changed.changed_in}: {changed.detail.rstrip('.')}",
+                   f"write {changed.unless_beside} beside it before the hop" if changed.unless_beside
+                   else "rewrite it before the hop", changed.changed_in, changed.source, "NodeFile",
                    setting.name)
 
 
@@ -214,7 +218,7 @@ def _runtime_config(setting: Setting, rules: ConfigRules, context: ScanContext) 
     yield _finding(setting, RUNTIME_CONFIG_REMOVED, "error",
                    f"{setting.component} --runtime-config={setting.name}={setting.value}: no kind of "
                    f"{setting.name} is served from {minor}{_projected(minor, projected)}, and the API server does "
-                   f"not start with a group version it does not have; drop it from --runtime-config before the hop",
+                   f"not start with a group version it does not have", "drop it from --runtime-config before the hop",
                    minor, source or rules.runtime_config_source, "RuntimeConfig", setting.name,
                    api_version=setting.name, note=f"the API server's answer: {rules.runtime_config_source}")
 
