@@ -248,6 +248,22 @@ def test_the_markdown_report_and_step_summary_have_a_row_per_cluster(tmp_path, s
     done = invoke("scan", "--no-config", "--target", "1.36", "--format", "markdown", ".", cwd=argo_repo(tmp_path))
     assert done.returncode == 1
     assert done.stdout == snapshot
+    # what to do first names the cluster it is for, as its row does
+    assert "**Start with** `apps/prod/pdb.yaml:1:1` PodDisruptionBudget apps/web (hop to 1.25; cluster prod: " \
+           "already broken at 1.29): use policy/v1." in done.stdout
+
+
+def test_the_markdown_start_with_line_names_every_cluster_of_a_shared_finding(tmp_path):
+    repo = tmp_path / "repo"
+    shutil.copytree(FLEET, repo)
+    pdb = repo / "apps" / "prod" / "pdb.yaml"
+    pdb.write_text(pdb.read_text().replace("policy/v1beta1", "policy/v1"))  # the shared FlowSchema is first
+    done = invoke("scan", "--no-config", "--target", "1.36", "--format", "markdown", ".", cwd=repo)
+    (line,) = [line for line in done.stdout.splitlines() if line.startswith("**Start with**")]
+    assert line == "**Start with** `apps/base/flowschema.yaml:1:1` FlowSchema gitops (hop to 1.32; clusters dev, " \
+                   "prod): use flowcontrol.apiserver.k8s.io/v1."
+    one = invoke("scan", "--no-config", "--target", "1.36", "--format", "markdown", "apps/base", cwd=repo).stdout
+    assert "FlowSchema gitops (hop to 1.32): use" in one  # one cluster: nothing to tell apart
 
 
 def test_a_tree_of_one_cluster_reads_its_plain_files_once(monkeypatch):

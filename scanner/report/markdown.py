@@ -60,15 +60,17 @@ def _head(result: ScanResult) -> str:
 
 
 def _first(result: ScanResult) -> list[str]:
-    """What to do first: the finding the report lists first (it breaks earliest), with its fix."""
+    """What to do first: the finding the report lists first (it breaks earliest), with its fix; in a
+    fleet, the clusters it breaks in too, as its row says them."""
     first = next(iter(result.errors), None) or next(iter(result.warnings), None)
     if first is None:
         return []
     label = hop_label(first, result)
     alike = sum(f.severity == first.severity and hop_label(f, result) == label for f in result.findings)
     what = "blocker" if first.severity == "error" else "warning"
+    when = f"{label}; {_in_clusters(first, result)}" if result.clusters and first.clusters else label
     line = (f"**Start with** {md.code(where(first.origin.path, first.origin.line, first.origin.column), in_table=False)} "
-            f"{md.text(first.object_ref)} ({md.text(label)}): {_fix(first)[0]}")
+            f"{md.text(first.object_ref)} ({md.text(when)}): {_fix(first)[0]}")
     if alike > 1:
         line += f"; then the table “{md.text(_capital(label))}” ({count(alike - 1, 'more ' + what)})"
     return [line + ".", ""]
