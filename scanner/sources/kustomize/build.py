@@ -24,6 +24,7 @@ import yaml
 
 from scanner.model import Diagnostic, DuplicateKey, Manifest
 from scanner.sources.kustomize import mirror as kustomize_mirror
+from scanner.sources.kustomize.batches import Batch, batches, split
 from scanner.sources.tools import no_network
 from scanner.sources.kustomize.charts import ChartEntry, entries_of
 from scanner.sources.kustomize.errors import Cause, Paths, error_text, file_problem, plugin_of, read_cause
@@ -79,9 +80,17 @@ def build_all(folders: list[str], command: list[str], allow_network: bool, worke
     with tempfile.TemporaryDirectory(prefix="kubehop-kustomize-") as scratch:
         work = {(e.kustomization, e.index): (e, _entry_line(e), p.root) for p in plans for e in p.entries}
         rendered = charts.render(list(work.values()), scratch) if work else {}
+        together, alone = batches(plans, lambda plan: plan.decided is None and not plan.entries)
+        built: dict[int, BuildOutcome] = {}
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            outcomes = _once(list(pool.map(lambda p: _build(p, command, allow_network, origins, rendered, scratch),
-                                           plans)))
+            jobs = [pool.submit(_build_together, batch, command, allow_network, origins, rendered, scratch)
+                    for batch in together]
+            for plan, outcome in zip(alone, pool.map(
+                    lambda p: _build(p, command, allow_network, origins, rendered, scratch), alone)):
+                built[id(plan)] = outcome
+            for batch, job in zip(together, jobs):
+                built.update((id(plan), outcome) for plan, outcome in zip(batch.plans, job.result()))
+        outcomes = _once([built[id(plan)] for plan in plans])  # in the order of the folders, as built one by one
     outcomes.extend(BuildOutcome(o.entry.folder, o.as_text, o.diagnostics, duplicate_keys=o.duplicate_keys,
                                  unrendered=[Diagnostic(o.entry.kustomization, o.not_rendered, level="notice")]
                                  if o.not_rendered else []) for o in rendered.values())
@@ -131,21 +140,44 @@ def _build(plan: _Plan, command: list[str], allow_network: bool, origins: Origin
             target, view = kustomize_mirror.in_view(plan.folder, plan.root, top), top
         else:
             outcomes, target, view = [], os.path.abspath(plan.folder), None
-        wrapper = os.path.join(work, "wrapper")
-        os.mkdir(wrapper)
-        with open(os.path.join(wrapper, "kustomization.yaml"), "w", encoding="utf-8") as handle:
-            yaml.safe_dump({"resources": [os.path.relpath(target, wrapper)], "buildMetadata": ["originAnnotations"]},
-                           handle)
+        wrapper = _wrapper(work, [target])
         done = _run([*command, "--", wrapper], allow_network)
         if isinstance(done, str):
             return _failed(plan.folder, done)
         if done.returncode != 0:
             return _build_failed(plan.folder, error_text(done.stderr), [o for o in outcomes if not o.rendered],
                                  _paths(plan, view, wrapper))
-        places = origins.for_build(plan.folder, plan.root, wrapper, view)
-        output = places.new_documents(done.stdout)
-        manifests, diagnostics = read_output(output, f"{plan.folder} (built)")
-        return BuildOutcome(plan.folder, reorigin(manifests, places.finder(output)), diagnostics)
+        return _built(plan, origins, wrapper, view, done.stdout)
+
+
+def _build_together(batch: Batch, command: list[str], allow_network: bool, origins: Origins,
+                    rendered: dict[tuple[str, int], EntryOutcome], scratch: str) -> list[BuildOutcome]:
+    """The batch's kustomizations in one kustomize run (batches.py); each on its own where that fails."""
+    with tempfile.TemporaryDirectory(dir=scratch) as work:
+        wrapper = _wrapper(work, [os.path.abspath(plan.folder) for plan in batch.plans])
+        done = _run([*command, *(NO_LOAD_RESTRICTOR if batch.plans[0].unrestricted else []), "--", wrapper],
+                    allow_network)
+        parts = split(done.stdout, batch, wrapper) if not isinstance(done, str) and done.returncode == 0 else None
+        if parts is not None:
+            return [_built(plan, origins, wrapper, None, part) for plan, part in zip(batch.plans, parts)]
+    return [_build(plan, command, allow_network, origins, rendered, scratch) for plan in batch.plans]
+
+
+def _wrapper(work: str, targets: list[str]) -> str:
+    """A throwaway kustomization listing `targets` as its resources, asking for every object's origin."""
+    wrapper = os.path.join(work, "wrapper")
+    os.mkdir(wrapper)
+    with open(os.path.join(wrapper, "kustomization.yaml"), "w", encoding="utf-8") as handle:
+        yaml.safe_dump({"resources": [os.path.relpath(target, wrapper) for target in targets],
+                        "buildMetadata": ["originAnnotations"]}, handle)
+    return wrapper
+
+
+def _built(plan: _Plan, origins: Origins, wrapper: str, view: str | None, stdout: str) -> BuildOutcome:
+    places = origins.for_build(plan.folder, plan.root, wrapper, view)
+    output = places.new_documents(stdout)
+    manifests, diagnostics = read_output(output, f"{plan.folder} (built)")
+    return BuildOutcome(plan.folder, reorigin(manifests, places.finder(output)), diagnostics)
 
 
 def _lay_out_view(plan: _Plan, outcomes: list[EntryOutcome], top: str) -> None:
