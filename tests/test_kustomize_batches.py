@@ -118,3 +118,14 @@ def test_kustomizations_that_read_a_file_in_common_are_not_batched_together(tmp_
     together, alone = batches.batches(plans, lambda plan: True)
     assert [[p.folder for p in b.plans] for b in together] == [[plans[0].folder, plans[2].folder]]
     assert [p.folder for p in alone] == [plans[1].folder]
+
+
+def test_a_failed_run_is_tried_again_in_halves(tmp_path, monkeypatch, counted):
+    """Eight kustomizations, one of which does not build: halves, not eight runs of one."""
+    names = [f"app{i}" for i in range(7)]
+    tree = _tree(tmp_path, names, {"apps/zbroken/kustomization.yaml": "resources: [missing.yaml]\n"})
+    alone = _scan(tree, monkeypatch, 1)
+    runs_alone = counted()
+    together = _scan(tree, monkeypatch, 24)
+    assert runs_alone == 8 and counted() - runs_alone < 8
+    assert _findings(together) == _findings(alone) and together["diagnostics"] == alone["diagnostics"]

@@ -6,8 +6,9 @@ of a wrapper listing them all: kustomize builds each resource folder as the kust
 lists their objects together, each naming its file (`config.kubernetes.io/origin`), so every object
 goes back to the one kustomization of the batch that reads that file, as if built alone. Where that
 cannot be told for sure (an object naming no file of the batch, a kustomization built with helm's
-output, another load restrictor) or the run fails (two objects with one id, a kustomization that does
-not build), each is built on its own, as before: what is reported is what a build of each alone gives.
+output, another load restrictor), each is built on its own, as before; a run that fails (two objects
+with one id, a kustomization that does not build) is tried again in halves, down to one. What is
+reported is what a build of each alone gives.
 """
 
 from __future__ import annotations
@@ -55,6 +56,19 @@ def batches(plans: Sequence, batchable: Callable[[object], bool]) -> tuple[list[
     return [batch for batch in found if len(batch.plans) > 1], alone
 
 
+def halves(batch: Batch) -> tuple[Batch, Batch]:
+    """The batch in two, each keeping what its kustomizations read: a run that failed is tried again in
+    halves, so one kustomization that does not build costs a few runs, not one per kustomization."""
+    middle = len(batch.plans) // 2
+    first, second = Batch(batch.plans[:middle]), Batch(batch.plans[middle:])
+    for path, index in batch.files.items():
+        if index < middle:
+            first.files[path] = index
+        else:
+            second.files[path] = index - middle
+    return first, second
+
+
 def split(output: str, batch: Batch, wrapper: str) -> list[str] | None:
     """The batch's output as each of its kustomizations' own, in order; None where an object names no
     file of exactly one of them."""
@@ -70,7 +84,9 @@ def split(output: str, batch: Batch, wrapper: str) -> list[str] | None:
         if owner is None:
             return None
         parts[owner].append(document)
-    return ["---".join(documents) for documents in parts]
+    # Each part laid out as kustomize prints a build of its own ("doc\n---\ndoc\n"): the lines that map
+    # a built object back to its file are counted from its start.
+    return ["---\n".join(document.lstrip("\n") for document in documents) for documents in parts]
 
 
 def _files_read(plan) -> set[str] | None:

@@ -24,7 +24,7 @@ import yaml
 
 from scanner.model import Diagnostic, DuplicateKey, Manifest
 from scanner.sources.kustomize import mirror as kustomize_mirror
-from scanner.sources.kustomize.batches import Batch, batches, split
+from scanner.sources.kustomize.batches import Batch, batches, halves, split
 from scanner.sources.tools import no_network
 from scanner.sources.kustomize.charts import ChartEntry, entries_of
 from scanner.sources.kustomize.errors import Cause, Paths, error_text, file_problem, plugin_of, read_cause
@@ -152,14 +152,19 @@ def _build(plan: _Plan, command: list[str], allow_network: bool, origins: Origin
 
 def _build_together(batch: Batch, command: list[str], allow_network: bool, origins: Origins,
                     rendered: dict[tuple[str, int], EntryOutcome], scratch: str) -> list[BuildOutcome]:
-    """The batch's kustomizations in one kustomize run (batches.py); each on its own where that fails."""
+    """The batch's kustomizations in one kustomize run (batches.py); in halves where it fails, each on its
+    own where its output cannot be told apart."""
     with tempfile.TemporaryDirectory(dir=scratch) as work:
         wrapper = _wrapper(work, [os.path.abspath(plan.folder) for plan in batch.plans])
         done = _run([*command, *(NO_LOAD_RESTRICTOR if batch.plans[0].unrestricted else []), "--", wrapper],
                     allow_network)
-        parts = split(done.stdout, batch, wrapper) if not isinstance(done, str) and done.returncode == 0 else None
+        failed = not isinstance(done, str) and done.returncode != 0  # a run that timed out is not run again
+        parts = split(done.stdout, batch, wrapper) if not isinstance(done, str) and not failed else None
         if parts is not None:
             return [_built(plan, origins, wrapper, None, part) for plan, part in zip(batch.plans, parts)]
+    if failed and len(batch.plans) > 2:
+        return [outcome for half in halves(batch)
+                for outcome in _build_together(half, command, allow_network, origins, rendered, scratch)]
     return [_build(plan, command, allow_network, origins, rendered, scratch) for plan in batch.plans]
 
 
