@@ -77,10 +77,13 @@ def _add(release: Manifest, chart_dirs: list[str], objects: dict, found: FluxCha
     where = release.origin.path
     values = [_values_from(ref, namespace, objects, label, where, found) for ref in as_list(spec.get("valuesFrom"))]
     values = [v for v in values if v is not None]
-    if isinstance(spec.get("values"), dict):
-        values.append(yaml.safe_dump(spec["values"]))
     as_release = {"release": _release_name(release, spec),
-                  "namespace": as_str(spec.get("targetNamespace")) or namespace, "values": tuple(values)}
+                  "namespace": as_str(spec.get("targetNamespace")) or namespace}
+
+    def rendered(**chart) -> ChartRelease:  # its values written out only for a release that is rendered
+        inline = (yaml.safe_dump(spec["values"]),) if isinstance(spec.get("values"), dict) else ()
+        return ChartRelease(**chart, **as_release, values=(*values, *inline))
+
     if _refused(release, label, as_release["release"], as_release["namespace"], found):
         return
     chart_path = as_str(chart.get("chart"))
@@ -102,7 +105,7 @@ def _add(release: Manifest, chart_dirs: list[str], objects: dict, found: FluxCha
                 level="notice"))
             return
         found.charts_used.add(chart_dir)
-        found.releases.append(ChartRelease(chart_dir, via=f"{label} ({describe_chart(chart_dir)})", **as_release))
+        found.releases.append(rendered(chart_dir=chart_dir, via=f"{label} ({describe_chart(chart_dir)})"))
         return
     remote, problem = _remote_chart(release, spec, chart, objects)
     if remote is not None and not allow_network:
@@ -110,7 +113,7 @@ def _add(release: Manifest, chart_dirs: list[str], objects: dict, found: FluxCha
     if problem:
         found.not_rendered.append(Diagnostic(where, f"{label}: {problem}", level="notice"))
         return
-    found.releases.append(ChartRelease("", via=f"{label} (chart {remote})", remote=remote, **as_release))
+    found.releases.append(rendered(chart_dir="", via=f"{label} (chart {remote})", remote=remote))
 
 
 def _add_operator_release(release: Manifest, found: FluxCharts, allow_network: bool) -> None:
