@@ -144,7 +144,7 @@ def test_a_scan_holds_one_document_of_a_file_at_a_time(tmp_path, monkeypatch):
     result = scan([str(tmp_path)], Minor(1, 36))
     one_document = _nodes_alive_in(GIT_REPO_VOLUME)
     assert len(result.findings) == 60 and {f.origin.line for f in result.findings} == {8 + 9 * n for n in range(60)}
-    assert len(alive) == 120  # the fleet's look at the clusters and the analysis, each a document at a time
+    assert len(alive) == 60  # read once, a document at a time: the clusters are told from that read (fleet.py)
     assert max(alive) - before < 3 * one_document  # not 60 documents' worth
 
 
