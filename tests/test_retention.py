@@ -198,3 +198,28 @@ def test_an_anchor_redefined_in_a_later_document_reads_the_file_whole():
     found, answers = _read(text, lambda part: ([], len(part.manifests)))
     assert answers == [([], 3)] and _what(found) == _what(_read(text))
     assert found.manifests[2].body["data"] == {"a": 1, "b": 2, "c": 2}
+
+
+def test_the_files_composed_again_are_remembered_up_to_a_bound_of_text(tmp_path, monkeypatch):
+    """Readers that ask for the same objects in turn find them composed (many small files), while the
+    nodes remembered stay bounded by their text, and the one asked for last is always kept."""
+    from scanner.model import Manifest, Origin
+    from scanner.sources.files import retention
+
+    composed = []
+    real = retention._nodes_of
+    monkeypatch.setattr(retention, "_nodes_of", lambda path: composed.append(path) or real(path))
+    small = []
+    for n in range(40):
+        path = tmp_path / f"cm{n}.yaml"
+        path.write_text(f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cm{n}}}\n")
+        small.append(Manifest("v1", "ConfigMap", f"cm{n}", None, Origin(str(path), 1, 1)))
+    recomposer = retention.Recomposer()
+    for _ in range(2):  # two readers in turn
+        assert all(recomposer(m) is not None for m in small)
+    assert len(composed) == 40
+    monkeypatch.setattr(retention, "_TEXT_REMEMBERED", 200)
+    recomposer, composed[:] = retention.Recomposer(), []
+    for _ in range(2):
+        assert all(recomposer(m) is not None for m in small)
+    assert len(composed) == 80 and len(recomposer._files) <= 4

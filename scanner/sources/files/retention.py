@@ -21,7 +21,11 @@ from scanner.model import STDIN_PATH, Manifest
 # sources are read to render charts and to find component pins).
 _CRD_GROUP = "apiextensions.k8s.io"
 _KEPT_GROUP_SUFFIX = ".toolkit.fluxcd.io"
-_FILES_REMEMBERED = 8  # files whose nodes stay composed after a reader asked for one of them
+# Files whose nodes stay composed after a reader asked for one of them: as many as hold this much text
+# (nodes cost several times their text), at most so many. The Flux reader and the component pins ask
+# for the same HelmReleases in turn, one file each: eight files made every one be composed twice.
+_TEXT_REMEMBERED = 1024 * 1024
+_FILES_REMEMBERED = 256
 
 
 class Retention:
@@ -65,6 +69,7 @@ class Recomposer:
 
     def __init__(self) -> None:
         self._files: OrderedDict[tuple, dict[tuple[int, int, str], Any]] = OrderedDict()
+        self._text = 0  # bytes of the files remembered
 
     def __call__(self, manifest: Manifest) -> Any:
         path = manifest.origin.path
@@ -76,14 +81,17 @@ class Recomposer:
         nodes = self._files.get(key)
         if nodes is None:
             nodes = self._files[key] = _nodes_of(path)
-            if len(self._files) > _FILES_REMEMBERED:
-                self._files.popitem(last=False)
+            self._text += info.st_size
+            while len(self._files) > 1 and (len(self._files) > _FILES_REMEMBERED or self._text > _TEXT_REMEMBERED):
+                (_, _, size), _ = self._files.popitem(last=False)
+                self._text -= size
         else:
             self._files.move_to_end(key)
         return nodes.get((manifest.origin.line, manifest.origin.column, manifest.kind))
 
     def forget(self) -> None:
         self._files.clear()
+        self._text = 0
 
 
 recompose = Recomposer()  # one for the process: objects read by worker processes arrive released
