@@ -94,13 +94,14 @@ def _reach(starts: list[str], kustomizations: Sequence[Manifest], artifacts: Seq
            top: str) -> list[str]:
     """`starts` and every folder the Flux Kustomizations read from the folders reached point at, in turn."""
     reached, stack = [], list(starts)
+    files = [(kustomization, os.path.realpath(kustomization.origin.path)) for kustomization in kustomizations]
     while stack:
         folder = stack.pop(0)
         if folder in reached:
             continue
         reached.append(folder)
-        for kustomization in kustomizations:
-            if within(os.path.realpath(kustomization.origin.path), folder):
+        for kustomization, file in files:
+            if within(file, folder):
                 path = _path_of(kustomization, top, artifacts)
                 if path and os.path.isdir(path) and path not in reached:
                     stack.append(path)
