@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where a cold chart render's time goes: helm alone, then each part kubehop adds, chart by chart.
 
-    python bench/bench_render_parts.py                 # the first 20 charts of ../shared/corpora/helm-charts-2019/stable
+    python bench/bench_render_parts.py    # the first 20 charts of ../shared/corpora/helm-charts-2019/stable
     python bench/bench_render_parts.py --charts 40 --rounds 3
 
 For each chart, in turn (so the machine's drift falls on every variant alike), one process each:

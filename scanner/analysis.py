@@ -128,10 +128,16 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
     with cyclic_gc_paused():
         per_object = per_object_checks()
         early = _EarlyChecks(ScanContext(target=target, rulebook=rulebook), per_object, catalog)
-        hooks = [hook for hook in (before_render, _CurrentFromPlainFiles(target, current, version_file, options, catalog)
-                                   if need_current else None) if hook is not None]
+        needs_current = _CurrentFromPlainFiles(target, current, version_file, options, catalog) \
+            if need_current else None
+        hooks = [hook for hook in (before_render, needs_current) if hook is not None]
+
+        def before_anything_renders(read: ScanInput) -> None:
+            for hook in hooks:  # the caller's first (scanner.fleet: the clusters), then the current minor
+                hook(read)
+
         scan_input: ScanInput = collect(paths, target, options, on_file=early,
-                                        before_render=(lambda read: [hook(read) for hook in hooks]) if hooks else None)
+                                        before_render=before_anything_renders if hooks else None)
         # Objects read from a cluster (a dump met in the tree) are cluster state, not desired state; those
         # of plain files were told apart as they were read, while their nodes were held (_EarlyChecks).
         read_early = scan_input.manifests[:early.checked]

@@ -18,10 +18,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
+from scanner.sources.kustomize.origins import DOCUMENT_SEPARATOR
 from scanner.sources.kustomize.refs import kustomization_file, read_kustomization, references
 
 MAX_BATCH = 24  # kustomizations in one run: a failed run is built again one by one
-_SEPARATOR = re.compile(r"^---$", re.MULTILINE)
 _ORIGIN = re.compile(r"^    config\.kubernetes\.io/origin: \|\n((?:      .*\n)+)", re.MULTILINE)
 _ORIGIN_FILE = re.compile(r"^      (?:path|configuredIn): (\S+)$", re.MULTILINE)
 
@@ -73,7 +73,7 @@ def split(output: str, batch: Batch, wrapper: str) -> list[str] | None:
     """The batch's output as each of its kustomizations' own, in order; None where an object names no
     file of exactly one of them."""
     parts: list[list[str]] = [[] for _ in batch.plans]
-    for document in _SEPARATOR.split(output):
+    for document in DOCUMENT_SEPARATOR.split(output):
         if not document.strip():
             continue
         origin = _ORIGIN.search(document)

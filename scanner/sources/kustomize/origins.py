@@ -28,7 +28,7 @@ from scanner.sources.yaml.rendered import annotation, drop_annotation
 from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, load_data, read_text
 
 ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
-_SEPARATOR = re.compile(r"^---$", re.MULTILINE)
+DOCUMENT_SEPARATOR = re.compile(r"^---$", re.MULTILINE)  # between the documents kustomize prints
 _SIMPLE = r"[A-Za-z0-9][A-Za-z0-9._:/-]*"
 _HEAD = re.compile(rf"apiVersion: ({_SIMPLE})\nkind: ({_SIMPLE})\nmetadata:\n((?:  .*\n)+)")
 _NAME = re.compile(rf"^  name: ({_SIMPLE})$", re.MULTILINE)
@@ -102,7 +102,7 @@ class BuildOrigins:
         if not self.origins.seen:
             return output
         kept = []
-        for document in _SEPARATOR.split(output):
+        for document in DOCUMENT_SEPARATOR.split(output):
             if not self._known(document.lstrip("\n")):
                 kept.append(document)
         return "---".join(kept)
