@@ -22,7 +22,7 @@ def mapping_get(node: Any, key: str) -> Any:
     found = None
     if isinstance(node, MappingNode):
         for k, v in node.value:
-            if isinstance(k, ScalarNode) and k.value == key:
+            if k.value == key and k.__class__ is ScalarNode:  # the value first: most keys differ
                 found = v
     return found
 

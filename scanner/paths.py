@@ -20,17 +20,25 @@ def repo_root(path: str) -> str | None:
     """The root `repo_path` names `path` from; None for standard input and files outside every root."""
     if path == STDIN_PATH:
         return None
-    absolute = os.path.abspath(path)
+    return _root_of(os.path.abspath(path))
+
+
+def _root_of(absolute: str) -> str | None:
     root = git_top(os.path.dirname(absolute)) or os.getcwd()
     return root if within(absolute, root) else None
 
 
 def repo_path(path: str) -> str:
     """`path` relative to its repository root, else absolute; standard input stays `<stdin>`."""
-    root = repo_root(path)
+    if path == STDIN_PATH:
+        return path
+    absolute = os.path.abspath(path)
+    root = _root_of(absolute)
     if root is None:
-        return path if path == STDIN_PATH else os.path.abspath(path).replace(os.sep, "/")
-    return os.path.relpath(os.path.abspath(path), root).replace(os.sep, "/")
+        return absolute.replace(os.sep, "/")
+    # What os.path.relpath gives for a normalised path inside root, without normalising both again.
+    relative = "." if absolute == root else absolute[len(os.path.join(root, "")):]
+    return relative.replace(os.sep, "/")
 
 
 def where(path: str, line: int | None = None, column: int | None = None) -> str:

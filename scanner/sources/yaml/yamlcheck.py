@@ -9,6 +9,7 @@ looked at first for flow nesting libyaml itself would crash on (`check_flow_dept
 from __future__ import annotations
 
 import re
+from itertools import chain
 from typing import Any
 
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
@@ -86,6 +87,7 @@ def _inspect_unaliased(root: Any, check_tags: bool, path: str, diagnostics: list
     """`inspect` for a tree without aliases (a tree, not a graph): the same findings, in less time (most
     nodes are scalars, checked where their parent is)."""
     stack = [(root, 1)]
+    push = stack.append
     while stack:
         node, depth = stack.pop()
         if depth > MAX_DEPTH:
@@ -95,14 +97,20 @@ def _inspect_unaliased(root: Any, check_tags: bool, path: str, diagnostics: list
         if isinstance(node, MappingNode):
             pairs = node.value
             _check_keys(pairs, path, diagnostics)
-            children = [n for pair in pairs for n in pair]
+            children: Any = chain.from_iterable(pairs)
         elif isinstance(node, SequenceNode):
             children = node.value
         else:
             continue
+        below = depth + 1
+        if depth < MAX_DEPTH and not check_tags:  # nearly every node: scalars need nothing of their own
+            for child in children:
+                if child.__class__ is not ScalarNode:
+                    push((child, below))
+            continue
         for child in children:
             if not isinstance(child, ScalarNode):
-                stack.append((child, depth + 1))
+                push((child, below))
             elif depth >= MAX_DEPTH:
                 raise DocumentProblem(TOO_DEEP, child.start_mark.line + 1)
             elif check_tags:
@@ -119,8 +127,13 @@ def _check_tag(node: Any, path: str, diagnostics: list[Diagnostic]) -> None:
 
 def _check_keys(pairs, path: str, diagnostics: list[Diagnostic]) -> None:
     """Duplicate keys of a mapping; the set comparison first, as nearly every mapping has none."""
-    if len(pairs) < 2 or len({k.value for k, _ in pairs if isinstance(k, ScalarNode)}) == len(pairs):
+    if len(pairs) < 2:
         return
+    try:  # a key that is a mapping or a list has an unhashable value: the loop below skips it
+        if len({key.value for key, _ in pairs}) == len(pairs):
+            return
+    except TypeError:
+        pass
     seen: set[str] = set()
     for key, _ in pairs:
         if not isinstance(key, ScalarNode) or key.value == "<<":

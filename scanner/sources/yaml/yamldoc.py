@@ -39,13 +39,28 @@ _IMPLICIT = {first: found + _ANY_FIRST for first, found in _IMPLICIT.items()}
 _STR, _SEQ, _MAP = _BaseLoader.DEFAULT_SCALAR_TAG, _BaseLoader.DEFAULT_SEQUENCE_TAG, _BaseLoader.DEFAULT_MAPPING_TAG
 
 
+# Plain scalars repeat (keys above all): the tag of each seen is remembered, up to a bound.
+_PLAIN_TAGS: dict[str, str] = {}
+_PLAIN_TAGS_MAX = 8192
+
+
+def _plain_tag(value: str) -> str:
+    for tag, regexp in _IMPLICIT.get(value[:1], _ANY_FIRST):
+        if regexp.match(value):
+            return tag
+    return _STR
+
+
 class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
     def resolve(self, kind: type, value: str | None, implicit: tuple[bool, bool]) -> str:
         if kind is ScalarNode:
             if implicit[0]:
-                for tag, regexp in _IMPLICIT.get(value[:1], _ANY_FIRST):  # type: ignore[index]
-                    if regexp.match(value):
-                        return tag
+                tag = _PLAIN_TAGS.get(value)  # type: ignore[arg-type]
+                if tag is None:
+                    tag = _plain_tag(value)  # type: ignore[arg-type]
+                    if len(_PLAIN_TAGS) < _PLAIN_TAGS_MAX:
+                        _PLAIN_TAGS[value] = tag  # type: ignore[index]
+                return tag
             return _STR
         return _SEQ if kind is SequenceNode else _MAP
 
