@@ -406,10 +406,10 @@ def test_a_fleet_gets_one_change_set_per_cluster(tmp_path):
 
 
 def test_a_hop_to_a_minor_the_data_has_no_release_of_is_a_persons(tmp_path):
-    """No k3s 1.30 patch in rules/distro-releases.yaml: the Plan is left as it is and the step is listed,
-    never written as a placeholder 'v1.30' that the upgrade controller would refuse."""
-    plans = STYLES["cluster/plans.yaml"].replace("v1.30.4+k3s1", "v1.29.4+k3s1")
+    """No k3s 1.28 patch in rules/distro-releases.yaml (it lists K3s from 1.29): the Plan is left as it is
+    and the step is listed, never written as a placeholder 'v1.28' that the upgrade controller would refuse."""
+    plans = STYLES["cluster/plans.yaml"].replace("v1.30.4+k3s1", "v1.27.4+k3s1")
     root = write_tree(tmp_path / "repo", {"cluster/plans.yaml": plans})
-    done = invoke("plan", "--target", "1.30", "--no-render", "--window", "1", "--diff", ".", cwd=root)
+    done = invoke("plan", "--target", "1.28", "--no-render", "--window", "1", "--diff", ".", cwd=root)
     assert done.returncode == 1 and "+  version:" not in done.stdout
-    assert ("left to a person: upgrade orders for 1.30: the data knows no k3s release of 1.30" in done.stderr)
+    assert ("left to a person: upgrade orders for 1.28: the data knows no k3s release of 1.28" in done.stderr)
