@@ -120,12 +120,47 @@ def test_kustomizations_that_read_a_file_in_common_are_not_batched_together(tmp_
     assert [p.folder for p in alone] == [plans[1].folder]
 
 
-def test_a_failed_run_is_tried_again_in_halves(tmp_path, monkeypatch, counted):
-    """Eight kustomizations, one of which does not build: halves, not eight runs of one."""
+def test_a_kustomization_naming_a_missing_file_is_built_alone_from_the_start(tmp_path, monkeypatch, counted):
+    """Its build fails, and in a run with others it would fail them all: one run for the seven, one for it."""
     names = [f"app{i}" for i in range(7)]
     tree = _tree(tmp_path, names, {"apps/zbroken/kustomization.yaml": "resources: [missing.yaml]\n"})
     alone = _scan(tree, monkeypatch, 1)
     runs_alone = counted()
     together = _scan(tree, monkeypatch, 24)
+    assert runs_alone == 8 and counted() - runs_alone == 2
+    assert _findings(together) == _findings(alone) and together["diagnostics"] == alone["diagnostics"]
+
+
+def test_the_kustomization_kustomize_names_in_a_failed_run_is_built_alone(tmp_path, monkeypatch, counted):
+    """A resource that is no YAML: the run fails naming that kustomization, which is built alone, and the
+    others together again (three runs, not a run per halving)."""
+    names = [f"app{i}" for i in range(7)]
+    tree = _tree(tmp_path, names, {"apps/zbroken/kustomization.yaml": "resources: [bad.yaml]\n",
+                                   "apps/zbroken/bad.yaml": "kind: ConfigMap\nmetadata: {name: x\n"})
+    alone = _scan(tree, monkeypatch, 1)
+    runs_alone = counted()
+    together = _scan(tree, monkeypatch, 24)
+    assert runs_alone == 8 and counted() - runs_alone == 3
+    assert _findings(together) == _findings(alone) and together["diagnostics"] == alone["diagnostics"]
+    assert any("zbroken" in d["file"] for d in together["diagnostics"])
+
+
+def test_a_failed_run_that_names_no_kustomization_is_tried_again_in_halves(tmp_path, monkeypatch, counted):
+    """Eight kustomizations, two of which make the ClusterRole `shared`: halves, not eight runs of one."""
+    role = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: shared}\nrules: []\n"
+    names = [f"app{i}" for i in range(8)]
+    tree = _tree(tmp_path, names, {"apps/app0/role.yaml": role, "apps/app7/role.yaml": role})
+    for name in ("app0", "app7"):
+        path = tree / "apps" / name / "kustomization.yaml"
+        path.write_text(path.read_text().replace("resources: [app.yaml]", "resources: [app.yaml, role.yaml]"))
+    alone = _scan(tree, monkeypatch, 1)
+    runs_alone = counted()
+    together = _scan(tree, monkeypatch, 24)
     assert runs_alone == 8 and counted() - runs_alone < 8
     assert _findings(together) == _findings(alone) and together["diagnostics"] == alone["diagnostics"]
+
+
+def test_without_keeps_what_each_other_kustomization_reads():
+    batch = batches.Batch(["a", "b", "c"], {"/a.yaml": 0, "/b.yaml": 1, "/c1.yaml": 2, "/c2.yaml": 2})
+    rest = batches.without(batch, 1)
+    assert rest.plans == ["a", "c"] and rest.files == {"/a.yaml": 0, "/c1.yaml": 1, "/c2.yaml": 1}

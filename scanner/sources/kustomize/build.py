@@ -24,7 +24,7 @@ import yaml
 
 from scanner.model import Diagnostic, DuplicateKey, Manifest
 from scanner.sources.kustomize import mirror as kustomize_mirror
-from scanner.sources.kustomize.batches import Batch, batches, halves, split
+from scanner.sources.kustomize.batches import Batch, batches, failing, halves, split, without
 from scanner.sources.tools import no_network
 from scanner.sources.kustomize.charts import ChartEntry, entries_of
 from scanner.sources.kustomize.errors import Cause, Paths, error_text, file_problem, plugin_of, read_cause
@@ -162,6 +162,11 @@ def _build_together(batch: Batch, command: list[str], allow_network: bool, origi
         parts = split(done.stdout, batch, wrapper) if not isinstance(done, str) and not failed else None
         if parts is not None:
             return [_built(plan, origins, wrapper, None, part) for plan, part in zip(batch.plans, parts)]
+    culprit = failing(done.stderr, batch, wrapper) if failed and len(batch.plans) > 2 else None
+    if culprit is not None:
+        outcomes = _build_together(without(batch, culprit), command, allow_network, origins, rendered, scratch)
+        outcomes.insert(culprit, _build(batch.plans[culprit], command, allow_network, origins, rendered, scratch))
+        return outcomes
     if failed and len(batch.plans) > 2:
         return [outcome for half in halves(batch)
                 for outcome in _build_together(half, command, allow_network, origins, rendered, scratch)]
