@@ -1,5 +1,6 @@
 """Command line entry point: `kubehop scan`, `fix`, `rules` (the component and plan commands are in
-scanner/cli_plan.py, what they share in scanner/cli_shared.py). Heavy modules are imported inside commands."""
+scanner/cli_plan.py, `tools` in scanner/cli_tools.py, each imported when its command is asked for; what they
+share in scanner/cli_shared.py). Heavy modules are imported inside commands."""
 
 from __future__ import annotations
 
@@ -10,13 +11,10 @@ import sys
 
 import click
 
-import scanner.cli_plan  # noqa: F401 - registers components, plan and inventory on the group
-import scanner.cli_tools  # noqa: F401 - registers tools and tools install
 from scanner.cli_shared import (MINOR, analysis_inputs, check_outputs, chosen_output, cli, config_for, config_options,
                                 emit_all, minor_sources, options_of, output_options, report_option, settings,
                                 unknown_option, use_color)
 from scanner.config import CONFIG_FILE
-from scanner.freshness import data_checked
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, FAIL_ON_LEVELS
 from scanner.report import FORMATS
 from scanner.versions import Minor
@@ -208,6 +206,7 @@ def rules_command(removed_in, fmt, fields, every_check) -> None:
       kubehop rules --checks
     """
     from scanner.checks.registry import rules_from
+    from scanner.freshness import data_checked
     from scanner.report.plain import log_json, log_lines
     from scanner.rulebook import load_rulebook
 
@@ -245,6 +244,7 @@ def _echo_field_rules(rules, fmt: str) -> None:
     def minor(value) -> str | None:
         return str(value) if value else None
 
+    from scanner.freshness import data_checked
     from scanner.report.plain import log_json, log_lines
 
     if fmt == "json":
