@@ -4,7 +4,6 @@ share in scanner/cli_shared.py). Heavy modules are imported inside commands."""
 
 from __future__ import annotations
 
-import atexit
 import gc
 import os
 import sys
@@ -294,10 +293,13 @@ def _echo_checks(book, fmt: str) -> None:
 def main() -> None:
     from scanner.guard import debugging, describe
 
-    # When the process ends, the cyclic collector's last walks over every object still alive (a
-    # twentieth of a one-file run) would only free memory the exit frees anyway; files and temporary
-    # folders are closed and removed by their own code (with-blocks, atexit), not by those walks.
-    atexit.register(gc.freeze)
+    # The process runs one command, and what it imports and reads lives until the process ends: the
+    # cyclic collector's walks over that during the run (a tenth of a one-file run) would free nothing,
+    # so it is paused for the command, as the analysis pauses it for its nodes (yamldoc.cyclic_gc_paused).
+    # What is alive then is frozen, so that neither a last collection nor the exit walks it; files and
+    # temporary folders are closed and removed by their own code (with-blocks, atexit), not by those walks.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         cli(prog_name="kubehop")  # usage errors are click's: exit code 2
     except Exception as err:  # noqa: BLE001 - anything else is a bug in kubehop, never "blockers found"
@@ -308,3 +310,7 @@ def main() -> None:
         click.echo(log_line(f"kubehop: internal error ({printable(describe(err))}); please report it "
                             "(KUBEHOP_DEBUG=1 shows the traceback)"), err=True)
         sys.exit(EXIT_INTERNAL)
+    finally:
+        gc.freeze()
+        if collecting:
+            gc.enable()
