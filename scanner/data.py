@@ -125,12 +125,15 @@ _MISSING = object()
 def _cache_entry(raw: bytes, schema_path: str) -> str | None:
     if os.environ.get("KUBEHOP_NO_CACHE"):
         return None
-    return _entry(_schema_digest(schema_path) + raw)
+    return _entry([_schema_digest(schema_path), raw])
 
 
-def _entry(key: bytes) -> str:
+def _entry(key: Sequence[bytes]) -> str:
+    digest = hashlib.sha256()
+    for part in key:
+        digest.update(part)
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(cache, "kubehop", "data", hashlib.sha256(key).hexdigest())
+    return os.path.join(cache, "kubehop", "data", digest.hexdigest())
 
 
 @functools.cache
@@ -215,7 +218,7 @@ def _folder_entry(files: list[str], raws: list[bytes], later: tuple[str, ...]) -
     key = [b"folder\0", repr((files, later)).encode()]
     for relative, raw in zip(files, raws):
         key += [_schema_digest(schema_for(relative)), len(raw).to_bytes(8, "big"), raw]
-    return _entry(b"".join(key))
+    return _entry(key)
 
 
 def _held_back(document: Any, later: tuple[str, ...]) -> tuple[Any, dict[str, bytes]]:
