@@ -199,6 +199,8 @@ class Later:
 def _load_all(files: list[str], root: Path, later: tuple[str, ...]) -> list[tuple[str, Any]]:
     """`load` of each file, kept as one cache entry for them all (keyed by every file's bytes and its
     schema's): a run reads one entry for a folder, not one per file (compat-matrix/ holds 140)."""
+    if not files:
+        return []
     raws = []
     for relative in files:
         with open(os.path.join(root, relative), "rb") as handle:

@@ -22,7 +22,7 @@ SCOPE = TREE
 
 def _rules(_rulebook) -> dict[str, RuleInfo]:
     """The rule, with the page on finding a deprecated API's callers (a finding names its API's own rule source)."""
-    from scanner.client_calls import calls_source  # here, as in `check`: only a cluster dump holds API calls
+    from scanner.client_calls import calls_source  # here and in _finding: only a cluster dump holds API calls
 
     return {
         REMOVED_API_CALLED: RuleInfo("something still calls an API the hop removes", "A cluster dump (the API "
