@@ -1,22 +1,19 @@
 """Command line entry point: `kubehop scan`, `fix`, `rules` (the component and plan commands are in
-scanner/cli_plan.py, what they share in scanner/cli_shared.py). Heavy modules are imported inside commands."""
+scanner/cli_plan.py, `tools` in scanner/cli_tools.py, each imported when its command is asked for; what they
+share in scanner/cli_shared.py). Heavy modules are imported inside commands."""
 
 from __future__ import annotations
 
-import atexit
 import gc
 import os
 import sys
 
 import click
 
-import scanner.cli_plan  # noqa: F401 - registers components, plan and inventory on the group
-import scanner.cli_tools  # noqa: F401 - registers tools and tools install
 from scanner.cli_shared import (MINOR, analysis_inputs, check_outputs, chosen_output, cli, config_for, config_options,
                                 emit_all, minor_sources, options_of, output_options, report_option, settings,
                                 unknown_option, use_color)
 from scanner.config import CONFIG_FILE
-from scanner.freshness import data_checked
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, FAIL_ON_LEVELS
 from scanner.report import FORMATS
 from scanner.versions import Minor
@@ -208,6 +205,7 @@ def rules_command(removed_in, fmt, fields, every_check) -> None:
       kubehop rules --checks
     """
     from scanner.checks.registry import rules_from
+    from scanner.freshness import data_checked
     from scanner.report.plain import log_json, log_lines
     from scanner.rulebook import load_rulebook
 
@@ -245,6 +243,7 @@ def _echo_field_rules(rules, fmt: str) -> None:
     def minor(value) -> str | None:
         return str(value) if value else None
 
+    from scanner.freshness import data_checked
     from scanner.report.plain import log_json, log_lines
 
     if fmt == "json":
@@ -294,10 +293,13 @@ def _echo_checks(book, fmt: str) -> None:
 def main() -> None:
     from scanner.guard import debugging, describe
 
-    # When the process ends, the cyclic collector's last walks over every object still alive (a
-    # twentieth of a one-file run) would only free memory the exit frees anyway; files and temporary
-    # folders are closed and removed by their own code (with-blocks, atexit), not by those walks.
-    atexit.register(gc.freeze)
+    # The process runs one command, and what it imports and reads lives until the process ends: the
+    # cyclic collector's walks over that during the run (a tenth of a one-file run) would free nothing,
+    # so it is paused for the command, as the analysis pauses it for its nodes (yamldoc.cyclic_gc_paused).
+    # What is alive then is frozen, so that neither a last collection nor the exit walks it; files and
+    # temporary folders are closed and removed by their own code (with-blocks, atexit), not by those walks.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         cli(prog_name="kubehop")  # usage errors are click's: exit code 2
     except Exception as err:  # noqa: BLE001 - anything else is a bug in kubehop, never "blockers found"
@@ -308,3 +310,7 @@ def main() -> None:
         click.echo(log_line(f"kubehop: internal error ({printable(describe(err))}); please report it "
                             "(KUBEHOP_DEBUG=1 shows the traceback)"), err=True)
         sys.exit(EXIT_INTERNAL)
+    finally:
+        gc.freeze()
+        if collecting:
+            gc.enable()

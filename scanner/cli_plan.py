@@ -1,6 +1,7 @@
 """Commands about components and the hop plan: `kubehop components`, `plan`, `inventory`.
 
-Registered on the `kubehop` group (scanner/cli_shared.py) when scanner.cli imports this module; heavy modules are imported inside commands.
+Registered on the `kubehop` group (scanner/cli_shared.py) when the group first looks one of them up
+(cli_shared.ELSEWHERE); heavy modules are imported inside commands.
 """
 
 from __future__ import annotations

@@ -2,11 +2,13 @@
 settings every command reads the same way, and writing reports.
 
 The commands register themselves on `cli` (scanner/cli.py: scan, fix, rules; scanner/cli_plan.py:
-components, plan, inventory); heavy modules are imported inside functions.
+components, plan, inventory, and scanner/cli_tools.py: tools, each imported when one of its commands is
+asked for: ELSEWHERE); heavy modules are imported inside functions.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from pathlib import Path
@@ -60,10 +62,26 @@ def _print_version(ctx, param, value) -> None:
         ctx.exit()
 
 
+# The commands other modules register on the group, by name: each module is imported when one of its
+# commands is looked up (or all are listed), so that `kubehop scan` imports neither.
+ELSEWHERE = {"components": "scanner.cli_plan", "plan": "scanner.cli_plan", "inventory": "scanner.cli_plan",
+             "tools": "scanner.cli_tools"}
+
+
 class _Group(click.Group):
     """The kubehop command group. A usage error may quote the tree (a configuration key, a baseline
     path a pull request wrote), and so may a library's warning (ruamel.yaml quotes the file's lines):
     both reach standard error printable, as every other line kubehop prints (scanner.report.plain)."""
+
+    def get_command(self, ctx, cmd_name):
+        if cmd_name not in self.commands and cmd_name in ELSEWHERE:
+            importlib.import_module(ELSEWHERE[cmd_name])
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx):
+        for module in sorted(set(ELSEWHERE.values())):
+            importlib.import_module(module)
+        return super().list_commands(ctx)
 
     def invoke(self, ctx):
         import warnings

@@ -1,6 +1,6 @@
 """`kubehop tools`: the helm, kubectl and kustomize kubehop finds and runs, and `kubehop tools install`,
 which fetches the pinned ones into its tool cache (scanner.tool_install). Registered on the `kubehop`
-group when scanner.cli imports this module."""
+group when the group first looks it up (cli_shared.ELSEWHERE)."""
 
 from __future__ import annotations
 

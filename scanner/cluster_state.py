@@ -14,10 +14,10 @@ fills in, is a Diagnostic: the check it feeds would otherwise be silently wrong.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from yaml.nodes import SequenceNode
 
-from scanner.client_calls import ApiCall, is_audit_log, is_metrics, read_audit_log, read_metrics, text_dumps
 from scanner.crds import Crd, CrdIndex, as_dict, is_crd, parse_crd
 from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest, Origin, object_ref
@@ -27,6 +27,9 @@ from scanner.nodes import key_node, mapping_get, scalar
 from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, load_data, read_text
 from scanner.versions import Minor, parse_minor
 from scanner.words import count
+
+if TYPE_CHECKING:
+    from scanner.client_calls import ApiCall
 
 
 # What kubectl version prints, as JSON/YAML keys or as plain text.
@@ -95,6 +98,8 @@ def live_notice(live: list[Manifest]) -> str:
 def load_cluster_state(paths: list[str], live: list[Manifest] = ()) -> tuple[ClusterState, list[Diagnostic]]:
     """The dumps under `paths`, and `live`: objects read from a cluster met in the scanned tree (filed
     where they belong; one that is no use as cluster state is left out silently: it was not given as a dump)."""
+    from scanner.client_calls import text_dumps  # here: a scan without dumps reads no API calls
+
     state = ClusterState()
     diagnostics: list[Diagnostic] = []
     crds: list[Crd] = []
@@ -126,6 +131,8 @@ def load_cluster_state(paths: list[str], live: list[Manifest] = ()) -> tuple[Clu
 
 
 def _read_dump(path: str, text: str, state: ClusterState, crds: list[Crd]) -> list[Diagnostic]:
+    from scanner.client_calls import is_audit_log, is_metrics, read_audit_log, read_metrics
+
     for recognise, read in ((is_audit_log, read_audit_log), (is_metrics, read_metrics)):
         if recognise(text):
             calls, problems = read(path, text)

@@ -124,11 +124,18 @@ def config_rules() -> ConfigRules:
         scheduler_plugins={name: _removed(name, e) for e in apis["scheduler_plugins"] for name in e["plugins"]},
         settings=tuple(DeprecatedSetting(e["component"], e["setting"], e["value"], parse_minor(e["deprecated_in"]),
                                          e["replacement"], e["note"], e["source"]) for e in apis["settings"]),
-        node_files={e["file"]: NodeFile(e["file"], e.get("unless_beside"), tuple(e["distros"]),
-                                        parse_minor(e["changed_in"]), e["detail"], e["source"])
-                    for e in apis["node_files"]},
+        node_files=node_files(),
         runtime_config_source=values["runtime_config_source"],
     )
+
+
+@functools.cache
+def node_files() -> dict[str, NodeFile]:
+    """The node files by name: every scan looks for them (sources/cluster/tool_pins.py), so they are read
+    without the rest of the configuration facts, which only a tree that configures a component needs."""
+    return {e["file"]: NodeFile(e["file"], e.get("unless_beside"), tuple(e["distros"]), parse_minor(e["changed_in"]),
+                                e["detail"], e["source"])
+            for e in data.load("rules/cluster-config/config-apis.yaml")["node_files"]}
 
 
 @functools.cache

@@ -125,9 +125,15 @@ _MISSING = object()
 def _cache_entry(raw: bytes, schema_path: str) -> str | None:
     if os.environ.get("KUBEHOP_NO_CACHE"):
         return None
+    return _entry([_schema_digest(schema_path), raw])
+
+
+def _entry(key: Sequence[bytes]) -> str:
+    digest = hashlib.sha256()
+    for part in key:
+        digest.update(part)
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    digest = hashlib.sha256(_schema_digest(schema_path) + raw).hexdigest()
-    return os.path.join(cache, "kubehop", "data", digest)
+    return os.path.join(cache, "kubehop", "data", digest.hexdigest())
 
 
 @functools.cache
@@ -158,22 +164,85 @@ def _write_cached(entry: str | None, document: Any) -> None:
         pass  # a read-only home, or data marshal cannot hold: the next run parses again
 
 
-def load_folder(relative: str, root: Path | None = None,
-                extra_rules: Sequence[Path] = ()) -> list[tuple[str, Any]]:
+def load_folder(relative: str, root: Path | None = None, extra_rules: Sequence[Path] = (),
+                later: tuple[str, ...] = ()) -> list[tuple[str, Any]]:
     """Every YAML file of a data folder, validated, as (path shown in errors, content), sorted.
 
     `extra_rules` are a user's rule folders, laid out like rules/ (rules/core -> <extra>/core).
+    `later`: top-level keys whose values come as `Later`, read when asked for (the catalog's releases).
     """
     root = root or data_root()
     folder = root / relative
-    files = sorted(p for p in folder.glob("*.yaml")) if folder.is_dir() else []
-    loaded = [(f"{relative}/{p.name}", load(f"{relative}/{p.name}", root)) for p in files]
+    names = sorted(p.name for p in folder.glob("*.yaml")) if folder.is_dir() else []
+    loaded = _load_all([f"{relative}/{name}" for name in names], root, later)
     for extra in extra_rules:
         for path in sorted((extra / relative.removeprefix("rules/")).glob("*.yaml")):
             document = _read_user_yaml(path)
             validate(document, schema_for(f"{relative}/{path.name}"), str(path))
             loaded.append((str(path), document))
     return loaded
+
+
+class Later:
+    """A value of a data file read the first time it is asked for: a run that needs only the rest of the
+    file (a component's detection, not its releases) does not pay for unpacking it."""
+
+    __slots__ = ("_blob", "_value")
+
+    def __init__(self, blob: bytes | None = None, value: Any = None):
+        self._blob, self._value = blob, value
+
+    def value(self) -> Any:
+        return marshal.loads(self._blob) if self._blob is not None else self._value
+
+
+def _load_all(files: list[str], root: Path, later: tuple[str, ...]) -> list[tuple[str, Any]]:
+    """`load` of each file, kept as one cache entry for them all (keyed by every file's bytes and its
+    schema's): a run reads one entry for a folder, not one per file (compat-matrix/ holds 140)."""
+    if not files:
+        return []
+    raws = []
+    for relative in files:
+        with open(os.path.join(root, relative), "rb") as handle:
+            raws.append(handle.read())
+    entry = _folder_entry(files, raws, later)
+    kept = _read_cached(entry)
+    if kept is _MISSING:
+        kept = [_held_back(load_validated(raw, schema_for(relative), relative, parse_yaml), later)
+                for relative, raw in zip(files, raws)]
+        _write_cached(entry, kept)
+    return [(relative, _with_later(document, blobs, later)) for relative, (document, blobs) in zip(files, kept)]
+
+
+def _folder_entry(files: list[str], raws: list[bytes], later: tuple[str, ...]) -> str | None:
+    if os.environ.get("KUBEHOP_NO_CACHE"):
+        return None
+    key = [b"folder\0", repr((files, later)).encode()]
+    for relative, raw in zip(files, raws):
+        key += [_schema_digest(schema_for(relative)), len(raw).to_bytes(8, "big"), raw]
+    return _entry(key)
+
+
+def _held_back(document: Any, later: tuple[str, ...]) -> tuple[Any, dict[str, bytes]]:
+    """The document as the folder's cache entry keeps it: each `later` value apart, as its marshalled
+    bytes (None in its place)."""
+    blobs: dict[str, bytes] = {}
+    if not isinstance(document, dict):
+        return document, blobs
+    for key in later:
+        if key in document:
+            try:
+                blobs[key] = marshal.dumps(document[key])
+            except ValueError:  # data marshal cannot hold: kept as it is (and the entry is not written)
+                continue
+    return ({key: None if key in blobs else value for key, value in document.items()} if blobs else document), blobs
+
+
+def _with_later(document: Any, blobs: dict[str, bytes], later: tuple[str, ...]) -> Any:
+    if not later or not isinstance(document, dict):
+        return document
+    return {key: (Later(blob=blobs[key]) if key in blobs else Later(value=value)) if key in later else value
+            for key, value in document.items()}
 
 
 def _read_user_yaml(path: Path) -> Any:

@@ -44,15 +44,23 @@ def read_sources_as_of(text: str) -> str | None:
 
 @functools.cache
 def _heads() -> dict[str, str]:
-    """data file (relative to the data root) -> its first _HEAD characters."""
-    root = data.data_root()
+    """data file (relative to the data root) -> its first _HEAD bytes, as text. Every command reads
+    these (200 files): listed and read with os, as bytes; pathlib and text files took twice as long."""
+    root = str(data.data_root())
     heads: dict[str, str] = {}
     for entry in FACT_FILES:
-        path = root / entry
-        for file in ([path] if path.suffix == ".yaml" else sorted(path.glob("*.yaml"))):
+        if entry.endswith(".yaml"):
+            files = [entry]
+        else:
             try:
-                with open(file, encoding="utf-8") as handle:
-                    heads[file.relative_to(root).as_posix()] = handle.read(_HEAD)
+                files = [f"{entry}/{name}" for name in sorted(os.listdir(os.path.join(root, entry)))
+                         if name.endswith(".yaml")]
+            except OSError:
+                continue
+        for file in files:
+            try:
+                with open(os.path.join(root, file), "rb") as handle:
+                    heads[file] = handle.read(_HEAD).decode("utf-8", "replace")
             except OSError:
                 continue
     return heads

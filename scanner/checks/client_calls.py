@@ -7,12 +7,14 @@ script) are never in the tree, so the dump is the only place kubehop can see the
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from scanner.checks.context import TREE, RuleInfo, Rules, ScanContext
-from scanner.client_calls import ApiCall, calls_source, clients_text
 from scanner.model import Finding, Manifest
 from scanner.rulebook import ApiRule
+
+if TYPE_CHECKING:
+    from scanner.client_calls import ApiCall
 
 REMOVED_API_CALLED = "client-calls/removed-api"
 SCOPE = TREE
@@ -20,6 +22,8 @@ SCOPE = TREE
 
 def _rules(_rulebook) -> dict[str, RuleInfo]:
     """The rule, with the page on finding a deprecated API's callers (a finding names its API's own rule source)."""
+    from scanner.client_calls import calls_source  # here and in _finding: only a cluster dump holds API calls
+
     return {
         REMOVED_API_CALLED: RuleInfo("something still calls an API the hop removes", "A cluster dump (the API "
                                      "server's metrics, an audit log) shows requests to the API and the tree holds "
@@ -73,6 +77,8 @@ def _rule(call: ApiCall, context: ScanContext) -> ApiRule | None:
 
 
 def _finding(call: ApiCall, rule: ApiRule | None, removed, context: ScanContext) -> Finding:
+    from scanner.client_calls import calls_source, clients_text
+
     replacement = context.rulebook.successor(rule, context.target).api_version if rule is not None else None
     move = f"; move it to {replacement}" if replacement else ""
     callers = f"; called by {clients_text(call)}" if call.clients else \

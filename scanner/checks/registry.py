@@ -105,10 +105,11 @@ def rules_from(data: str, rulebook: "Rulebook") -> Mapping[str, RuleInfo]:
 
 def refuse_undeclared(check: ModuleType, findings: Iterable["Finding"], rulebook: "Rulebook",
                       refused: Callable[["Finding", UndeclaredRule], None] | None = None) -> Iterator["Finding"]:
-    """`findings` of rules `check` declares; any other is handed to `refused` (None: raised)."""
-    rules = rules_of(check, rulebook)
+    """`findings` of rules `check` declares; any other is handed to `refused` (None: raised). The rules
+    are built at the first finding: most checks find nothing, and building theirs (from every API rule,
+    every component) would read data only a finding needs."""
     for finding in findings:
-        if finding.rule_id in rules or info_of(check, finding.rule_id, rulebook) is not None:
+        if finding.rule_id in rules_of(check, rulebook) or info_of(check, finding.rule_id, rulebook) is not None:
             yield finding
             continue
         error = UndeclaredRule(f"the {check_name(check)} check made a finding of rule {finding.rule_id!r}, "

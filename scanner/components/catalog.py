@@ -225,6 +225,8 @@ class _ReadWhenAsked:
         if component is None:
             return self
         entries, through = component.__dict__["_release_entries"]
+        if isinstance(entries, data.Later):
+            entries = entries.value()
         releases = tuple(sorted((_release(entry, through) for entry in entries), key=lambda r: r.key))
         component.__dict__["releases"] = releases  # found first from now on
         component.__dict__.pop("_release_entries", None)
@@ -305,12 +307,13 @@ def catalog_from_documents(components: list[dict], crd_rules: list[dict], hop_no
     )
 
 
-def _folder(relative: str, root: Path | None = None) -> list[dict]:
-    return [document for _, document in data.load_folder(relative, root)]
+def _folder(relative: str, root: Path | None = None, later: tuple[str, ...] = ()) -> list[dict]:
+    return [document for _, document in data.load_folder(relative, root, later=later)]
 
 
 def load_catalog_from(root: Path | None = None) -> Catalog:
-    return catalog_from_documents(_folder("compat-matrix", root), _folder("rules/crds", root),
+    # The releases come unread (data.Later): a scan reads those of the components its tree pins only.
+    return catalog_from_documents(_folder("compat-matrix", root, later=("releases",)), _folder("rules/crds", root),
                                   _folder("rules/hop-notes", root))
 
 

@@ -13,7 +13,6 @@ import dataclasses
 import functools
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
@@ -21,7 +20,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from scanner import data
 from scanner.cluster_config import NODE_FILE, Setting, ToolPin
-from scanner.config_rules import ClientTool, client_tools, config_rules
+from scanner.config_rules import ClientTool, client_tools, node_files
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.nodes import image_values, mapping_get, scalar, sequence_items
 from scanner.sources.files.walk import SKIPPED_DIRS, read_file
@@ -147,13 +146,13 @@ def _image_pin(manifest: Manifest, node: ScalarNode) -> Iterator[ToolPin]:
 
 def read_tool_files(paths: list[str], excluded: Iterable[Any] = ()) -> ToolFiles:
     found, excluded = ToolFiles(), list(excluded)
-    node_files = config_rules().node_files
+    files = node_files()
     for path in _walk(paths):
         if any(e.matches(path) for e in excluded):
             continue
         name = os.path.basename(path)
-        if name in node_files:
-            found.settings.extend(_node_file(path, node_files[name]))
+        if name in files:
+            found.settings.extend(_node_file(path, files[name]))
             found.files_read += 1
             continue
         text, problem = read_file(path)
@@ -176,7 +175,7 @@ def tool_file(name: str) -> bool:
     """Is a file of this name one `read_tool_files` reads (a .tool-versions, an env file, a Dockerfile)?"""
     return (name in TOOL_VERSIONS or name in MISE or name.endswith(".env") or name == ".env"
             or name.startswith(("Dockerfile", "Containerfile")) or name.endswith(".Dockerfile")
-            or name in config_rules().node_files)
+            or name in node_files())
 
 
 def _walk(paths: list[str]) -> Iterator[str]:
@@ -215,6 +214,8 @@ def _tool_versions(path: str, text: str) -> Iterator[ToolPin]:
 
 
 def _mise(path: str, text: str, problems: list[Diagnostic]) -> Iterator[ToolPin]:
+    import tomllib  # here: few trees hold a mise file, and a one-file run (a pre-commit hook) needs none
+
     try:
         tools = tomllib.loads(text).get("tools")
     except tomllib.TOMLDecodeError as err:
