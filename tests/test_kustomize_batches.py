@@ -44,6 +44,16 @@ def _tree(tmp_path, names: list[str], extra: dict[str, str] | None = None):
     return write_tree(tmp_path / "repo", {**files, **(extra or {})})
 
 
+def _with_shared_role(tree, names: list[str]):
+    """Each of `names` also makes the ClusterRole `shared`: each builds alone, and they fail together."""
+    role = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: shared}\nrules: []\n"
+    for name in names:
+        (tree / "apps" / name / "role.yaml").write_text(role)
+        path = tree / "apps" / name / "kustomization.yaml"
+        path.write_text(path.read_text().replace("resources: [app.yaml]", "resources: [app.yaml, role.yaml]"))
+    return tree
+
+
 @pytest.fixture
 def counted(tmp_path, monkeypatch):
     """kustomize (or kubectl) behind a script that counts its runs."""
@@ -82,11 +92,7 @@ def test_independent_kustomizations_are_built_in_one_run_as_each_alone(tmp_path,
 
 def test_a_run_that_fails_is_built_again_one_by_one(tmp_path, monkeypatch, counted):
     """Two kustomizations that each make the ClusterRole `shared` build alone, and fail together."""
-    namespace = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: shared}\nrules: []\n"
-    tree = _tree(tmp_path, ["web", "api"], {"apps/web/ns.yaml": namespace, "apps/api/ns.yaml": namespace})
-    for name in ("web", "api"):
-        path = tree / "apps" / name / "kustomization.yaml"
-        path.write_text(path.read_text().replace("resources: [app.yaml]", "resources: [app.yaml, ns.yaml]"))
+    tree = _with_shared_role(_tree(tmp_path, ["web", "api"]), ["web", "api"])
     alone = _scan(tree, monkeypatch, 1)
     runs_alone = counted()
     together = _scan(tree, monkeypatch, 24)
@@ -147,12 +153,7 @@ def test_the_kustomization_kustomize_names_in_a_failed_run_is_built_alone(tmp_pa
 
 def test_a_failed_run_that_names_no_kustomization_is_tried_again_in_halves(tmp_path, monkeypatch, counted):
     """Eight kustomizations, two of which make the ClusterRole `shared`: halves, not eight runs of one."""
-    role = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: shared}\nrules: []\n"
-    names = [f"app{i}" for i in range(8)]
-    tree = _tree(tmp_path, names, {"apps/app0/role.yaml": role, "apps/app7/role.yaml": role})
-    for name in ("app0", "app7"):
-        path = tree / "apps" / name / "kustomization.yaml"
-        path.write_text(path.read_text().replace("resources: [app.yaml]", "resources: [app.yaml, role.yaml]"))
+    tree = _with_shared_role(_tree(tmp_path, [f"app{i}" for i in range(8)]), ["app0", "app7"])
     alone = _scan(tree, monkeypatch, 1)
     runs_alone = counted()
     together = _scan(tree, monkeypatch, 24)
