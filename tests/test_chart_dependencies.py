@@ -158,6 +158,24 @@ def test_without_network_an_archive_in_helms_cache_of_the_pinned_version_is_used
     assert entry["reason"].startswith(f"dependency db 3.0.0 from {url} is neither in charts/ nor in helm's local cache")
 
 
+def test_helms_cache_is_looked_for_where_its_environment_says_now(helm_env, chart_repository, tmp_path, monkeypatch):
+    url, _ = chart_repository
+    helm = helm_env["KUBEHOP_HELM"]
+    (tmp_path / "pulled").mkdir()
+    subprocess.run([helm, "pull", "db", "--repo", url, "--version", "2.1.0", "-d", str(tmp_path / "pulled")],
+                   check=True, capture_output=True)
+    holding = tmp_path / "holding"
+    (holding / "repository").mkdir(parents=True)
+    shutil.copy(tmp_path / "pulled" / "db-2.1.0.tgz", holding / "repository" / "db-2.1.0.tgz")
+    chart = str(umbrella(tmp_path, url))
+    # kubehop keeps `helm env`'s answer (find.remembered), for the variables it was asked under only.
+    for cache, rendered in ((tmp_path / "empty", {"Ingress"}), (holding, {"Ingress", "PodDisruptionBudget"}),
+                            (tmp_path / "empty", {"Ingress"})):
+        monkeypatch.setenv("HELM_CACHE_HOME", str(cache))
+        env = {**helm_env, "HELM_CACHE_HOME": str(cache)}
+        assert {f["object"]["kind"] for f in api_findings(scan_json(chart, env=env)[1])} == rendered
+
+
 def test_a_file_dependency_in_the_tree_is_rendered_and_reported_at_its_own_file(helm_env, tmp_path):
     library = write_chart(tmp_path / "tree" / "library", "library", "0.1.0", {"pdb.yaml": LEGACY_PDB})
     chart = write_chart(tmp_path / "tree" / "app", "app", "1.0.0", {"ingress.yaml": LEGACY_INGRESS},
