@@ -12,7 +12,7 @@ from conftest import tool_or_skip
 from scanner.rulebook import load_rulebook
 from scanner.sources.tools import render_limits
 from scanner.sources.helm.render import HelmSettings, render_all, releases_for
-from scanner.sources.tools.render_limits import RenderLimits, pool_size
+from scanner.sources.tools.render_limits import RenderLimits, go_runtime, pool_size
 from scanner.versions import Minor
 
 MIB = 1 << 20
@@ -76,6 +76,13 @@ def test_a_limit_problem_is_not_cached(tmp_path, monkeypatch):
     """Another run (a faster machine, a larger limit) may render it: only helm's own verdict is kept."""
     render(tmp_path, monkeypatch, ["slow"], RenderLimits(seconds=1))
     assert not list((tmp_path / "cache").rglob("*.error"))
+
+
+def test_helm_renders_with_its_collector_off_below_a_soft_ceiling_unless_the_user_set_one():
+    limits = RenderLimits(memory=3 * GIB)
+    assert go_runtime({"PATH": "/bin"}, limits) == {"PATH": "/bin", "GOGC": "off", "GOMEMLIMIT": "1024MiB"}
+    assert go_runtime({"GOGC": "50"}, limits) == {"GOGC": "50"}
+    assert go_runtime({"GOMEMLIMIT": "2GiB"}, limits) == {"GOMEMLIMIT": "2GiB"}
 
 
 @pytest.mark.parametrize("cores, free, expected", [

@@ -28,7 +28,7 @@ from scanner.sources.tools import no_network, render_cache, sandbox
 from scanner.sources.helm.discovery import FakeDiscovery
 from scanner.sources.files.walk import read_yaml_file
 from scanner.sources.helm.capture import Capture
-from scanner.sources.tools.render_limits import RenderLimits, pool_size, run_bounded
+from scanner.sources.tools.render_limits import RenderLimits, go_runtime, pool_size, run_bounded
 from scanner.sources.helm.template_branches import Capabilities
 from scanner.sources.tools.find import tool_version
 from scanner.versions import Minor
@@ -196,6 +196,7 @@ def _render(release: ChartRelease, settings: HelmSettings, kubeconfig: str, capt
                **capture.environment(stream)}
         if not settings.allow_network:
             env = no_network.environment(env)
+        env = go_runtime(env, settings.limits)
         options = [*capture.arguments(), *(["--skip-schema-validation"] if skip_schema else [])]
         command = _helm_command(release, settings, kubeconfig, scratch, options)
         done = run_bounded(command, env, settings.limits, stdout, stderr, written=(stream,), helper=helper)
