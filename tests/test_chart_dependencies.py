@@ -176,6 +176,29 @@ def test_helms_cache_is_looked_for_where_its_environment_says_now(helm_env, char
         assert {f["object"]["kind"] for f in api_findings(scan_json(chart, env=env)[1])} == rendered
 
 
+def test_the_releases_of_one_chart_prepared_at_once_share_one_copy(helm_env, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from scanner.sources.helm.chart_copies import ChartCopies, Preparation
+    from scanner.sources.helm.render import ChartRelease
+
+    chart = umbrella(tmp_path, "https://charts.example.org")
+    before = tree_files(chart)
+    releases = [ChartRelease(str(chart), f"release-{number}") for number in range(8)]
+    with ChartCopies([str(tmp_path / "tree")], helm_env["KUBEHOP_HELM"], False) as copies:
+        with ThreadPoolExecutor(max_workers=8) as pool:  # as the render pool's workers prepare them
+            prepared = list(pool.map(copies.prepared, releases))
+        found = Preparation()
+        copies.collect(releases, found)
+        (folder,) = {release.render_dir for release in prepared}
+        assert folder and Path(folder, "Chart.yaml").is_file() and [r.release for r in prepared] == \
+            [r.release for r in releases]
+        assert len(list(Path(folder).parent.parent.iterdir())) == 1  # one copy made
+    (entry,) = found.unrendered  # said once, for the chart
+    assert "dependency db 2.1.0 from https://charts.example.org" in entry.message
+    assert tree_files(chart) == before
+
+
 def test_a_file_dependency_in_the_tree_is_rendered_and_reported_at_its_own_file(helm_env, tmp_path):
     library = write_chart(tmp_path / "tree" / "library", "library", "0.1.0", {"pdb.yaml": LEGACY_PDB})
     chart = write_chart(tmp_path / "tree" / "app", "app", "1.0.0", {"ingress.yaml": LEGACY_INGRESS},

@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import tarfile
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,7 @@ from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, compos
 
 _MAX_CACHED_ARCHIVES = 5000  # archives looked into in helm's cache, at most
 _MAX_METADATA_BYTES = 1 << 20
+_INDEX_LOCK = threading.Lock()
 _ENV_LINE = re.compile(r'^(HELM_[A-Z_]+)="(.*)"$')
 # Where helm finds the home and cache folders when no HELM_* or XDG_* variable names them.
 _HOME_VARIABLES = ("HOME", "USERPROFILE", "APPDATA", "LOCALAPPDATA", "TEMP", "TMP", "TMPDIR")
@@ -138,7 +140,8 @@ def switched_off_by_default(chart_dir: str, dependency: Dependency) -> bool:
 
 def cached_archive(dependency: Dependency, helm: str) -> str | None:
     """An archive of a version the pin admits, in helm's local cache (the newest such), or None."""
-    candidates = _cache_index(helm).get(dependency.name, [])
+    with _INDEX_LOCK:  # charts are prepared from several threads; helm's cache is looked into once
+        candidates = _cache_index(helm).get(dependency.name, [])
     if not candidates:
         return None
     wanted = dependency.version.strip()

@@ -20,7 +20,7 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from scanner.model import Origin
 from scanner.sources.helm import chart_schemas
@@ -140,9 +140,11 @@ def render_all(releases: list[ChartRelease], settings: HelmSettings, progress=No
     return list(render_each(releases, settings, progress))
 
 
-def render_each(releases: list[ChartRelease], settings: HelmSettings, progress=None) -> Iterator[RenderOutcome]:
+def render_each(releases: list[ChartRelease], settings: HelmSettings, progress=None,
+                prepare: Callable[[ChartRelease], ChartRelease] | None = None) -> Iterator[RenderOutcome]:
     """The outcomes in the order of `releases`, each as soon as it and those before it are done, so
-    that the caller reads one while helm renders the next ones."""
+    that the caller reads one while helm renders the next ones. `prepare` (a chart's copy to render
+    instead: chart_copies.py) runs in the render's own worker, so one chart is copied while others render."""
     if not releases:
         return
     guard = None if settings.allow_network else _namespace_listener()
@@ -151,7 +153,8 @@ def render_each(releases: list[ChartRelease], settings: HelmSettings, progress=N
             tempfile.TemporaryDirectory(prefix="kubehop-helm-") as work:
         capture = Capture(settings.helm, work)
         with ThreadPoolExecutor(max_workers=settings.workers or pool_size(settings.limits)) as pool:
-            jobs = pool.map(lambda r: _render(r, settings, kubeconfig, capture, work, helper), releases)
+            jobs = pool.map(lambda r: _render(prepare(r) if prepare else r, settings, kubeconfig, capture, work,
+                                              helper), releases)
             for done, outcome in enumerate(jobs, 1):
                 if progress:
                     progress(done, len(releases))
