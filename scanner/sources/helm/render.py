@@ -18,6 +18,7 @@ import os
 import re
 import sys
 import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
@@ -193,27 +194,42 @@ def _render(release: ChartRelease, settings: HelmSettings, kubeconfig: str, capt
     failed = render_cache.load_failure(key) if key else None
     if failed is not None:
         return RenderOutcome(release, error=failed, cached=True, notices=notices)
-    with tempfile.TemporaryDirectory(dir=work) as scratch:
-        stream, stdout, stderr = (os.path.join(scratch, name) for name in ("rendered.yaml", "stdout", "stderr"))
-        env = {**_clean_env(), "KUBECONFIG": kubeconfig, "KUBECACHEDIR": _NO_DISK_CACHE,
-               **capture.environment(stream)}
-        if not settings.allow_network:
-            env = no_network.environment(env)
-        env = go_runtime(env, settings.limits)
-        options = [*capture.arguments(), *(["--skip-schema-validation"] if skip_schema else [])]
-        command = _helm_command(release, settings, kubeconfig, scratch, options)
-        done = run_bounded(command, env, settings.limits, stdout, stderr, written=(stream,), helper=helper)
-        if done.problem:
-            return RenderOutcome(release, error=f"helm {done.problem}", over_limit=True, notices=notices)
-        if done.returncode != 0:
-            error = _helm_message(done.stderr)
-            if key and done.returncode > 0 and not _TRANSIENT.search(error):  # helm's verdict on these inputs
-                render_cache.store_failure(key, error)
-            return RenderOutcome(release, error=error, notices=notices)
-        text = capture.stream(stream, stdout) or ""  # None: a chart whose templates emit nothing
+    scratch = _scratch(work)
+    stream, stdout, stderr = (os.path.join(scratch, name) for name in ("rendered.yaml", "stdout", "stderr"))
+    open(stream, "wb").close()  # emptied: a chart whose templates emit nothing never calls the post-renderer
+    env = {**_clean_env(), "KUBECONFIG": kubeconfig, "KUBECACHEDIR": _NO_DISK_CACHE, **capture.environment(stream)}
+    if not settings.allow_network:
+        env = no_network.environment(env)
+    env = go_runtime(env, settings.limits)
+    options = [*capture.arguments(), *(["--skip-schema-validation"] if skip_schema else [])]
+    command = _helm_command(release, settings, kubeconfig, scratch, options)
+    done = run_bounded(command, env, settings.limits, stdout, stderr, written=(stream,), helper=helper)
+    if done.problem:
+        return RenderOutcome(release, error=f"helm {done.problem}", over_limit=True, notices=notices)
+    if done.returncode != 0:
+        error = _helm_message(done.stderr)
+        if key and done.returncode > 0 and not _TRANSIENT.search(error):  # helm's verdict on these inputs
+            render_cache.store_failure(key, error)
+        return RenderOutcome(release, error=error, notices=notices)
+    text = capture.stream(stream, stdout) or ""
     if key:
         render_cache.store(key, text)
     return RenderOutcome(release, text=text, notices=notices)
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch(work: str) -> str:
+    """This worker thread's own folder in `work` for the files of its renders, one render after another:
+    its files are emptied and written again rather than made anew (a file's creation and removal cost
+    more than its bytes)."""
+    folders = getattr(_SCRATCH, "folders", None)
+    if folders is None:
+        folders = _SCRATCH.folders = {}
+    if work not in folders:
+        folders[work] = tempfile.mkdtemp(dir=work)
+    return folders[work]
 
 
 def _schema_check(release: ChartRelease, settings: HelmSettings, capture: Capture
