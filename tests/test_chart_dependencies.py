@@ -199,6 +199,30 @@ def test_the_releases_of_one_chart_prepared_at_once_share_one_copy(helm_env, tmp
     assert tree_files(chart) == before
 
 
+def test_a_copy_made_of_links_renders_again_when_the_chart_changes(helm_env, tmp_path):
+    # The copy links to the chart's own templates/: the render cache's key reads through the links.
+    chart = umbrella(tmp_path, "https://charts.example.org")
+    before = tree_files(chart)
+    _, report = scan_json(str(chart), env=helm_env)
+    assert [(f["object"]["kind"], f["file"]) for f in api_findings(report)] == \
+        [("Ingress", str(chart / "templates" / "ingress.yaml"))]
+    (chart / "templates" / "ingress.yaml").write_text(LEGACY_PDB.replace("-db", "-web"))
+    _, report = scan_json(str(chart), env=helm_env)
+    assert [(f["object"]["kind"], f["file"]) for f in api_findings(report)] == \
+        [("PodDisruptionBudget", str(chart / "templates" / "ingress.yaml"))]
+    assert tree_files(chart) == before
+
+
+def test_a_copy_helm_cannot_render_is_read_as_text_through_its_links(helm_env, tmp_path):
+    chart = umbrella(tmp_path, "https://charts.example.org")
+    (chart / "templates" / "broken.yaml").write_text('{{ required "set me" .Values.missing }}\n')
+    code, report = scan_json(str(chart), env=helm_env)
+    assert code == 1 and report["summary"]["input_errors"] == 0
+    (finding,) = api_findings(report)
+    assert (finding["file"], finding["line"]) == (str(chart / "templates" / "ingress.yaml"), 1)
+    assert "read as text" in finding["via"]
+
+
 def test_a_file_dependency_in_the_tree_is_rendered_and_reported_at_its_own_file(helm_env, tmp_path):
     library = write_chart(tmp_path / "tree" / "library", "library", "0.1.0", {"pdb.yaml": LEGACY_PDB})
     chart = write_chart(tmp_path / "tree" / "app", "app", "1.0.0", {"ingress.yaml": LEGACY_INGRESS},

@@ -114,7 +114,10 @@ class ChartCopies:
             self._copies += 1
             number = self._copies - 1
         copy = os.path.join(self._work.name, str(number), os.path.basename(os.path.abspath(chart_dir)) or "chart")
-        _copy(files, copy)
+        if left_out or self.allow_network:  # leaving files out; or `helm dependency build` writes in the copy
+            _copy(files, copy)
+        else:
+            _mirror(chart_dir, files, copy)
         if missing:
             self._add_dependencies(chart_dir, copy, missing, found)
         return copy
@@ -153,7 +156,10 @@ class ChartCopies:
                 continue
             charts = os.path.join(copy, "charts")
             os.makedirs(charts, exist_ok=True)
-            shutil.copyfile(archive, os.path.join(charts, f"{dependency.name}-from-helm-cache.tgz"))
+            target = os.path.join(charts, f"{dependency.name}-from-helm-cache.tgz")
+            if os.path.lexists(target):  # copied from the chart's own charts/: replaced, never written through
+                os.remove(target)
+            shutil.copyfile(archive, target)
         _switch_off(copy, absent)
         found.unrendered.extend(_not_rendered(
             chart_dir, d, "is neither in charts/ nor in helm's local cache: not rendered (--allow-network fetches "
@@ -187,6 +193,25 @@ def _copy(files: list[tuple[str, str]], folder: str) -> None:
         target = os.path.join(folder, relative)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         shutil.copyfile(real, target)
+
+
+# What a copy's own files are, never links: the files the dependencies are edited in, and charts/, where they
+# are added.
+_EDITED = frozenset({"Chart.yaml", "requirements.yaml", "requirements.yml", "Chart.lock", "requirements.lock"})
+
+
+def _mirror(chart_dir: str, files: list[tuple[str, str]], copy: str) -> None:
+    """A copy of a chart that leaves nothing out, for dependencies to be added or switched off: links to the
+    chart's own top-level entries, which helm follows (and so do kubehop's readers of a copy, where the
+    chart itself is read as it is), but for the dependency and lock files and charts/, copied. A new file costs more than its bytes:
+    a handful of links instead of every file of the chart."""
+    os.makedirs(copy)
+    top = os.path.realpath(chart_dir)
+    for entry in sorted(os.scandir(top), key=lambda e: e.name):
+        if entry.name not in _EDITED and entry.name != "charts":
+            os.symlink(os.path.join(top, entry.name), os.path.join(copy, entry.name))
+    _copy([(relative, real) for relative, real in files
+           if relative in _EDITED or relative.split(os.sep, 1)[0] == "charts"], copy)
 
 
 def file_in_tree(chart_dir: str, copy: str, path: str) -> str | None:
@@ -263,6 +288,8 @@ def _switch_off(copy: str, dependencies: list[deps.Dependency]) -> None:
         return
     names = {d.name for d in dependencies}
     path = deps.dependencies_file(copy)
+    if os.path.islink(path):  # a copy's dependency file is its own (_EDITED); never written through a link
+        return
     document = deps.read_data(path)
     try:
         document["dependencies"] = [d for d in document.get("dependencies") or []
