@@ -94,8 +94,9 @@ def api_findings(report: dict) -> list[dict]:
     return [f for f in report["findings"] if not f["rule"].startswith("component/")]
 
 
-def tree_files(folder: Path) -> list[str]:
-    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+def tree_files(folder: Path) -> list[tuple[str, bytes | None]]:
+    """Every file of the tree with its bytes (a copy made of links must never be written through)."""
+    return sorted((str(p.relative_to(folder)), p.read_bytes() if p.is_file() else None) for p in folder.rglob("*"))
 
 
 def test_without_network_the_chart_renders_alone_and_the_dependency_is_listed_with_its_pin(
@@ -206,7 +207,9 @@ def test_a_copy_made_of_links_renders_again_when_the_chart_changes(helm_env, tmp
     _, report = scan_json(str(chart), env=helm_env)
     assert [(f["object"]["kind"], f["file"]) for f in api_findings(report)] == \
         [("Ingress", str(chart / "templates" / "ingress.yaml"))]
+    assert tree_files(chart) == before
     (chart / "templates" / "ingress.yaml").write_text(LEGACY_PDB.replace("-db", "-web"))
+    before = tree_files(chart)
     _, report = scan_json(str(chart), env=helm_env)
     assert [(f["object"]["kind"], f["file"]) for f in api_findings(report)] == \
         [("PodDisruptionBudget", str(chart / "templates" / "ingress.yaml"))]

@@ -210,8 +210,7 @@ def _mirror(chart_dir: str, files: list[tuple[str, str]], copy: str) -> None:
     for entry in sorted(os.scandir(top), key=lambda e: e.name):
         if entry.name not in _EDITED and entry.name != "charts":
             os.symlink(os.path.join(top, entry.name), os.path.join(copy, entry.name))
-    _copy([(relative, real) for relative, real in files
-           if relative in _EDITED or relative.split(os.sep, 1)[0] == "charts"], copy)
+    _copy([(relative, real) for relative, real in files if relative.split(os.sep, 1)[0] in _EDITED | {"charts"}], copy)
 
 
 def file_in_tree(chart_dir: str, copy: str, path: str) -> str | None:
