@@ -13,12 +13,12 @@ sequential `helm template` loop over the same charts, timed in turn in one run.
 Each round runs the helm loop (`helm template x CHART` for one chart after another, the way a
 person checks charts by hand), then kubehop with an empty render cache, then kubehop again with
 the cache it left (cold: no render kept; what kubehop keeps of the tools themselves stays, as for
-any scan but a user's first: --empty-cache clears that too). Printed per round: the three wall times, the processor seconds of each side's
-whole process tree (every process it started, helm's and its post-renderers' too: on Linux this
-process reaps what they leave behind, so each is counted; far less noisy than wall time on a
-shared machine), and the ratios cold / helm loop; then the medians. With --against, the other
-checkout runs cold in each round too, right after this one, and the ratios this / that are
-printed. The charts are read in place (never copied).
+any scan but a user's first: --empty-cache clears that too). Printed per round: the three wall
+times, the processor seconds of each side's whole process tree (every process it started, helm's
+and its post-renderers' too: on Linux this process reaps what they leave behind, so each is
+counted; far less noisy than wall time on a shared machine), and the ratios cold / helm loop; then
+the medians. With --against, the other checkout runs cold in each round too, right after this one,
+and the ratios this / that are printed. The charts are read in place (never copied).
 """
 
 from __future__ import annotations

@@ -24,7 +24,8 @@ def test_a_folder_named_by_the_variable_is_not_the_tool(tmp_path, monkeypatch):
 def _native(folder: Path, name: str) -> Path:
     """A native executable named `name` (a copy of `true`), else the test skips."""
     true = shutil.which("true")
-    if true is None or not Path(true).read_bytes()[:4].startswith((b"\x7fELF", b"\xcf\xfa\xed\xfe", b"\xca\xfe\xba\xbe")):
+    native = (b"\x7fELF", b"\xcf\xfa\xed\xfe", b"\xca\xfe\xba\xbe")
+    if true is None or not Path(true).read_bytes()[:4].startswith(native):
         pytest.skip("no native `true` to copy")
     folder.mkdir(parents=True, exist_ok=True)
     tool = folder / name

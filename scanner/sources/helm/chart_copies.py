@@ -203,8 +203,8 @@ _EDITED = frozenset({"Chart.yaml", "requirements.yaml", "requirements.yml", "Cha
 def _mirror(chart_dir: str, files: list[tuple[str, str]], copy: str) -> None:
     """A copy of a chart that leaves nothing out, for dependencies to be added or switched off: links to the
     chart's own top-level entries, which helm follows (and so do kubehop's readers of a copy, where the
-    chart itself is read as it is), but for the dependency and lock files and charts/, copied. A new file costs more than its bytes:
-    a handful of links instead of every file of the chart."""
+    chart itself is read as it is), but for the dependency and lock files and charts/, copied. A new
+    file costs more than its bytes: a handful of links instead of every file of the chart."""
     os.makedirs(copy)
     top = os.path.realpath(chart_dir)
     for entry in sorted(os.scandir(top), key=lambda e: e.name):

@@ -272,10 +272,10 @@ def _helm_command(release: ChartRelease, settings: HelmSettings, kubeconfig: str
 
 def _cache_key(release: ChartRelease, settings: HelmSettings, skip_schema: bool) -> str:
     values = [_file_text(path) for path in settings.values_files]
+    digest = render_cache.folder_digest(release.folder, follow_links=bool(release.render_dir))  # a copy: its links
     return render_cache.cache_key(
-        "helm-render-1", tool_version(settings.helm), render_cache.folder_digest(release.folder, bool(release.render_dir)),
-        release.release, release.namespace, *release.values, *values,
-        str(settings.target), json.dumps(sorted(settings.served)), *(["skip-schema"] if skip_schema else []))
+        "helm-render-1", tool_version(settings.helm), digest, release.release, release.namespace, *release.values,
+        *values, str(settings.target), json.dumps(sorted(settings.served)), *(["skip-schema"] if skip_schema else []))
 
 
 def _file_text(path: str) -> str:
