@@ -9,16 +9,19 @@ For each chart, in turn (so the machine's drift falls on every variant alike), o
   helm        `helm template x CHART`, as a person runs it;
   discovery   + kubehop's loopback discovery (`--kubeconfig`, `--dry-run=server`): exact Capabilities;
   capture     + kubehop's post-renderer (helm 4's plugin, helm 3's executable): how the stream is kept;
+  kubehop     + the Go runtime settings kubehop gives helm (`render_limits.go_runtime`): what it runs;
 
 then the whole cold `kubehop scan` of the same charts beside a sequential `helm template` loop (as
-bench_helm.py). Printed: the median seconds of each variant per chart and what each part adds, the
-renders kubehop runs at once, and the ratio of the cold scan to the loop.
+bench_helm.py). Printed: per chart, the median processor and wall milliseconds of each variant (helm's
+own, its post-renderer's and the discovery server's, which runs in this process), what each part adds,
+the renders kubehop runs at once, and the ratio of the cold scan to the loop.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -32,8 +35,21 @@ DEFAULT_CORPUS = REPO.parent / "shared" / "corpora" / "helm-charts-2019" / "stab
 
 def seconds(command: list[str], env: dict) -> float:
     start = time.perf_counter()
-    subprocess.run(command, capture_output=True, env=env, stdin=subprocess.DEVNULL)
+    subprocess.run(command, capture_output=True, env=env, stdin=subprocess.DEVNULL, cwd=REPO)
     return time.perf_counter() - start
+
+
+def cost(command: list[str], env: dict) -> tuple[float, float]:
+    """(processor seconds: the process, what it waited for, and this process's discovery threads; wall)."""
+    mine = resource.getrusage(resource.RUSAGE_SELF)
+    start = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               stdin=subprocess.DEVNULL, env=env)
+    _, _, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    served = after.ru_utime + after.ru_stime - mine.ru_utime - mine.ru_stime
+    return usage.ru_utime + usage.ru_stime + served, wall
 
 
 def main() -> None:
@@ -49,7 +65,7 @@ def main() -> None:
     from scanner.sources.helm.capture import CAPTURE_ENV, Capture
     from scanner.sources.helm.discovery import FakeDiscovery
     from scanner.sources.tools.find import find_tool, tool_version
-    from scanner.sources.tools.render_limits import RenderLimits, pool_size
+    from scanner.sources.tools.render_limits import RenderLimits, go_runtime, pool_size
     from scanner.versions import parse_minor
 
     helm = find_tool("helm")
@@ -57,16 +73,18 @@ def main() -> None:
         sys.exit("helm not found: run `kubehop tools install` or set KUBEHOP_HELM")
     if not args.corpus.is_dir():
         sys.exit(f"{args.corpus} is not there (it is in ../shared, not in a user's clone)")
-    charts = sorted(p.parent for p in args.corpus.glob("*/Chart.yaml"))[:args.charts]
+    charts = sorted(p.parent for p in args.corpus.resolve().glob("*/Chart.yaml"))[:args.charts]
     target = parse_minor(args.target)
     served = load_rulebook().served.served_at(target)
     print(f"{len(charts)} charts, helm {tool_version(helm)}, {os.cpu_count()} CPUs, "
           f"kubehop renders {pool_size(RenderLimits())} at once")
 
-    times: dict[str, list[float]] = {"helm": [], "discovery": [], "capture": []}
+    costs: dict[str, list[tuple[float, float]]] = {"helm": [], "discovery": [], "capture": [], "kubehop": []}
     with FakeDiscovery(target, served) as kubeconfig, tempfile.TemporaryDirectory() as work:
         capture = Capture(helm, work)
         base_env = {**os.environ, "KUBECACHEDIR": os.devnull}
+        stream = os.path.join(work, "stream.yaml")
+        captured_env = {**base_env, **capture.environment(stream), CAPTURE_ENV: stream}
         for _ in range(args.rounds):
             for chart in charts:
                 plain = [helm, "template", "x", str(chart)]
@@ -74,16 +92,14 @@ def main() -> None:
                                 "--dry-run=server", "x", str(chart)]
                 captured = [helm, "template", f"--kubeconfig={kubeconfig}", "--disable-openapi-validation",
                             *capture.arguments(), "x", str(chart)]
-                times["helm"].append(seconds(plain, base_env))
-                times["discovery"].append(seconds(served_by_us, base_env))
-                stream = os.path.join(work, "stream.yaml")
-                times["capture"].append(seconds(captured, {**base_env, **capture.environment(stream),
-                                                           CAPTURE_ENV: stream}))
-    medians = {name: statistics.median(values) for name, values in times.items()}
-    print(f"per chart, median: helm {medians['helm'] * 1000:.0f} ms; with discovery "
-          f"{medians['discovery'] * 1000:.0f} ms (+{(medians['discovery'] - medians['helm']) * 1000:.0f}); "
-          f"with the post-renderer too {medians['capture'] * 1000:.0f} ms "
-          f"(+{(medians['capture'] - medians['discovery']) * 1000:.0f})")
+                costs["helm"].append(cost(plain, base_env))
+                costs["discovery"].append(cost(served_by_us, base_env))
+                costs["capture"].append(cost(captured, captured_env))
+                costs["kubehop"].append(cost(captured, go_runtime(captured_env, RenderLimits())))
+    cpu = {name: statistics.median(c for c, _ in values) * 1000 for name, values in costs.items()}
+    wall = {name: statistics.median(w for _, w in values) * 1000 for name, values in costs.items()}
+    print("per chart, median processor (wall) ms:  " + ";  ".join(
+        f"{name} {cpu[name]:.1f} ({wall[name]:.0f}) = helm x{cpu[name] / cpu['helm']:.2f}" for name in costs))
 
     for round_ in range(1, args.rounds + 1):
         start = time.perf_counter()

@@ -94,8 +94,9 @@ def api_findings(report: dict) -> list[dict]:
     return [f for f in report["findings"] if not f["rule"].startswith("component/")]
 
 
-def tree_files(folder: Path) -> list[str]:
-    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+def tree_files(folder: Path) -> list[tuple[str, bytes | None]]:
+    """Every file of the tree with its bytes (a copy made of links must never be written through)."""
+    return sorted((str(p.relative_to(folder)), p.read_bytes() if p.is_file() else None) for p in folder.rglob("*"))
 
 
 def test_without_network_the_chart_renders_alone_and_the_dependency_is_listed_with_its_pin(
@@ -156,6 +157,73 @@ def test_without_network_an_archive_in_helms_cache_of_the_pinned_version_is_used
     assert {f["object"]["kind"] for f in api_findings(report)} == {"Ingress"}
     (entry,) = report["unrendered"]
     assert entry["reason"].startswith(f"dependency db 3.0.0 from {url} is neither in charts/ nor in helm's local cache")
+
+
+def test_helms_cache_is_looked_for_where_its_environment_says_now(helm_env, chart_repository, tmp_path, monkeypatch):
+    url, _ = chart_repository
+    helm = helm_env["KUBEHOP_HELM"]
+    (tmp_path / "pulled").mkdir()
+    subprocess.run([helm, "pull", "db", "--repo", url, "--version", "2.1.0", "-d", str(tmp_path / "pulled")],
+                   check=True, capture_output=True)
+    holding = tmp_path / "holding"
+    (holding / "repository").mkdir(parents=True)
+    shutil.copy(tmp_path / "pulled" / "db-2.1.0.tgz", holding / "repository" / "db-2.1.0.tgz")
+    chart = str(umbrella(tmp_path, url))
+    # kubehop keeps `helm env`'s answer (find.remembered), for the variables it was asked under only.
+    for cache, rendered in ((tmp_path / "empty", {"Ingress"}), (holding, {"Ingress", "PodDisruptionBudget"}),
+                            (tmp_path / "empty", {"Ingress"})):
+        monkeypatch.setenv("HELM_CACHE_HOME", str(cache))
+        env = {**helm_env, "HELM_CACHE_HOME": str(cache)}
+        assert {f["object"]["kind"] for f in api_findings(scan_json(chart, env=env)[1])} == rendered
+
+
+def test_the_releases_of_one_chart_prepared_at_once_share_one_copy(helm_env, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from scanner.sources.helm.chart_copies import ChartCopies, Preparation
+    from scanner.sources.helm.render import ChartRelease
+
+    chart = umbrella(tmp_path, "https://charts.example.org")
+    before = tree_files(chart)
+    releases = [ChartRelease(str(chart), f"release-{number}") for number in range(8)]
+    with ChartCopies([str(tmp_path / "tree")], helm_env["KUBEHOP_HELM"], False) as copies:
+        with ThreadPoolExecutor(max_workers=8) as pool:  # as the render pool's workers prepare them
+            prepared = list(pool.map(copies.prepared, releases))
+        found = Preparation()
+        copies.collect(releases, found)
+        (folder,) = {release.render_dir for release in prepared}
+        assert folder and Path(folder, "Chart.yaml").is_file() and [r.release for r in prepared] == \
+            [r.release for r in releases]
+        assert len(list(Path(folder).parent.parent.iterdir())) == 1  # one copy made
+    (entry,) = found.unrendered  # said once, for the chart
+    assert "dependency db 2.1.0 from https://charts.example.org" in entry.message
+    assert tree_files(chart) == before
+
+
+def test_a_copy_made_of_links_renders_again_when_the_chart_changes(helm_env, tmp_path):
+    # The copy links to the chart's own templates/: the render cache's key reads through the links.
+    chart = umbrella(tmp_path, "https://charts.example.org")
+    before = tree_files(chart)
+    _, report = scan_json(str(chart), env=helm_env)
+    assert [(f["object"]["kind"], f["file"]) for f in api_findings(report)] == \
+        [("Ingress", str(chart / "templates" / "ingress.yaml"))]
+    assert tree_files(chart) == before
+    (chart / "templates" / "ingress.yaml").write_text(LEGACY_PDB.replace("-db", "-web"))
+    before = tree_files(chart)
+    _, report = scan_json(str(chart), env=helm_env)
+    assert [(f["object"]["kind"], f["file"]) for f in api_findings(report)] == \
+        [("PodDisruptionBudget", str(chart / "templates" / "ingress.yaml"))]
+    assert tree_files(chart) == before
+
+
+def test_a_copy_helm_cannot_render_is_read_as_text_through_its_links(helm_env, tmp_path):
+    chart = umbrella(tmp_path, "https://charts.example.org")
+    (chart / "templates" / "broken.yaml").write_text('{{ required "set me" .Values.missing }}\n')
+    code, report = scan_json(str(chart), env=helm_env)
+    assert code == 1 and report["summary"]["input_errors"] == 0
+    (finding,) = api_findings(report)
+    assert (finding["file"], finding["line"]) == (str(chart / "templates" / "ingress.yaml"), 1)
+    assert "read as text" in finding["via"]
 
 
 def test_a_file_dependency_in_the_tree_is_rendered_and_reported_at_its_own_file(helm_env, tmp_path):

@@ -12,7 +12,7 @@ from conftest import tool_or_skip
 from scanner.rulebook import load_rulebook
 from scanner.sources.tools import render_limits
 from scanner.sources.helm.render import HelmSettings, render_all, releases_for
-from scanner.sources.tools.render_limits import RenderLimits, pool_size
+from scanner.sources.tools.render_limits import RenderLimits, go_runtime, pool_size
 from scanner.versions import Minor
 
 MIB = 1 << 20
@@ -76,6 +76,30 @@ def test_a_limit_problem_is_not_cached(tmp_path, monkeypatch):
     """Another run (a faster machine, a larger limit) may render it: only helm's own verdict is kept."""
     render(tmp_path, monkeypatch, ["slow"], RenderLimits(seconds=1))
     assert not list((tmp_path / "cache").rglob("*.error"))
+
+
+def test_a_worker_that_renders_a_chart_of_nothing_after_another_gives_nothing(tmp_path, monkeypatch):
+    # A worker's files are used again from one render to the next: a chart whose templates emit nothing
+    # calls no post-renderer, and must not be handed what the one before it rendered.
+    helm = tool_or_skip("helm")
+    monkeypatch.setenv("KUBEHOP_CACHE_DIR", str(tmp_path / "cache"))
+    empty = tmp_path / "empty"
+    (empty / "templates").mkdir(parents=True)
+    (empty / "Chart.yaml").write_text("apiVersion: v2\nname: empty\nversion: 1.0.0\n")
+    (empty / "templates" / "cm.yaml").write_text("{{- if .Values.never }}\n" + CONFIGMAP.format(name="x", value=1) +
+                                                 "{{- end }}\n")
+    minor = Minor(1, 30)
+    settings = HelmSettings(helm, minor, frozenset(load_rulebook().served.served_at(minor)), workers=1)
+    fine, nothing = render_all(releases_for([chart(tmp_path, "fine"), str(empty)]), settings)
+    assert fine.error is None and "name: fine" in fine.text
+    assert (nothing.error, nothing.text) == (None, "")
+
+
+def test_helm_renders_with_its_collector_off_below_a_soft_ceiling_unless_the_user_set_one():
+    limits = RenderLimits(memory=3 * GIB)
+    assert go_runtime({"PATH": "/bin"}, limits) == {"PATH": "/bin", "GOGC": "off", "GOMEMLIMIT": "1024MiB"}
+    assert go_runtime({"GOGC": "50"}, limits) == {"GOGC": "50"}
+    assert go_runtime({"GOMEMLIMIT": "2GiB"}, limits) == {"GOMEMLIMIT": "2GiB"}
 
 
 @pytest.mark.parametrize("cores, free, expected", [

@@ -9,7 +9,9 @@ reading) the chart as it is, unless:
   added -- fetched by `helm dependency build` with --allow-network, else the archives of the pinned
   versions already in helm's local cache -- and those still missing switched off, each listed as
   not rendered with its pin (`chart_dependencies.py`).
-The user's tree is never written to; the copies live as long as the `with` block.
+The user's tree is never written to; the copies live as long as the `with` block. A chart is prepared
+by the render that needs it (`prepared`, from the render pool's threads: one chart is copied while others
+render), once for all its releases.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
+import threading
 from typing import Iterable
 
 import yaml
@@ -40,14 +43,28 @@ class Preparation:
     diagnostics: list[Diagnostic] = dataclasses.field(default_factory=list)
 
 
+@dataclasses.dataclass
+class _Chart:
+    """One chart folder's preparation: done once, waited for by its other releases."""
+
+    found: Preparation = dataclasses.field(default_factory=Preparation)
+    folder: str | None = None
+    done: threading.Event = dataclasses.field(default_factory=threading.Event)
+
+
 class ChartCopies:
-    """`with ChartCopies(paths, helm, allow_network) as copies: releases = copies.prepare(releases, found)`"""
+    """`with ChartCopies(paths, helm, allow_network) as copies:` then `copies.prepared(release)` for each
+    release (from any thread) and `copies.collect(releases, found)`; `copies.folder_for` for one chart."""
 
     def __init__(self, paths: Iterable[str], helm: str | None, allow_network: bool):
         self.roots = [os.path.realpath(p) for p in paths if p != "-" and os.path.isdir(p)]
         self.helm = helm  # None: the charts are read as text, nothing is fetched or looked up
         self.allow_network = allow_network
         self._work: tempfile.TemporaryDirectory | None = None
+        self._lock = threading.Lock()
+        self._charts: dict[str, _Chart] = {}
+        self._copies = 0
+        self._fetching = threading.Lock()  # `helm dependency build` one at a time: helm's repository cache is shared
 
     def __enter__(self) -> "ChartCopies":
         self._work = tempfile.TemporaryDirectory(prefix="kubehop-charts-")
@@ -56,19 +73,34 @@ class ChartCopies:
     def __exit__(self, *exc) -> None:
         self._work.cleanup()
 
-    def prepare(self, releases: list[ChartRelease], found: Preparation) -> list[ChartRelease]:
-        """The releases, each pointing at the folder helm is to read; what was left out goes in `found`."""
-        copies: dict[str, str] = {}  # chart folder -> its copy, made once for all its releases
-        prepared = []
-        for release in releases:
-            if release.remote is not None:
-                prepared.append(release)
-                continue
-            if release.chart_dir not in copies:
-                copies[release.chart_dir] = self.folder_for(release.chart_dir, found)
-            folder = copies[release.chart_dir]
-            prepared.append(release if folder == release.chart_dir else dataclasses.replace(release, render_dir=folder))
-        return prepared
+    def prepared(self, release: ChartRelease) -> ChartRelease:
+        """The release pointing at the folder helm is to read. Safe from several threads at once: a chart
+        is prepared once, by the first of its releases to ask, and the others wait for it."""
+        if release.remote is not None:
+            return release
+        with self._lock:
+            chart = self._charts.get(release.chart_dir)
+            mine = chart is None
+            if mine:
+                chart = self._charts[release.chart_dir] = _Chart()
+        if mine:
+            try:
+                chart.folder = self.folder_for(release.chart_dir, chart.found)
+            finally:
+                chart.done.set()
+        else:
+            chart.done.wait()
+        folder = chart.folder or release.chart_dir  # None: its preparation failed, and says so where it ran
+        return release if folder == release.chart_dir else dataclasses.replace(release, render_dir=folder)
+
+    def collect(self, releases: list[ChartRelease], found: Preparation) -> None:
+        """What preparing `releases` left out, into `found`, in the order of the releases: as though they
+        had been prepared one after another."""
+        for chart_dir in dict.fromkeys(r.chart_dir for r in releases if r.remote is None):
+            chart = self._charts.get(chart_dir)
+            if chart is not None:
+                found.unrendered.extend(chart.found.unrendered)
+                found.diagnostics.extend(chart.found.diagnostics)
 
     def folder_for(self, chart_dir: str, found: Preparation) -> str:
         """The chart itself, or a copy of it made to be read instead."""
@@ -78,9 +110,14 @@ class ChartCopies:
             found.diagnostics.append(_left_out(chart_dir, left_out))
         if not left_out and not missing:
             return chart_dir
-        copy = os.path.join(self._work.name, str(len(os.listdir(self._work.name))), os.path.basename(
-            os.path.abspath(chart_dir)) or "chart")
-        _copy(files, copy)
+        with self._lock:
+            self._copies += 1
+            number = self._copies - 1
+        copy = os.path.join(self._work.name, str(number), os.path.basename(os.path.abspath(chart_dir)) or "chart")
+        if left_out or self.allow_network:  # leaving files out; or `helm dependency build` writes in the copy
+            _copy(files, copy)
+        else:
+            _mirror(chart_dir, files, copy)
         if missing:
             self._add_dependencies(chart_dir, copy, missing, found)
         return copy
@@ -103,7 +140,8 @@ class ChartCopies:
                                                   "as text)") for d in missing)
             return
         if self.allow_network:
-            error = _fetch(self.helm, copy)
+            with self._fetching:
+                error = _fetch(self.helm, copy)
             if error is None:
                 return
             reason = f"could not be fetched ({error}); not rendered, the chart was rendered without it"
@@ -118,7 +156,10 @@ class ChartCopies:
                 continue
             charts = os.path.join(copy, "charts")
             os.makedirs(charts, exist_ok=True)
-            shutil.copyfile(archive, os.path.join(charts, f"{dependency.name}-from-helm-cache.tgz"))
+            target = os.path.join(charts, f"{dependency.name}-from-helm-cache.tgz")
+            if os.path.lexists(target):  # copied from the chart's own charts/: replaced, never written through
+                os.remove(target)
+            shutil.copyfile(archive, target)
         _switch_off(copy, absent)
         found.unrendered.extend(_not_rendered(
             chart_dir, d, "is neither in charts/ nor in helm's local cache: not rendered (--allow-network fetches "
@@ -152,6 +193,24 @@ def _copy(files: list[tuple[str, str]], folder: str) -> None:
         target = os.path.join(folder, relative)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         shutil.copyfile(real, target)
+
+
+# What a copy's own files are, never links: the files the dependencies are edited in, and charts/, where they
+# are added.
+_EDITED = frozenset({"Chart.yaml", "requirements.yaml", "requirements.yml", "Chart.lock", "requirements.lock"})
+
+
+def _mirror(chart_dir: str, files: list[tuple[str, str]], copy: str) -> None:
+    """A copy of a chart that leaves nothing out, for dependencies to be added or switched off: links to the
+    chart's own top-level entries, which helm follows (and so do kubehop's readers of a copy, where the
+    chart itself is read as it is), but for the dependency and lock files and charts/, copied. A new
+    file costs more than its bytes: a handful of links instead of every file of the chart."""
+    os.makedirs(copy)
+    top = os.path.realpath(chart_dir)
+    for entry in sorted(os.scandir(top), key=lambda e: e.name):
+        if entry.name not in _EDITED and entry.name != "charts":
+            os.symlink(os.path.join(top, entry.name), os.path.join(copy, entry.name))
+    _copy([(relative, real) for relative, real in files if relative.split(os.sep, 1)[0] in _EDITED | {"charts"}], copy)
 
 
 def file_in_tree(chart_dir: str, copy: str, path: str) -> str | None:
@@ -228,6 +287,8 @@ def _switch_off(copy: str, dependencies: list[deps.Dependency]) -> None:
         return
     names = {d.name for d in dependencies}
     path = deps.dependencies_file(copy)
+    if os.path.islink(path):  # a copy's dependency file is its own (_EDITED); never written through a link
+        return
     document = deps.read_data(path)
     try:
         document["dependencies"] = [d for d in document.get("dependencies") or []

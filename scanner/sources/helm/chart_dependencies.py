@@ -11,10 +11,12 @@ of each pin (findings from a dependency's templates point there: no file of it i
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import subprocess
 import tarfile
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,12 +24,16 @@ from scanner import per_scan
 from scanner.semver import parse_pin, parse_version
 from scanner.model import Origin
 from scanner.sources.files.walk import read_file
+from scanner.sources.tools.find import remembered
 from scanner.nodes import mapping_get, scalar
 from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, compose_documents, load_data
 
 _MAX_CACHED_ARCHIVES = 5000  # archives looked into in helm's cache, at most
 _MAX_METADATA_BYTES = 1 << 20
+_INDEX_LOCK = threading.Lock()
 _ENV_LINE = re.compile(r'^(HELM_[A-Z_]+)="(.*)"$')
+# Where helm finds the home and cache folders when no HELM_* or XDG_* variable names them.
+_HOME_VARIABLES = ("HOME", "USERPROFILE", "APPDATA", "LOCALAPPDATA", "TEMP", "TMP", "TMPDIR")
 
 
 @dataclass(frozen=True)
@@ -134,7 +140,8 @@ def switched_off_by_default(chart_dir: str, dependency: Dependency) -> bool:
 
 def cached_archive(dependency: Dependency, helm: str) -> str | None:
     """An archive of a version the pin admits, in helm's local cache (the newest such), or None."""
-    candidates = _cache_index(helm).get(dependency.name, [])
+    with _INDEX_LOCK:  # charts are prepared from several threads; helm's cache is looked into once
+        candidates = _cache_index(helm).get(dependency.name, [])
     if not candidates:
         return None
     wanted = dependency.version.strip()
@@ -169,18 +176,32 @@ def _cache_index(helm: str) -> dict[str, list[tuple[str, str]]]:
 
 def _cache_folders(helm: str) -> list[tuple[str, str]]:
     """helm 4 keeps downloaded charts by digest in its content cache; helm 3 as name-version.tgz in
-    its repository cache. The folders come from `helm env` (which honours HELM_* variables)."""
+    its repository cache. The folders come from `helm env`, which reads them from the environment
+    alone (HELM_*, XDG_*, the home folder): kept per binary and those variables (`find.remembered`)."""
+    asked = {name: value for name, value in os.environ.items()
+             if name.startswith(("HELM_", "XDG_")) or name in _HOME_VARIABLES}
+    answer = remembered(helm, "env " + json.dumps(asked, sort_keys=True), lambda: _ask_cache_folders(helm))
     try:
-        done = subprocess.run([helm, "env"], capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError):
-        return []
-    settings = dict(m.groups() for line in done.stdout.splitlines() if (m := _ENV_LINE.match(line.strip())))
+        settings = json.loads(answer) if answer else {}
+    except ValueError:
+        settings = {}
     folders = []
     if settings.get("HELM_CONTENT_CACHE"):
         folders.append((settings["HELM_CONTENT_CACHE"], ".chart"))
     if settings.get("HELM_REPOSITORY_CACHE"):
         folders.append((settings["HELM_REPOSITORY_CACHE"], ".tgz"))
     return folders
+
+
+def _ask_cache_folders(helm: str) -> str | None:
+    try:
+        done = subprocess.run([helm, "env"], capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    settings = dict(m.groups() for line in done.stdout.splitlines() if (m := _ENV_LINE.match(line.strip())))
+    return json.dumps({name: settings.get(name, "") for name in ("HELM_CONTENT_CACHE", "HELM_REPOSITORY_CACHE")})
 
 
 def _archives(folder: str, suffix: str) -> list[str]:

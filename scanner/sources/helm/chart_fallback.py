@@ -73,7 +73,7 @@ def read_as_text(chart_dir: str, folder: str, via: str, rendered: set[str] = fro
     `capabilities` decide, those Helm takes), read from `folder` (the chart, or the copy helm was given)
     and told at chart_dir's files; how many templates."""
     objects = []
-    for found in possible_objects(folder, capabilities):
+    for found in possible_objects(folder, capabilities, follow_links=folder != chart_dir):  # a copy: its links
         path = found.path if folder == chart_dir else file_in_tree(chart_dir, folder, found.path)
         if path is not None and os.path.normpath(path) not in rendered:
             objects.append(dataclasses.replace(found, path=path))

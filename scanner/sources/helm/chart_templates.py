@@ -123,24 +123,26 @@ class TemplateObject:
     kind: str
 
 
-def chart_templates(chart_dir: str) -> list[str]:
-    """Template files of a chart and its vendored subcharts (helpers included), sorted."""
+def chart_templates(chart_dir: str, follow_links: bool = False) -> list[str]:
+    """Template files of a chart and its vendored subcharts (helpers included), sorted; `follow_links`:
+    through linked folders too (a chart's copy made of links to it)."""
     found = []
-    for top, dirs, files in os.walk(chart_dir):
+    for top, dirs, files in os.walk(chart_dir, followlinks=follow_links):
         dirs.sort()
         if os.path.basename(top) == "templates" or os.sep + "templates" + os.sep in top + os.sep:
             found.extend(os.path.join(top, name) for name in sorted(files) if name.endswith(_TEMPLATE_SUFFIXES))
     return found
 
 
-def possible_objects(chart_dir: str, capabilities: Capabilities | None = None) -> list[TemplateObject]:
+def possible_objects(chart_dir: str, capabilities: Capabilities | None = None,
+                     follow_links: bool = False) -> list[TemplateObject]:
     """Every apiVersion/kind pair the chart's templates could emit, found by reading them as text
     (with `capabilities`: in the branches Helm takes there, where they decide).
 
     A literal apiVersion counts once; one made by an action counts once for each apiVersion that
     action (or the helper it calls, in any template file of the chart) writes out.
     """
-    templates = chart_templates(chart_dir)
+    templates = chart_templates(chart_dir, follow_links)
     helpers = _defines(templates, capabilities)
     objects = []
     for path in templates:

@@ -18,9 +18,10 @@ import os
 import re
 import sys
 import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from scanner.model import Origin
 from scanner.sources.helm import chart_schemas
@@ -28,7 +29,7 @@ from scanner.sources.tools import no_network, render_cache, sandbox
 from scanner.sources.helm.discovery import FakeDiscovery
 from scanner.sources.files.walk import read_yaml_file
 from scanner.sources.helm.capture import Capture
-from scanner.sources.tools.render_limits import RenderLimits, pool_size, run_bounded
+from scanner.sources.tools.render_limits import RenderLimits, go_runtime, pool_size, run_bounded
 from scanner.sources.helm.template_branches import Capabilities
 from scanner.sources.tools.find import tool_version
 from scanner.versions import Minor
@@ -140,9 +141,11 @@ def render_all(releases: list[ChartRelease], settings: HelmSettings, progress=No
     return list(render_each(releases, settings, progress))
 
 
-def render_each(releases: list[ChartRelease], settings: HelmSettings, progress=None) -> Iterator[RenderOutcome]:
+def render_each(releases: list[ChartRelease], settings: HelmSettings, progress=None,
+                prepare: Callable[[ChartRelease], ChartRelease] | None = None) -> Iterator[RenderOutcome]:
     """The outcomes in the order of `releases`, each as soon as it and those before it are done, so
-    that the caller reads one while helm renders the next ones."""
+    that the caller reads one while helm renders the next ones. `prepare` (a chart's copy to render
+    instead: chart_copies.py) runs in the render's own worker, so one chart is copied while others render."""
     if not releases:
         return
     guard = None if settings.allow_network else _namespace_listener()
@@ -151,7 +154,8 @@ def render_each(releases: list[ChartRelease], settings: HelmSettings, progress=N
             tempfile.TemporaryDirectory(prefix="kubehop-helm-") as work:
         capture = Capture(settings.helm, work)
         with ThreadPoolExecutor(max_workers=settings.workers or pool_size(settings.limits)) as pool:
-            jobs = pool.map(lambda r: _render(r, settings, kubeconfig, capture, work, helper), releases)
+            jobs = pool.map(lambda r: _render(prepare(r) if prepare else r, settings, kubeconfig, capture, work,
+                                              helper), releases)
             for done, outcome in enumerate(jobs, 1):
                 if progress:
                     progress(done, len(releases))
@@ -190,26 +194,42 @@ def _render(release: ChartRelease, settings: HelmSettings, kubeconfig: str, capt
     failed = render_cache.load_failure(key) if key else None
     if failed is not None:
         return RenderOutcome(release, error=failed, cached=True, notices=notices)
-    with tempfile.TemporaryDirectory(dir=work) as scratch:
-        stream, stdout, stderr = (os.path.join(scratch, name) for name in ("rendered.yaml", "stdout", "stderr"))
-        env = {**_clean_env(), "KUBECONFIG": kubeconfig, "KUBECACHEDIR": _NO_DISK_CACHE,
-               **capture.environment(stream)}
-        if not settings.allow_network:
-            env = no_network.environment(env)
-        options = [*capture.arguments(), *(["--skip-schema-validation"] if skip_schema else [])]
-        command = _helm_command(release, settings, kubeconfig, scratch, options)
-        done = run_bounded(command, env, settings.limits, stdout, stderr, written=(stream,), helper=helper)
-        if done.problem:
-            return RenderOutcome(release, error=f"helm {done.problem}", over_limit=True, notices=notices)
-        if done.returncode != 0:
-            error = _helm_message(done.stderr)
-            if key and done.returncode > 0 and not _TRANSIENT.search(error):  # helm's verdict on these inputs
-                render_cache.store_failure(key, error)
-            return RenderOutcome(release, error=error, notices=notices)
-        text = capture.stream(stream, stdout) or ""  # None: a chart whose templates emit nothing
+    scratch = _scratch(work)
+    stream, stdout, stderr = (os.path.join(scratch, name) for name in ("rendered.yaml", "stdout", "stderr"))
+    open(stream, "wb").close()  # emptied: a chart whose templates emit nothing never calls the post-renderer
+    env = {**_clean_env(), "KUBECONFIG": kubeconfig, "KUBECACHEDIR": _NO_DISK_CACHE, **capture.environment(stream)}
+    if not settings.allow_network:
+        env = no_network.environment(env)
+    env = go_runtime(env, settings.limits)
+    options = [*capture.arguments(), *(["--skip-schema-validation"] if skip_schema else [])]
+    command = _helm_command(release, settings, kubeconfig, scratch, options)
+    done = run_bounded(command, env, settings.limits, stdout, stderr, written=(stream,), helper=helper)
+    if done.problem:
+        return RenderOutcome(release, error=f"helm {done.problem}", over_limit=True, notices=notices)
+    if done.returncode != 0:
+        error = _helm_message(done.stderr)
+        if key and done.returncode > 0 and not _TRANSIENT.search(error):  # helm's verdict on these inputs
+            render_cache.store_failure(key, error)
+        return RenderOutcome(release, error=error, notices=notices)
+    text = capture.stream(stream, stdout) or ""
     if key:
         render_cache.store(key, text)
     return RenderOutcome(release, text=text, notices=notices)
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch(work: str) -> str:
+    """This worker thread's own folder in `work` for the files of its renders, one render after another:
+    its files are emptied and written again rather than made anew (a file's creation and removal cost
+    more than its bytes)."""
+    folders = getattr(_SCRATCH, "folders", None)
+    if folders is None:
+        folders = _SCRATCH.folders = {}
+    if work not in folders:
+        folders[work] = tempfile.mkdtemp(dir=work)
+    return folders[work]
 
 
 def _schema_check(release: ChartRelease, settings: HelmSettings, capture: Capture
@@ -252,10 +272,10 @@ def _helm_command(release: ChartRelease, settings: HelmSettings, kubeconfig: str
 
 def _cache_key(release: ChartRelease, settings: HelmSettings, skip_schema: bool) -> str:
     values = [_file_text(path) for path in settings.values_files]
+    digest = render_cache.folder_digest(release.folder, follow_links=bool(release.render_dir))  # a copy: its links
     return render_cache.cache_key(
-        "helm-render-1", tool_version(settings.helm), render_cache.folder_digest(release.folder),
-        release.release, release.namespace, *release.values, *values,
-        str(settings.target), json.dumps(sorted(settings.served)), *(["skip-schema"] if skip_schema else []))
+        "helm-render-1", tool_version(settings.helm), digest, release.release, release.namespace, *release.values,
+        *values, str(settings.target), json.dumps(sorted(settings.served)), *(["skip-schema"] if skip_schema else []))
 
 
 def _file_text(path: str) -> str:

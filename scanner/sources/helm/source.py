@@ -50,14 +50,17 @@ def read_charts(charts: list[str], manifests: list[Manifest], target: Minor | No
         result.rendered_with["helm"] = helm_version(helm_path).text
         result.isolation["helm"] = helm.isolation(settings)
     latent = 0
+    rendered = ScanInput()
     with ChartCopies(paths, helm_path, options.allow_network) as copies:  # what helm reads: chart_copies.py
-        prepared = Preparation()
-        releases = copies.prepare(releases, prepared)
-        result.extend(ScanInput(unrendered=prepared.unrendered, diagnostics=prepared.diagnostics))
-        for outcome in helm.render_each(releases, settings, helm.progress_printer()):
+        for outcome in helm.render_each(releases, settings, helm.progress_printer(), copies.prepared):
             read, switched_off = _rendered(outcome, options, settings.capabilities)
-            result.extend(read)
+            rendered.extend(read)
             latent += switched_off
+        prepared = Preparation()
+        copies.collect(releases, prepared)
+    # What preparing the charts found comes first, as when they were all prepared before any render.
+    result.extend(ScanInput(unrendered=prepared.unrendered, diagnostics=prepared.diagnostics))
+    result.extend(rendered)
     if latent:
         result.notices.append(f"--all-templates: {count(latent, 'template')} that the charts' values switch off "
                               "read as text; findings from them are warnings marked latent")

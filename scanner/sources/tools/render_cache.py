@@ -15,9 +15,10 @@ from pathlib import Path
 from scanner.sources.tools.find import cache_dir
 
 
-def folder_digest(folder: str) -> str:
+def folder_digest(folder: str, follow_links: bool = False) -> str:
+    """`follow_links`: into linked folders too (a copy made of links, whose own tree has no loop)."""
     digest = hashlib.sha256()
-    for top, dirs, files in os.walk(folder):
+    for top, dirs, files in os.walk(folder, followlinks=follow_links):
         dirs.sort()
         for name in sorted(files):
             path = os.path.join(top, name)

@@ -43,6 +43,16 @@ class RenderLimits:
         return f"{self.output / _MIB:g} MiB"
 
 
+def go_runtime(env: dict[str, str], limits: RenderLimits) -> dict[str, str]:
+    """`env` for a Go tool (helm) run for one render: its garbage collector off, with a soft ceiling of a
+    third of the render's address space at which it collects after all. A render is short and its heap
+    small (the 2019 charts peak at ~50 MB resident either way), and collecting it took a fifth of helm's
+    CPU. A GOGC or GOMEMLIMIT of the user's own is kept."""
+    if "GOGC" in env or "GOMEMLIMIT" in env:
+        return env
+    return {**env, "GOGC": "off", "GOMEMLIMIT": f"{limits.memory // 3 // _MIB}MiB"}
+
+
 @dataclass(frozen=True)
 class Finished:
     returncode: int
