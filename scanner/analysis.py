@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from scanner.components.pins import ClusterPin
     from scanner.components.state import Timeline
     from scanner.components.tree import TreeComponents
+    from scanner.orders.read import UpgradeOrder
 
 
 @dataclass
@@ -87,6 +88,9 @@ class Analysis:
     nothing_in: list[tuple[str, str]] = field(default_factory=list)
     # Every cluster of the fleet, when `--cluster` chose the one analysed: what else deploys its files.
     fleet: tuple[Cluster, ...] = ()
+    # The upgrade orders among `manifests` (scanner.orders.read), read once: the checks, the cluster's
+    # pins and the plan's orders are made of these.
+    orders: tuple[UpgradeOrder, ...] = ()
 
     @property
     def current_source(self) -> str | None:
@@ -150,7 +154,8 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
             scan_input.diagnostics.extend(problems)
             crds = crds.then(cluster.crds)  # a custom resource whose CRD is not in the tree
         _tool_files(scan_input, paths, options)
-        tree = _pins(scan_input, catalog, early)
+        orders = _orders(scan_input.manifests)
+        tree = _pins(scan_input, catalog, early, orders)
         found = resolve_current(target, current, given_by(options), version_file, cluster, tree.cluster)
         notices += found.notices
         if need_current and found.minor is None:
@@ -161,7 +166,7 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
                               components=timeline, unknown=options.unknown,
                               cluster_config=tuple(scan_input.cluster_config),
                               tool_pins=tuple(scan_input.tool_pins),
-                              duplicate_keys=tuple(scan_input.duplicate_keys))
+                              duplicate_keys=tuple(scan_input.duplicate_keys), orders=orders)
         findings = latent_as_warnings(
             run_checks(scan_input.manifests, context, scan_input.diagnostics, tree_checks())
             + run_checks(late, context, scan_input.diagnostics, per_object) + early.findings,
@@ -195,6 +200,7 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
         cluster_config=tuple(scan_input.cluster_config),
         tool_pins=tuple(scan_input.tool_pins),
         rules=describe({f.rule_id for f in findings}, rulebook),
+        orders=orders,
     )
 
 
@@ -272,10 +278,17 @@ def _tool_files(scan_input: ScanInput, paths: list[str], options: ScanOptions) -
     scan_input.files_read += found.files_read
 
 
-def _pins(scan_input: ScanInput, catalog: Catalog, early: _EarlyChecks) -> TreeComponents:
+def _orders(manifests: list[Manifest]) -> tuple[UpgradeOrder, ...]:
+    from scanner.orders.read import read_orders
+
+    return tuple(read_orders(manifests))
+
+
+def _pins(scan_input: ScanInput, catalog: Catalog, early: _EarlyChecks,
+          orders: Sequence[UpgradeOrder]) -> TreeComponents:
     from scanner.components.reading import pins_of
 
-    return pins_of(scan_input, catalog, (early.pins, early.checked))
+    return pins_of(scan_input, catalog, (early.pins, early.checked), orders)
 
 
 def _components(tree: TreeComponents, scan_input: ScanInput, catalog: Catalog, target: Minor,

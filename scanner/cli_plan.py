@@ -159,7 +159,7 @@ def plan_command(paths, target, current, distro, output, fmt, output_file, repor
                                    "with it")
         _emit_fleet(plan, [(fmt, output), *reports], orders_folder)
         sys.exit(EXIT_INPUT if _report_input_problems(analysis) else EXIT_BLOCKED if plan.blocked else EXIT_OK)
-    _attach_orders(plan, analysis.manifests, paths, orders_folder)
+    _attach_orders(plan, analysis.orders, paths, orders_folder)
     if window is not None:
         from scanner.cli_changes import change_set_command
 
@@ -192,20 +192,16 @@ def _emit_fleet(fleet, outputs: list[tuple[str, str | None]], orders_folder: str
         folder = os.path.join(orders_folder, cluster.name) if orders_folder else None
         if folder:
             os.makedirs(folder, exist_ok=True)
-        _attach_orders(plan, plan.analysis.manifests, cluster.paths, folder)
+        _attach_orders(plan, plan.analysis.orders, cluster.paths, folder)
     render = {"text": plan_fleet.render_text, "json": plan_fleet.render_json, "markdown": plan_fleet.render_markdown,
               "yaml": lambda plans: _json_or_yaml(plan_fleet.render_json(plans), "yaml")}
     for fmt, output in outputs:
         emit(render[fmt](fleet), output)
 
 
-def _attach_orders(plan, manifests, paths, folder: str | None) -> None:
-    """The upgrade orders of each window, shown in the plan; written under `folder` when given."""
+def _attach_orders(plan, orders, paths, folder: str | None) -> None:
+    """The upgrade orders (the analysis') of each window, shown in the plan; written under `folder` when given."""
     import os
-    from pathlib import Path
-
-    from scanner.orders.read import read_orders
-    from scanner.orders.write import orders_for_windows, write
 
     on_disk = [os.path.abspath(p) for p in paths if p != "-"]
     if not on_disk:
@@ -217,13 +213,18 @@ def _attach_orders(plan, manifests, paths, folder: str | None) -> None:
         if any(os.path.commonpath([target, r]) == r for r in roots):
             raise click.BadParameter(f"{folder} is inside a scanned path: each window's orders would be read "
                                      "as part of the tree; give a folder outside it", param_hint="--orders")
-    result = orders_for_windows(read_orders(manifests), [(w.number, w.source, w.target) for w in plan.windows],
-                                root)
-    for window in plan.windows:
-        window.orders = result.for_window(window.number)
-    plan.order_notes = result.notes
+    if orders:  # their writer (and ruamel.yaml) only for a tree that has some
+        from pathlib import Path
+
+        from scanner.orders.write import orders_for_windows, write
+
+        result = orders_for_windows(orders, [(w.number, w.source, w.target) for w in plan.windows], root)
+        for window in plan.windows:
+            window.orders = result.for_window(window.number)
+        plan.order_notes = result.notes
+        if folder is not None:
+            write(result, Path(folder))
     if folder is not None:
-        write(result, Path(folder))
         plan.orders_folder = folder
 
 
