@@ -132,8 +132,7 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
     with cyclic_gc_paused():
         per_object = per_object_checks()
         early = _EarlyChecks(ScanContext(target=target, rulebook=rulebook), per_object, catalog)
-        needs_current = _CurrentFromPlainFiles(target, current, version_file, options, catalog) \
-            if need_current else None
+        needs_current = _CurrentFromPlainFiles(target, current, version_file, options) if need_current else None
         hooks = [hook for hook in (before_render, needs_current) if hook is not None]
 
         def before_anything_renders(read: ScanInput) -> None:
@@ -248,19 +247,16 @@ class _CurrentFromPlainFiles:
     and the dumps say, so that a plan with nothing to start from stops before the costly part. (A pin
     only a render would bring is not waited for.)"""
 
-    def __init__(self, target: Minor, current: Minor | None, version_file: ClusterPin | None,
-                 options: ScanOptions, catalog: Catalog):
-        self.target, self.current, self.version_file = target, current, version_file
-        self.options, self.catalog = options, catalog
+    def __init__(self, target: Minor, current: Minor | None, version_file: ClusterPin | None, options: ScanOptions):
+        self.target, self.current, self.version_file, self.options = target, current, version_file, options
 
     def __call__(self, read: ScanInput) -> None:
         if self.current is not None or self.version_file is not None or self.options.cluster_state:
             return  # the user's or the cluster's word, whatever the tree says
         from scanner.components.cluster_pin import cluster_pins_in_manifests
-        from scanner.components.file_pins import detect_in_documents
+        from scanner.components.file_pins import cluster_variables_in
 
-        _, variables = detect_in_documents(read.documents, self.catalog, [])
-        pins = list(cluster_pins_in_manifests(read.manifests)) + variables
+        pins = list(cluster_pins_in_manifests(read.manifests)) + cluster_variables_in(read.documents)
         found = resolve_current(self.target, pins=pins)
         if found.minor is None:
             raise NoCurrentMinor(_no_current(found))
