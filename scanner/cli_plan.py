@@ -130,7 +130,6 @@ def plan_command(paths, target, current, distro, output, fmt, output_file, repor
     from scanner.fleet import FleetChoiceError
     from scanner.fleet_plan import FleetPlan, plan_paths
     from scanner.plan import PlanInputError, PlanRequest
-    from scanner.report import plan_json, plan_markdown, plan_text
 
     fmt, output = chosen_output(output, fmt, output_file, PLAN_FORMATS)
     check_outputs([output] + [path for _, path in reports])
@@ -168,14 +167,19 @@ def plan_command(paths, target, current, distro, output, fmt, output_file, repor
         code = change_set_command(plan, analysis, paths, scope, options, window, diff, write, fmt, output, others,
                                   reports)
         sys.exit(EXIT_INPUT if _report_input_problems(analysis) else code)
-    for report_fmt, path in [*reports, (fmt, output)]:
+    for report_fmt, path in [*reports, (fmt, output)]:  # each report's module only when it is asked for
         if report_fmt == "markdown":
-            from scanner.report import comment
+            from scanner.report import comment, plan_markdown
 
             emit_all(comment.outputs(lambda limit, full: plan_markdown.render(plan, limit, full), path))
+        elif report_fmt == "text":
+            from scanner.report import plan_text
+
+            emit(plan_text.render(plan), path)
         else:
-            emit(_json_or_yaml(plan_json.render(plan), report_fmt) if report_fmt != "text" else plan_text.render(plan),
-                 path)
+            from scanner.report import plan_json
+
+            emit(_json_or_yaml(plan_json.render(plan), report_fmt), path)
     if _report_input_problems(analysis):
         sys.exit(EXIT_INPUT)
     sys.exit(EXIT_BLOCKED if plan.blocked else EXIT_OK)
