@@ -123,8 +123,6 @@ def plan_command(paths, target, current, distro, output, fmt, output_file, repor
     With --window: 0 the change set is the whole window; 1 steps are left
     to a person.
     """
-    from scanner.components.catalog import load_catalog
-    from scanner.orders.version import cluster_distros
     from scanner.baseline import BaselineError
     from scanner.data import DataError
     from scanner.fleet import FleetChoiceError
@@ -142,9 +140,8 @@ def plan_command(paths, target, current, distro, output, fmt, output_file, repor
     config = config_for(config_file, no_config, paths)
     sources = minor_sources(config, target, current)
     _, target, current = settings(config, paths, target, current, None)
-    distros = sorted({"kubernetes", *cluster_distros(), *load_catalog().distros})
-    if distro is not None and distro not in distros:
-        raise click.BadParameter(f"{distro!r}: known distributions are {', '.join(distros)}", param_hint="--distro")
+    if distro is not None:
+        _known_distro(distro)
     options, version_file = options_of(config, inputs, unknown=unknown, **sources)  # as `scan` reads the tree
     try:
         plan, analysis = plan_paths(PlanRequest(list(paths), target, current, distro, version_file, options.unknown,
@@ -201,6 +198,16 @@ def _emit_fleet(fleet, outputs: list[tuple[str, str | None]], orders_folder: str
               "yaml": lambda plans: _json_or_yaml(plan_fleet.render_json(plans), "yaml")}
     for fmt, output in outputs:
         emit(render[fmt](fleet), output)
+
+
+def _known_distro(distro: str) -> None:
+    """--distro names a distribution the data knows (read only when --distro is given)."""
+    from scanner.components.catalog import load_catalog
+    from scanner.orders.version import cluster_distros
+
+    distros = sorted({"kubernetes", *cluster_distros(), *load_catalog().distros})
+    if distro not in distros:
+        raise click.BadParameter(f"{distro!r}: known distributions are {', '.join(distros)}", param_hint="--distro")
 
 
 def _attach_orders(plan, orders, paths, folder: str | None) -> None:
