@@ -39,7 +39,8 @@ def timed(command: list[str], checkout: Path, cache: str) -> tuple[float, float]
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed kubehop has its bytecode cached
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL)
+    # In the checkout: `python -m` puts the working directory first on the path, before PYTHONPATH.
+    done = subprocess.run(command, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, cwd=checkout)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1, 3):
@@ -67,7 +68,7 @@ def main() -> None:
     parser.add_argument("--against", type=Path, help="another checkout, its pair timed in the same rounds")
     args = parser.parse_args()
     paths = [os.path.abspath(p) for p in args.paths] or \
-        [str(p.parent) for p in sorted(args.corpus.glob("*/Chart.yaml"))[:args.charts]]
+        [str(p.parent) for p in sorted(args.corpus.resolve().glob("*/Chart.yaml"))[:args.charts]]
     if not paths:
         sys.exit(f"no charts under {args.corpus} (it is in ../shared, not in a user's clone): give PATHS")
     checkouts = [REPO] + ([args.against.resolve()] if args.against else [])
