@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from scanner.components.pins import ClusterPin
     from scanner.components.state import Timeline
     from scanner.components.tree import TreeComponents
+    from scanner.orders.read import UpgradeOrder
 
 
 @dataclass
@@ -87,6 +88,9 @@ class Analysis:
     nothing_in: list[tuple[str, str]] = field(default_factory=list)
     # Every cluster of the fleet, when `--cluster` chose the one analysed: what else deploys its files.
     fleet: tuple[Cluster, ...] = ()
+    # The upgrade orders among `manifests` (scanner.orders.read), read once: the checks, the cluster's
+    # pins and the plan's orders are made of these.
+    orders: tuple[UpgradeOrder, ...] = ()
 
     @property
     def current_source(self) -> str | None:
@@ -128,8 +132,7 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
     with cyclic_gc_paused():
         per_object = per_object_checks()
         early = _EarlyChecks(ScanContext(target=target, rulebook=rulebook), per_object, catalog)
-        needs_current = _CurrentFromPlainFiles(target, current, version_file, options, catalog) \
-            if need_current else None
+        needs_current = _CurrentFromPlainFiles(target, current, version_file, options) if need_current else None
         hooks = [hook for hook in (before_render, needs_current) if hook is not None]
 
         def before_anything_renders(read: ScanInput) -> None:
@@ -150,7 +153,8 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
             scan_input.diagnostics.extend(problems)
             crds = crds.then(cluster.crds)  # a custom resource whose CRD is not in the tree
         _tool_files(scan_input, paths, options)
-        tree = _pins(scan_input, catalog, early)
+        orders = _orders(scan_input.manifests)
+        tree = _pins(scan_input, catalog, early, orders)
         found = resolve_current(target, current, given_by(options), version_file, cluster, tree.cluster)
         notices += found.notices
         if need_current and found.minor is None:
@@ -161,7 +165,7 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
                               components=timeline, unknown=options.unknown,
                               cluster_config=tuple(scan_input.cluster_config),
                               tool_pins=tuple(scan_input.tool_pins),
-                              duplicate_keys=tuple(scan_input.duplicate_keys))
+                              duplicate_keys=tuple(scan_input.duplicate_keys), orders=orders)
         findings = latent_as_warnings(
             run_checks(scan_input.manifests, context, scan_input.diagnostics, tree_checks())
             + run_checks(late, context, scan_input.diagnostics, per_object) + early.findings,
@@ -195,6 +199,7 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
         cluster_config=tuple(scan_input.cluster_config),
         tool_pins=tuple(scan_input.tool_pins),
         rules=describe({f.rule_id for f in findings}, rulebook),
+        orders=orders,
     )
 
 
@@ -242,19 +247,16 @@ class _CurrentFromPlainFiles:
     and the dumps say, so that a plan with nothing to start from stops before the costly part. (A pin
     only a render would bring is not waited for.)"""
 
-    def __init__(self, target: Minor, current: Minor | None, version_file: ClusterPin | None,
-                 options: ScanOptions, catalog: Catalog):
-        self.target, self.current, self.version_file = target, current, version_file
-        self.options, self.catalog = options, catalog
+    def __init__(self, target: Minor, current: Minor | None, version_file: ClusterPin | None, options: ScanOptions):
+        self.target, self.current, self.version_file, self.options = target, current, version_file, options
 
     def __call__(self, read: ScanInput) -> None:
         if self.current is not None or self.version_file is not None or self.options.cluster_state:
             return  # the user's or the cluster's word, whatever the tree says
         from scanner.components.cluster_pin import cluster_pins_in_manifests
-        from scanner.components.file_pins import detect_in_documents
+        from scanner.components.file_pins import cluster_variables_in
 
-        _, variables = detect_in_documents(read.documents, self.catalog, [])
-        pins = list(cluster_pins_in_manifests(read.manifests)) + variables
+        pins = list(cluster_pins_in_manifests(read.manifests)) + cluster_variables_in(read.documents)
         found = resolve_current(self.target, pins=pins)
         if found.minor is None:
             raise NoCurrentMinor(_no_current(found))
@@ -272,10 +274,17 @@ def _tool_files(scan_input: ScanInput, paths: list[str], options: ScanOptions) -
     scan_input.files_read += found.files_read
 
 
-def _pins(scan_input: ScanInput, catalog: Catalog, early: _EarlyChecks) -> TreeComponents:
+def _orders(manifests: list[Manifest]) -> tuple[UpgradeOrder, ...]:
+    from scanner.orders.read import read_orders
+
+    return tuple(read_orders(manifests))
+
+
+def _pins(scan_input: ScanInput, catalog: Catalog, early: _EarlyChecks,
+          orders: Sequence[UpgradeOrder]) -> TreeComponents:
     from scanner.components.reading import pins_of
 
-    return pins_of(scan_input, catalog, (early.pins, early.checked))
+    return pins_of(scan_input, catalog, (early.pins, early.checked), orders)
 
 
 def _components(tree: TreeComponents, scan_input: ScanInput, catalog: Catalog, target: Minor,

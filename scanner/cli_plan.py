@@ -124,14 +124,11 @@ def plan_command(paths, target, current, distro, output, fmt, output_file, repor
     With --window: 0 the change set is the whole window; 1 steps are left
     to a person.
     """
-    from scanner.components.catalog import load_catalog
-    from scanner.orders.version import cluster_distros
     from scanner.baseline import BaselineError
     from scanner.data import DataError
     from scanner.fleet import FleetChoiceError
     from scanner.fleet_plan import FleetPlan, plan_paths
     from scanner.plan import PlanInputError, PlanRequest
-    from scanner.report import plan_json, plan_markdown, plan_text
 
     fmt, output = chosen_output(output, fmt, output_file, PLAN_FORMATS)
     check_outputs([output] + [path for _, path in reports])
@@ -144,9 +141,8 @@ def plan_command(paths, target, current, distro, output, fmt, output_file, repor
     config = config_for(config_file, no_config, paths)
     sources = minor_sources(config, target, current)
     _, target, current = settings(config, paths, target, current, None)
-    distros = sorted({"kubernetes", *cluster_distros(), *load_catalog().distros})
-    if distro is not None and distro not in distros:
-        raise click.BadParameter(f"{distro!r}: known distributions are {', '.join(distros)}", param_hint="--distro")
+    if distro is not None:
+        _known_distro(distro)
     options, version_file = options_of(config, inputs, unknown=unknown, **sources)  # as `scan` reads the tree
     try:
         plan, analysis = plan_paths(PlanRequest(list(paths), target, current, distro, version_file, options.unknown,
@@ -160,7 +156,7 @@ def plan_command(paths, target, current, distro, output, fmt, output_file, repor
                                    "with it")
         _emit_fleet(plan, [(fmt, output), *reports], orders_folder)
         sys.exit(EXIT_INPUT if _report_input_problems(analysis) else EXIT_BLOCKED if plan.blocked else EXIT_OK)
-    _attach_orders(plan, analysis.manifests, paths, orders_folder)
+    _attach_orders(plan, analysis.orders, paths, orders_folder)
     if window is not None:
         from scanner.cli_changes import change_set_command
 
@@ -169,14 +165,19 @@ def plan_command(paths, target, current, distro, output, fmt, output_file, repor
         code = change_set_command(plan, analysis, paths, scope, options, window, diff, write, fmt, output, others,
                                   reports)
         sys.exit(EXIT_INPUT if _report_input_problems(analysis) else code)
-    for report_fmt, path in [*reports, (fmt, output)]:
+    for report_fmt, path in [*reports, (fmt, output)]:  # each report's module only when it is asked for
         if report_fmt == "markdown":
-            from scanner.report import comment
+            from scanner.report import comment, plan_markdown
 
             emit_all(comment.outputs(lambda limit, full: plan_markdown.render(plan, limit, full), path))
+        elif report_fmt == "text":
+            from scanner.report import plan_text
+
+            emit(plan_text.render(plan), path)
         else:
-            emit(_json_or_yaml(plan_json.render(plan), report_fmt) if report_fmt != "text" else plan_text.render(plan),
-                 path)
+            from scanner.report import plan_json
+
+            emit(_json_or_yaml(plan_json.render(plan), report_fmt), path)
     if _report_input_problems(analysis):
         sys.exit(EXIT_INPUT)
     sys.exit(EXIT_BLOCKED if plan.blocked else EXIT_OK)
@@ -193,20 +194,26 @@ def _emit_fleet(fleet, outputs: list[tuple[str, str | None]], orders_folder: str
         folder = os.path.join(orders_folder, cluster.name) if orders_folder else None
         if folder:
             os.makedirs(folder, exist_ok=True)
-        _attach_orders(plan, plan.analysis.manifests, cluster.paths, folder)
+        _attach_orders(plan, plan.analysis.orders, cluster.paths, folder)
     render = {"text": plan_fleet.render_text, "json": plan_fleet.render_json, "markdown": plan_fleet.render_markdown,
               "yaml": lambda plans: _json_or_yaml(plan_fleet.render_json(plans), "yaml")}
     for fmt, output in outputs:
         emit(render[fmt](fleet), output)
 
 
-def _attach_orders(plan, manifests, paths, folder: str | None) -> None:
-    """The upgrade orders of each window, shown in the plan; written under `folder` when given."""
-    import os
-    from pathlib import Path
+def _known_distro(distro: str) -> None:
+    """--distro names a distribution the data knows (read only when --distro is given)."""
+    from scanner.components.catalog import load_catalog
+    from scanner.orders.version import cluster_distros
 
-    from scanner.orders.read import read_orders
-    from scanner.orders.write import orders_for_windows, write
+    distros = sorted({"kubernetes", *cluster_distros(), *load_catalog().distros})
+    if distro not in distros:
+        raise click.BadParameter(f"{distro!r}: known distributions are {', '.join(distros)}", param_hint="--distro")
+
+
+def _attach_orders(plan, orders, paths, folder: str | None) -> None:
+    """The upgrade orders (the analysis') of each window, shown in the plan; written under `folder` when given."""
+    import os
 
     on_disk = [os.path.abspath(p) for p in paths if p != "-"]
     if not on_disk:
@@ -218,13 +225,18 @@ def _attach_orders(plan, manifests, paths, folder: str | None) -> None:
         if any(os.path.commonpath([target, r]) == r for r in roots):
             raise click.BadParameter(f"{folder} is inside a scanned path: each window's orders would be read "
                                      "as part of the tree; give a folder outside it", param_hint="--orders")
-    result = orders_for_windows(read_orders(manifests), [(w.number, w.source, w.target) for w in plan.windows],
-                                root)
-    for window in plan.windows:
-        window.orders = result.for_window(window.number)
-    plan.order_notes = result.notes
+    if orders:  # their writer (and ruamel.yaml) only for a tree that has some
+        from pathlib import Path
+
+        from scanner.orders.write import orders_for_windows, write
+
+        result = orders_for_windows(orders, [(w.number, w.source, w.target) for w in plan.windows], root)
+        for window in plan.windows:
+            window.orders = result.for_window(window.number)
+        plan.order_notes = result.notes
+        if folder is not None:
+            write(result, Path(folder))
     if folder is not None:
-        write(result, Path(folder))
         plan.orders_folder = folder
 
 

@@ -33,12 +33,18 @@ COMPONENTS = "compat-matrix"
 
 
 def read_data_checked(text: str) -> str | None:
-    match = _DATA_CHECKED.search(text[:_HEAD])
-    return match.group(1) if match else None
+    return _top_level(_DATA_CHECKED, "data_checked:", text)
 
 
 def read_sources_as_of(text: str) -> str | None:
-    match = _SOURCES_AS_OF.search(text[:_HEAD])
+    return _top_level(_SOURCES_AS_OF, "sources_as_of:", text)
+
+
+def _top_level(pattern: re.Pattern, key: str, text: str) -> str | None:
+    head = text[:_HEAD]
+    # The key looked for first: a line-anchored search over a head without it tries every position
+    # (most component files have no sources_as_of: 2 ms of every plan's header, 0.2 ms so).
+    match = pattern.search(head) if key in head else None
     return match.group(1) if match else None
 
 

@@ -199,8 +199,10 @@ def plan_of(analysis: "Analysis", request: PlanRequest) -> Plan:
         raise PlanInputError(f"the cluster is at {current} ({found.said_by}): --target {request.target} is not newer")
     catalog = load_catalog()
     rulebook = load_rulebook(request.options.rule_folders if request.options else ())
-    layer = [f for f in analysis.findings if _from_component_layer(f, rulebook)]
-    others = [f for f in analysis.findings if not _from_component_layer(f, rulebook)]
+    rule_ids = {f.rule_id for f in analysis.findings}  # the layer is told by the rule: each rule once
+    in_layer = {rule_id for rule_id in rule_ids if _from_component_layer(rule_id, rulebook)}
+    layer = [f for f in analysis.findings if f.rule_id in in_layer]
+    others = [f for f in analysis.findings if f.rule_id not in in_layer]
     # The distribution is the tree's word even where --from gave the minor.
     tree_pin = found.pin or resolve_current(request.target, version_file=request.version_file,
                                             pins=analysis.tree.cluster).pin
@@ -213,11 +215,10 @@ def plan_of(analysis: "Analysis", request: PlanRequest) -> Plan:
     return plan
 
 
-def _from_component_layer(finding: Finding, rulebook: Rulebook) -> bool:
-    """Whether the component checks made it (a component's problem, a CRD rule's migration): the plan
-    shows those as moves and migrations, not as API blockers."""
-    return any(info_of(check, finding.rule_id, rulebook) is not None
-               for check in (component_support, crd_component_removal))
+def _from_component_layer(rule_id: str, rulebook: Rulebook) -> bool:
+    """Whether the component checks made its findings (a component's problem, a CRD rule's migration): the
+    plan shows those as moves and migrations, not as API blockers."""
+    return any(info_of(check, rule_id, rulebook) is not None for check in (component_support, crd_component_removal))
 
 
 def _distro(given: str | None, pin: ClusterPin | None) -> tuple[str, str]:

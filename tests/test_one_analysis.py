@@ -105,3 +105,29 @@ def test_plan_says_it_checked_nothing_as_scan_does(tmp_path):
             assert done.returncode == code, (command, done.stderr)
             last = done.stdout.strip().splitlines()[-1]
             assert last.startswith(f"nothing checked for 1.33: {words}"), (command, last)
+
+
+def test_scan_and_plan_read_the_upgrade_orders_once(monkeypatch):
+    """The cluster's pins, the order checks and the plan's orders all take the analysis' reading of the
+    orders (issue 27: they were read 5 times by a scan, 6 by a plan); with the current minor to find, a
+    plan reads the plain files' own once more, before anything renders."""
+    from scanner.orders import read
+
+    reads: list[int] = []
+    original = read.read_orders
+
+    def counted(manifests):
+        reads.append(len(manifests))
+        return original(manifests)
+
+    monkeypatch.setattr(read, "read_orders", counted)
+    monkeypatch.setattr("scanner.components.cluster_pin.read_orders", counted)
+    tree = str(FIXTURES / "orders" / "k3s")
+    for command, minors, times in (("scan", ("--from", "1.31"), 1), ("plan", ("--from", "1.31"), 1),
+                                   ("scan", (), 1), ("plan", (), 2)):
+        reads.clear()
+        done = invoke(command, "--no-config", *minors, "--target", "1.33", tree)
+        assert done.returncode in (0, 1), done.stderr
+        assert len(reads) == times, (command, minors)
+    plan = json.loads(invoke("plan", "--no-config", "--format", "json", "--target", "1.33", tree).stdout)
+    assert [o for w in plan["windows"] for o in w["orders"]], "the plan shows the orders it read once"

@@ -58,7 +58,7 @@ def change_set(plan, analysis, number: int, paths: Sequence[str], options, root:
             "time); once they are done, run the same kubehop plan --window command again: the run that leaves nothing "
             "else to a person writes the hop")))
     else:
-        result.orders = hop.upgrade_orders(analysis.manifests, number, window.source, window.target, texts,
+        result.orders = hop.upgrade_orders(analysis.orders, number, window.source, window.target, texts,
                                            result.manual, result.notices)
         result.hop = hop.version_variables(tree.cluster, window.source, window.target, texts, result.manual)
     result.files = texts.files()

@@ -15,19 +15,18 @@ from scanner.changes.model import Edit, Manual
 from scanner.changes.scalar_edit import NotEditable
 from scanner.changes.texts import Texts
 from scanner.components.pins import ClusterPin
-from scanner.model import Manifest
-from scanner.orders.read import read_orders
+from scanner.orders.read import UpgradeOrder
 from scanner.orders.releases import newest_patch
 from scanner.orders.write import orders_for_windows, window_folder
 from scanner.paths import where
 from scanner.versions import Minor
 
 
-def upgrade_orders(manifests: Sequence[Manifest], number: int, source: Minor, target: Minor, texts: Texts,
+def upgrade_orders(orders: Sequence[UpgradeOrder], number: int, source: Minor, target: Minor, texts: Texts,
                    manual: list[Manual], notices: list[str]) -> list[str]:
-    """Write the window's upgrade orders into the tree; what they do, one line each. Orders of a distribution
-    whose release of `target` the data does not know are a person's: a change set writes no placeholder."""
-    orders = read_orders(manifests)
+    """Write the window's upgrade orders (the analysis') into the tree; what they do, one line each. Orders of
+    a distribution whose release of `target` the data does not know are a person's: a change set writes no
+    placeholder."""
     unknown = sorted({o.distro or "kubernetes" for o in orders if newest_patch(o.distro or "kubernetes", target) is None})
     if unknown:
         manual.append(Manual(f"upgrade orders for {target}", (

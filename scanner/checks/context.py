@@ -39,6 +39,17 @@ class ScanContext:
     # Settings and ToolPins, read by sources/cluster/).
     cluster_config: tuple = ()
     tool_pins: tuple = ()
+    # The upgrade orders of the manifests the tree checks get (scanner.orders.read), read once by the
+    # analysis; None: the order checks read them from those manifests.
+    orders: tuple | None = None
+
+    def upgrade_orders(self, manifests: Sequence[Manifest]) -> Sequence:
+        """The upgrade orders among `manifests`: the analysis' reading of them, when it gave one."""
+        if self.orders is not None:
+            return self.orders
+        from scanner.orders.read import read_orders
+
+        return read_orders(manifests)
 
 
 OBJECT = "object"  # run on each file's objects as the file is read, while its nodes are held

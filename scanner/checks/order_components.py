@@ -16,7 +16,7 @@ from scanner.checks.context import TREE, RuleInfo, ScanContext
 from scanner.checks.findings import order_finding
 from scanner.model import Finding, Manifest
 from scanner.paths import where
-from scanner.orders.read import UpgradeOrder, clusters, read_orders
+from scanner.orders.read import UpgradeOrder, clusters
 from scanner.versions import Minor
 
 SCOPE = TREE
@@ -28,7 +28,7 @@ RULES = {RULE: RuleInfo("a control-plane order past what a pinned component supp
 
 
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:
-    orders = read_orders(manifests)
+    orders = context.upgrade_orders(manifests)
     if not orders:
         return  # the common case: no component detection without an order to check
     newest = [c.newest_control_plane for c in clusters(orders)]

@@ -21,7 +21,7 @@ from scanner.checks.findings import order_finding, order_kind_source
 from scanner.cluster_state import ClusterNode
 from scanner.model import Finding, Manifest
 from scanner.orders.kinds import CONTROL_PLANE, MaxUnavailable, control_plane_labels
-from scanner.orders.read import UpgradeOrder, clusters, read_orders
+from scanner.orders.read import UpgradeOrder, clusters
 from scanner.orders.version import parse_order_version
 from scanner.nodes import mapping_get, scalar
 
@@ -49,7 +49,7 @@ _INTEGER = re.compile(r"^\s*(\d{1,18})\s*$")
 
 
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:
-    orders = read_orders(manifests)
+    orders = context.upgrade_orders(manifests)
     if not orders:
         return
     nodes = context.cluster.nodes if context.cluster is not None else []

@@ -17,7 +17,7 @@ from scanner.checks.findings import order_finding, order_kind_source
 from scanner.checks.node_skew import load_policy
 from scanner.model import Finding, Manifest
 from scanner.paths import at
-from scanner.orders.read import Cluster, UpgradeOrder, clusters, read_orders
+from scanner.orders.read import Cluster, UpgradeOrder, clusters
 from scanner.versions import Minor
 
 AHEAD = "upgrade-order/worker-before-control-plane"
@@ -51,7 +51,7 @@ RULES = Rules(_rules)
 
 
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:
-    orders = read_orders(manifests)
+    orders = context.upgrade_orders(manifests)
     for cluster in clusters(orders) if orders else ():
         yield from _cluster(cluster, context)
 

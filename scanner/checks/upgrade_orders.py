@@ -18,7 +18,7 @@ from scanner.checks.node_skew import load_policy
 from scanner.model import Finding, Manifest
 from scanner.paths import where
 from scanner.orders.kinds import control_plane_labels
-from scanner.orders.read import UpgradeOrder, clusters, order_key, read_orders
+from scanner.orders.read import UpgradeOrder, clusters, order_key
 from scanner.versions import Minor, minor_range
 
 SCOPE = TREE
@@ -43,7 +43,7 @@ RULES = Rules(_rules)
 
 
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:
-    orders = read_orders(manifests)
+    orders = context.upgrade_orders(manifests)
     if not orders:
         return
     for order in orders:

@@ -11,7 +11,7 @@ from scanner import data
 from scanner.components.pins import ClusterPin, origin_of
 from scanner.model import Manifest, Origin
 from scanner.nodes import scalar, value_at
-from scanner.orders.read import cluster_pins, read_orders
+from scanner.orders.read import UpgradeOrder, cluster_pins, read_orders
 from scanner.orders.version import distro_of
 from scanner.sources.files.walk import read_file
 from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, compose_documents
@@ -31,9 +31,11 @@ def _cluster_pin(version: str, origin: Origin, what: str) -> ClusterPin | None:
     return ClusterPin(version, minor, distro_of(version), origin, what)
 
 
-def cluster_pins_in_manifests(manifests: Sequence[Manifest]) -> Iterator[ClusterPin]:
-    """The upgrade orders' answer (scanner.orders.read.cluster_pins): the one place it is inferred."""
-    for order in cluster_pins(read_orders(manifests)):
+def cluster_pins_in_manifests(manifests: Sequence[Manifest],
+                              orders: Sequence[UpgradeOrder] | None = None) -> Iterator[ClusterPin]:
+    """The upgrade orders' answer (scanner.orders.read.cluster_pins): the one place it is inferred.
+    `orders`: those of `manifests`, when they were read already."""
+    for order in cluster_pins(read_orders(manifests) if orders is None else orders):
         field = ".".join(order.kind.version if order.version is not None else order.kind.channel or ())
         yield ClusterPin(order.version_text, order.minor, order.distro if order.distro != "kubernetes" else None,
                          order.origin, f"{order.what} {field}")

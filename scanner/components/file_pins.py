@@ -44,13 +44,32 @@ def detect_in_documents(documents: Iterable[tuple[str, Any]], catalog: Catalog,
         name = os.path.basename(path)
         try:
             detections.extend(_pins_in_document(node, name, path, catalog, scanned))
-            if name not in _CHART_FILES + KUSTOMIZATION_FILES and scalar(mapping_get(node, "kind")) is None:
+            if _holds_variables(name, node):
                 cluster.extend(cluster_variables(node, path))
         except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
             if problems is None:
                 raise
             problems.append(unexpected(path, err, node.start_mark.line + 1))
     return detections, cluster
+
+
+def cluster_variables_in(documents: Iterable[tuple[str, Any]]) -> list[ClusterPin]:
+    """The cluster version variables among `documents`, without the component pins detect_in_documents
+    reads beside them: what says the cluster's minor before anything renders (scanner.analysis). A
+    document kubehop fails on gives none here; detect_in_documents says what failed."""
+    cluster: list[ClusterPin] = []
+    for path, node in documents:
+        if isinstance(node, MappingNode) and _holds_variables(os.path.basename(path), node):
+            try:
+                cluster.extend(cluster_variables(node, path))
+            except Exception:  # noqa: BLE001 - said once, where the pins are read
+                continue
+    return cluster
+
+
+def _holds_variables(name: str, node: MappingNode) -> bool:
+    """A document that may set cluster version variables: no object, chart list or kustomization."""
+    return name not in _CHART_FILES + KUSTOMIZATION_FILES and scalar(mapping_get(node, "kind")) is None
 
 
 def _pins_in_document(node: MappingNode, name: str, path: str, catalog: Catalog,

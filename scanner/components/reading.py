@@ -17,14 +17,17 @@ from scanner.components.file_pins import detect_in_documents
 from scanner.components.pins import Detection, unique
 from scanner.components.tree import TreeComponents
 from scanner.components.unlisted import unlisted_charts, unlisted_remotes
+from scanner.orders.read import UpgradeOrder
 from scanner.sources import ScanInput, collect
 from scanner.versions import Minor
 
 
 def pins_of(scan_input: ScanInput, catalog: Catalog,
-            early: tuple[Sequence[Detection], int] = ((), 0)) -> TreeComponents:
+            early: tuple[Sequence[Detection], int] = ((), 0),
+            orders: Sequence[UpgradeOrder] | None = None) -> TreeComponents:
     """The pins among what the sources read. `early`: the pins a scan took of the first objects as it
-    read their files, and how many objects those were (scanner.analysis)."""
+    read their files, and how many objects those were; `orders`: the upgrade orders of its objects, read
+    once (scanner.analysis)."""
     problems = scan_input.diagnostics  # a bug met on one object or document is an input problem there
     in_documents, cluster = detect_in_documents(scan_input.documents, catalog, problems, scan_input.scanned)
     charts: list[ChartPin] = []
@@ -34,7 +37,7 @@ def pins_of(scan_input: ScanInput, catalog: Catalog,
     unlisted += unlisted_charts(charts + chart_entries, catalog) + unlisted_remotes(scan_input.documents, catalog)
     return TreeComponents(
         detections=unique(in_manifests + in_documents),
-        cluster=list(cluster_pins_in_manifests(scan_input.manifests)) + cluster,
+        cluster=list(cluster_pins_in_manifests(scan_input.manifests, orders)) + cluster,
         manifests=scan_input.manifests, diagnostics=scan_input.diagnostics, notices=scan_input.notices,
         suppressions=scan_input.suppressions,
         charts=charts + chart_entries, local_charts=local, unlisted=unique(unlisted))

@@ -10,9 +10,9 @@ it follows (so copying the window's folder over the tree places it beside the ex
   to the newest ones, the control-plane order then the worker order, copied from them;
 - nothing for kinds that cannot be moved by their version alone (Cluster API: `none`): a note.
 
-Documents are edited with ruamel.yaml and spliced back as `kubehop fix` does (scanner.yaml_layout):
-comments, key order and quoting stay. Without a known patch the order names the minor (v1.37)
-with a comment saying to pick the patch.
+Documents are edited with ruamel.yaml (scanner.orders.edit, imported only when a file is edited) and
+spliced back as `kubehop fix` does: comments, key order and quoting stay. Without a known patch the
+order names the minor (v1.37) with a comment saying to pick the patch.
 """
 
 from __future__ import annotations
@@ -22,22 +22,15 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Iterable, Sequence
 
-from ruamel.yaml.comments import CommentedMap
-from ruamel.yaml.error import YAMLError as RuamelError
-
-from scanner.yaml_layout import Layout, splice
-from scanner.orders.kinds import OrderKind
 from scanner.orders.read import Cluster, UpgradeOrder, clusters
-from scanner.orders.releases import newest_patch
 from scanner.paths import where
 from scanner.sources.files.walk import read_file
 from scanner.versions import Minor
 
 _SEPARATOR = re.compile(r"^---(?:[ \t].*)?$")
 _VERSION_TOKEN = re.compile(r"[-_.]?v?1[-_.]\d+(?:[-_.]\d+)?$")
-_SERVER_SET = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "selfLink")
 
 
 @dataclass(frozen=True)
@@ -61,10 +54,6 @@ class WindowOrders:
         return [f for f in self.files if f.window == number]
 
 
-# What ruamel.yaml's round-trip loader raises on files PyYAML reads (duplicate keys, !!bool maybe...).
-_UNLOADABLE = (RuamelError, ValueError, KeyError, AttributeError, TypeError, OverflowError)
-
-
 def orders_for_windows(orders: Sequence[UpgradeOrder], windows: Iterable[tuple[int, Minor, Minor]],
                        root: str) -> WindowOrders:
     """The files that perform each window (number, source, target) for every cluster of `orders`."""
@@ -84,12 +73,20 @@ def orders_for_windows(orders: Sequence[UpgradeOrder], windows: Iterable[tuple[i
                     result.files.extend(_in_place(group, number, target, root, result.notes))
                 elif writes == "new-object":
                     result.files.extend(_new_objects(group, number, target, root, result.notes))
-            except _UNLOADABLE as err:  # a file ruamel.yaml cannot load (the scan names what is wrong in it)
+            except _unloadable() as err:  # a file ruamel.yaml cannot load (the scan names what is wrong in it)
                 first = group.orders[0]
                 result.notes.append(f"{first.what} at {first.origin.path}:{first.origin.line}: its orders are not "
                                     f"written: ruamel.yaml cannot rewrite its file ({type(err).__name__}); "
                                     "correct the YAML first")
     return result
+
+
+def _unloadable() -> tuple[type[Exception], ...]:
+    """What editing a file may raise (scanner.orders.edit.UNLOADABLE): asked for only as the exception is
+    matched, so that a plan none of whose orders is edited does not import ruamel.yaml."""
+    from scanner.orders.edit import UNLOADABLE
+
+    return UNLOADABLE
 
 
 def write(result: WindowOrders, folder: Path) -> list[Path]:
@@ -111,58 +108,6 @@ def window_folder(number: int, target: Minor) -> str:
     return f"{number:02d}-{target}"
 
 
-# --- the version an order gets for a minor ------------------------------------------------------------
-
-def _version_for(order: UpgradeOrder, minor: Minor) -> tuple[str, str | None]:
-    """The exact version to write, and the note when only the minor can be named."""
-    distro = order.distro or "kubernetes"
-    release = newest_patch(distro, minor)
-    if release is not None:
-        return release.version, None
-    return f"v{minor}", (f"kubehop: pick the patch: the data knows no {distro} release of {minor} "
-                         f"(rules/distro-releases.yaml)")
-
-
-def _set_version(obj: CommentedMap, order: UpgradeOrder, minor: Minor) -> tuple[str, str | None]:
-    """Set the order's version (or minor channel) for `minor`; what it now says, and a note."""
-    kind = order.kind
-    spec = _mapping(obj, kind.version[:-1])
-    if order.version is None and order.channel and order.minor is not None and kind.minor_channel:
-        m = kind.minor_channel.search(order.channel)
-        channel = order.channel[:m.start("minor")] + str(minor) + order.channel[m.end("minor"):]
-        _mapping(obj, kind.channel[:-1])[kind.channel[-1]] = channel
-        return channel, None
-    version, note = _version_for(order, minor)
-    key = kind.version[-1]
-    if order.version is None and order.channel and kind.channel:  # a floating channel: pin the version
-        parent = _mapping(obj, kind.channel[:-1])
-        position = list(parent).index(kind.channel[-1])
-        del parent[kind.channel[-1]]
-        parent.insert(position, key, version)
-        note = note or f"kubehop: pinned; the order followed the channel {order.channel}"
-    else:
-        old = spec.get(key)
-        spec[key] = type(old)(version) if isinstance(old, str) and type(old) is not str else version
-    if note:
-        spec.yaml_add_eol_comment(note, key)
-    return version, note
-
-
-def _field(order: UpgradeOrder) -> str:
-    kind = order.kind
-    moves_channel = order.version is None and order.minor is not None and kind.channel
-    return ".".join(kind.channel if moves_channel else kind.version)
-
-
-def _mapping(obj: CommentedMap, path: Sequence[str]) -> CommentedMap:
-    node = obj
-    for key in path:
-        if not isinstance(node.get(key), CommentedMap):
-            node[key] = CommentedMap()
-        node = node[key]
-    return node
-
-
 # --- in place: the files of the orders, with their versions moved ---------------------------------
 
 def _in_place(group: Cluster, number: int, target: Minor, root: str, notes: list[str]) -> Iterable[WrittenFile]:
@@ -179,11 +124,13 @@ def _in_place(group: Cluster, number: int, target: Minor, root: str, notes: list
         text, problem = read_file(path)
         if problem is not None or _relative(path, root) is None:
             continue
+        from scanner.orders.edit import edit_document  # ruamel.yaml: once a file is to be edited
+
         done, notes, lines = [], [], text.split("\n")
         for start, end in _documents(lines):
             inside = [o for o in orders if start < _object_line(o) <= end]
             if inside:
-                lines[start:end] = _edit_document(lines[start:end], inside, target, done, notes)
+                lines[start:end] = edit_document(lines[start:end], inside, target, done, notes)
         written = "\n".join(lines)
         yield WrittenFile(number, target, f"{window_folder(number, target)}/{_relative(path, root)}", path,
                           tuple(done), written, tuple(dict.fromkeys(notes)), _diff(text, written, path))
@@ -202,57 +149,6 @@ def _documents(lines: list[str]) -> list[tuple[int, int]]:
 
 def _object_line(order: UpgradeOrder) -> int:
     return order.manifest.origin.line
-
-
-def _edit_document(lines: list[str], orders: list[UpgradeOrder], target: Minor, done: list[str],
-                   notes: list[str]) -> list[str]:
-    trailing = bool(lines) and lines[-1] == ""  # the file's final newline
-    body = lines[:-1] if trailing else lines
-    text = "\n".join(body) + "\n"
-    layout = Layout(text)
-    document = layout.load(text)
-    before = layout.dump(document)
-    replaced: list[tuple[str, str]] = []  # (old value, new value) of plain replacements
-    for obj in _objects(document):
-        order = next((o for o in orders if _same_object(obj, o)), None)
-        if order is not None:
-            now, note = _set_version(obj, order, target)
-            done.insert(0, f"{order.what}: {_field(order)} {now}")  # documents are edited last first
-            notes.extend([note] if note else [])
-            if note is None:
-                replaced.append((order.version.text if order.version else order.channel or "", now))
-    merged = splice(body, before, layout.dump(document))
-    if len(merged) == len(body):
-        merged = [_keep_spacing(old, new, replaced) for old, new in zip(body, merged)]
-    return merged + ([""] if trailing else [])
-
-
-def _keep_spacing(old: str, new: str, replaced: list[tuple[str, str]]) -> str:
-    """A line whose value alone changed, as the original line with only the value replaced: ruamel
-    keeps a comment's column, which moves the comment when the value's length changes."""
-    for before, after in replaced:
-        if old != new and old.count(before) == 1 and new.count(after) == 1:
-            candidate = old.replace(before, after)
-            if candidate.split("#")[0].split() == new.split("#")[0].split():
-                return candidate
-    return new
-
-
-def _objects(node: Any) -> Iterable[CommentedMap]:
-    if isinstance(node, CommentedMap) and isinstance(node.get("kind"), str):
-        items = node.get("items")
-        if node["kind"].endswith("List") and isinstance(items, list):
-            for item in items:
-                yield from _objects(item)
-        else:
-            yield node
-
-
-def _same_object(obj: CommentedMap, order: UpgradeOrder) -> bool:
-    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-    manifest = order.manifest
-    return (obj.get("apiVersion"), obj.get("kind")) == (manifest.api_version, manifest.kind) and \
-        (metadata.get("name") or metadata.get("generateName")) == manifest.name
 
 
 def _relative(path: str, root: str) -> str | None:
@@ -281,11 +177,13 @@ def _new_objects(group: Cluster, number: int, target: Minor, root: str, notes: l
         text, problem = read_file(path)
         if relative is None or problem is not None:
             continue
+        from scanner.orders.edit import new_object  # ruamel.yaml: once a file is to be copied
+
         documents, done, written_notes = [], [], []
         lines = text.split("\n")
         for order in orders:
             start, end = next(((s, e) for s, e in _documents(lines) if s < _object_line(order) <= e), (0, 0))
-            documents.append(_copy(lines[start:end], order, target, done, written_notes))
+            documents.append(new_object(lines[start:end], order, target, done, written_notes))
         folder, name = os.path.split(relative)
         stem, suffix = os.path.splitext(name)
         name = f"{_VERSION_TOKEN.sub('', stem) or stem}-v{target}{suffix or '.yaml'}"
@@ -299,38 +197,3 @@ def _newest(orders: list[UpgradeOrder]) -> UpgradeOrder | None:
 
     versioned = [o for o in orders if o.minor is not None]
     return max(versioned, key=order_key) if versioned else None
-
-
-def _copy(lines: list[str], order: UpgradeOrder, target: Minor, done: list[str], notes: list[str]) -> str:
-    """The order's document as a new object at `target`: its name left to the API server."""
-    text = "\n".join(lines).strip("\n") + "\n"
-    layout = Layout(text)
-    document = layout.load(text)
-    obj = next((o for o in _objects(document) if _same_object(o, order)), None)
-    if obj is None:
-        raise ValueError(f"{order.what} is not in its document as ruamel.yaml reads it")
-    metadata = obj.get("metadata")
-    if isinstance(metadata, CommentedMap):
-        _fresh_metadata(metadata)
-    obj.pop("status", None)
-    now, note = _set_version(obj, order, target)
-    done.append(f"new {order.kind.kind} ({_role_name(order.kind, order.role)}): {_field(order)} {now}, "
-                f"after {order.what}")
-    notes.extend([note] if note else [])
-    return "\n".join(layout.dump(obj)) + "\n"
-
-
-def _fresh_metadata(metadata: CommentedMap) -> None:
-    """A name of its own for each attempt: generateName, as `kubectl create` of a new object needs."""
-    name = metadata.get("name")
-    if isinstance(name, str) and "generateName" not in metadata:
-        position = list(metadata).index("name")
-        prefix = name.rsplit("-", 1)[0] + "-" if "-" in name else name + "-"
-        metadata.insert(position, "generateName", prefix)
-    metadata.pop("name", None)
-    for key in _SERVER_SET:
-        metadata.pop(key, None)
-
-
-def _role_name(kind: OrderKind, role: str | None) -> str:
-    return role or "role not stated"
