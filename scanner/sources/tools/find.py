@@ -85,7 +85,7 @@ def remembered(path: str, question: str, ask: Callable[[], str | None]) -> str |
             pass
     answer = ask()
     if entry is not None and answer is not None:
-        _keep(entry, json.dumps({"tool": path, "question": question, "answer": answer}))
+        keep(entry, json.dumps({"tool": path, "question": question, "answer": answer}))
     return answer
 
 
@@ -104,8 +104,9 @@ def _binary_key(path: str, question: str) -> str | None:
     return hashlib.sha256("\0".join(map(str, parts)).encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def _keep(entry: Path, text: str) -> None:
-    """Best effort, as the render cache: a read-only cache only means asking the tool next time."""
+def keep(entry: Path, text: str) -> None:
+    """`text` written to a cache entry whole or not at all (another run may read it meanwhile); best
+    effort: a read-only cache only means asking the tool, or rendering, again next time."""
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=entry.parent, delete=False) as handle:

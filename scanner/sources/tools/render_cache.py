@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from pathlib import Path
 
-from scanner.sources.tools.find import cache_dir
+from scanner.sources.tools.find import cache_dir, keep
 
 
 def folder_digest(folder: str, follow_links: bool = False) -> str:
@@ -67,11 +66,4 @@ def _read(entry: Path) -> str | None:
 
 def store(key: str, text: str, suffix: str = ".yaml") -> None:
     """Best effort: a read-only cache only costs a re-render next time."""
-    entry = _entry(key, suffix)
-    try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=entry.parent, delete=False) as handle:
-            handle.write(text)
-        os.replace(handle.name, entry)
-    except OSError:
-        pass
+    keep(_entry(key, suffix), text)
