@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 import re
 
+from scanner.report import json_text
+
 # Control characters (C0, DEL, C1), line and paragraph separators, bidirectional controls (text that
 # reads differently from what it is) and lone surrogates (a file name that is not UTF-8: U+DC80-U+DCFF
 # stand for its bytes; printed raw they cannot even be encoded): shown as escapes.
@@ -82,7 +84,7 @@ def log_json(document: object, indent: int | None = 2, ensure_ascii: bool = Fals
     """`document` as JSON text that reads back the same and is safe on a log line: what `printable`
     would escape is written as a \\u escape, and so is the `[` of `##[` (JSON's own syntax is ASCII
     and holds no `#`, so both can only be inside a string, where the escape means the character)."""
-    text = json.dumps(document, indent=indent, ensure_ascii=ensure_ascii)
+    text = json_text.dumps(document, indent=indent, ensure_ascii=ensure_ascii)
     text = _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
     return text.replace("##[", "##\\u005b") + "\n"
 
