@@ -75,14 +75,16 @@ def _add(release: Manifest, chart_dirs: list[str], objects: dict, found: FluxCha
     namespace = release.namespace or "default"
     label = f"Flux HelmRelease {namespace}/{release.name}"
     where = release.origin.path
-    values = [_values_from(ref, namespace, objects, label, where, found) for ref in as_list(spec.get("valuesFrom"))]
-    values = [v for v in values if v is not None]
     as_release = {"release": _release_name(release, spec),
                   "namespace": as_str(spec.get("targetNamespace")) or namespace}
 
-    def rendered(**chart) -> ChartRelease:  # its values written out only for a release that is rendered
+    def rendered(**chart) -> ChartRelease:
+        """Its values, looked up and written out only for a release that is rendered: a valuesFrom
+        object missing from the tree is said only where the render goes without it."""
+        looked_up = [_values_from(ref, namespace, objects, label, where, found)
+                     for ref in as_list(spec.get("valuesFrom"))]
         inline = (yaml.safe_dump(spec["values"]),) if isinstance(spec.get("values"), dict) else ()
-        return ChartRelease(**chart, **as_release, values=(*values, *inline))
+        return ChartRelease(**chart, **as_release, values=(*(v for v in looked_up if v is not None), *inline))
 
     if _refused(release, label, as_release["release"], as_release["namespace"], found):
         return
