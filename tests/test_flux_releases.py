@@ -29,3 +29,15 @@ def test_a_missing_values_from_object_is_said_only_for_a_release_that_renders():
     assert sorted(n.message.split(":")[0] for n in with_network.notes if "valuesFrom" in n.message) == [
         "Flux HelmRelease default/remote", "Flux HelmRelease shop/web"]
 
+
+def test_a_release_name_holding_a_flux_variable_is_not_rendered_and_no_input_problem():
+    """joryirving/home-ops: `name: home-ops-runner-${CLUSTER}`, filled in by the Flux Kustomization's
+    postBuild, was an error ('not one helm accepts') that made the scan exit 3."""
+    found = releases(allow_network=True)
+    assert not [n for n in found.notes if "${CLUSTER}" in n.message]
+    [said] = [d for d in found.not_rendered if "${CLUSTER}" in d.message]
+    assert said.level == "notice"
+    assert said.message == ("Flux HelmRelease default/runner-${CLUSTER}: release name 'runner-${CLUSTER}' holds "
+                            "${CLUSTER}, a variable substituted when the object is applied (Flux postBuild); "
+                            "not rendered")
+    assert "runner-${CLUSTER}" not in [r.release for r in found.releases]

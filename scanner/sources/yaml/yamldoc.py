@@ -79,6 +79,12 @@ _DOC_SEPARATOR = re.compile(r"^---(?:[ \t].*)?$", re.MULTILINE)
 _PLACEHOLDER = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[:=-][^}]*)?\}")
 
 
+def substitution_placeholder(value: str) -> str | None:
+    """The first `${VAR}` (Flux postBuild, envsubst) in `value`: filled in before the object is applied."""
+    found = _PLACEHOLDER.search(value)
+    return found.group(0) if found else None
+
+
 
 class TemplateSyntax(Exception):
     """The text is a Go/Helm template, not YAML: it must be rendered before it can be read."""
