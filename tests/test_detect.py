@@ -248,6 +248,24 @@ def test_cluster_version_from_a_talhelper_talconfig_and_nowhere_else(tmp_path):
         (Minor(1, 26), None, "talconfig.yaml", 3)]
 
 
+def test_cluster_version_from_a_talhelper_config_of_another_name(tmp_path):
+    """allenporter/k8s-gitops runs `talhelper genconfig -c talconf.yaml`: talhelper's configuration
+    under a name of its own pins the cluster as talconfig.yaml does (the Talos patches in it were read
+    already); a `kubernetesVersion` in a file of no such shape still pins nothing."""
+    root = tree(tmp_path, {
+        "bootstrap/talos/talconf.yaml": """
+            clusterName: k8s-cluster
+            talosVersion: v1.13.6
+            kubernetesVersion: v1.36.2
+            nodes: [{hostname: kapi01, ipAddress: 10.10.100.1, controlPlane: true}]
+            """,
+        "apps/settings.yaml": "kubernetesVersion: v1.19.0\nnodes: 3\n",
+    })
+    pins = detect([str(root)], BOOK).cluster
+    assert [(p.minor, Path(p.origin.path).name, p.origin.line, p.what) for p in pins] == [
+        (Minor(1, 36), "talconf.yaml", 3, "variable kubernetesVersion")]
+
+
 def test_cluster_version_from_kubectl_version_json(tmp_path):
     path = tmp_path / "version.json"
     path.write_text(json.dumps({"clientVersion": {"gitVersion": "v1.34.1"},
