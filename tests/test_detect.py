@@ -319,6 +319,29 @@ def test_helm2_requirements_and_a_vendored_chart(tmp_path):
                            ("store", "v1.8.2", ["1.8"], "Chart.yaml", 4, 13, "vendored")]
 
 
+def test_a_file_dependency_is_a_chart_of_the_tree_not_the_component_of_its_name(tmp_path):
+    """mmalyska/home-ops: an app's Chart.yaml depends on `volsync 1.0.0` from file://../charts/volsync,
+    the tree's own chart of VolSync custom resources; it was read as VolSync 1.0 (unknown to the data,
+    'unverified' at every hop). The chart it names is read on its own: as a vendored copy only by its
+    appVersion."""
+    root = tree(tmp_path, {
+        "apps/bookorbit/Chart.yaml": """
+            apiVersion: v2
+            name: bookorbit
+            version: 1.0.0
+            dependencies:
+              - name: mesh
+                version: 1.19.1
+                repository: https://charts.example.org/
+              - name: store
+                version: 1.0.0
+                repository: file://../../charts/store/
+            """,
+        "charts/store/Chart.yaml": "apiVersion: v2\nname: store\nversion: 1.0.0\n",
+    })
+    assert found(root) == [("mesh", "1.19.1", ["1.19"], "Chart.yaml", 6, 14, "chart")]
+
+
 def test_kustomize_helm_charts_and_the_k3s_helm_controller(tmp_path):
     root = tree(tmp_path, {
         "net/kustomization.yaml": """
