@@ -333,3 +333,25 @@ def test_a_broken_link_that_names_no_manifest_is_a_notice_not_an_input_problem(t
     proc = run_kubehop("scan", "--format", "json", str(tmp_path))
     assert {Path(d["file"]).name: d["level"] for d in json.loads(proc.stdout)["diagnostics"]}["gone.yaml"] == "error"
     assert proc.returncode == 3
+
+
+def test_jsonc_settings_beside_the_manifests_are_not_input_problems(tmp_path):
+    """allenporter/k8s-gitops, mmalyska/home-ops (.devcontainer/devcontainer.json), theepicsaxguy/homelab
+    (website/tsconfig.json): JSON with comments and trailing commas, no manifest, made the scan exit 3."""
+    (tmp_path / ".devcontainer").mkdir()
+    (tmp_path / ".devcontainer" / "devcontainer.json").write_text(
+        '{\n  // the image\n  "image": "mcr.microsoft.com/devcontainers/base", /* pinned */\n'
+        '  "mounts": ["source=//var/run,target=/x"],\n}\n')
+    proc, report = scan_tree(tmp_path, "tsconfig.json", '{\n  // editor only\n  "extends": "@x/tsconfig",\n}\n')
+    assert report["diagnostics"] == []
+    assert proc.returncode == 1  # good.yaml's blocker
+
+
+def test_a_manifest_in_jsonc_is_still_invalid_input(tmp_path):
+    """kubectl refuses a comment in a JSON manifest too: that file stays an input problem."""
+    proc, report = scan_tree(tmp_path, "cm.json",
+                             '{\n  // a config map\n  "apiVersion": "v1", "kind": "ConfigMap",\n'
+                             '  "metadata": {"name": "x"},\n}\n')
+    [diag] = diagnostics_for(report, "cm.json")
+    assert diag["message"].startswith("invalid YAML") and diag["level"] == "error"
+    assert proc.returncode == 3

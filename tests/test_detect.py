@@ -248,6 +248,24 @@ def test_cluster_version_from_a_talhelper_talconfig_and_nowhere_else(tmp_path):
         (Minor(1, 26), None, "talconfig.yaml", 3)]
 
 
+def test_cluster_version_from_a_talhelper_config_of_another_name(tmp_path):
+    """allenporter/k8s-gitops runs `talhelper genconfig -c talconf.yaml`: talhelper's configuration
+    under a name of its own pins the cluster as talconfig.yaml does (the Talos patches in it were read
+    already); a `kubernetesVersion` in a file of no such shape still pins nothing."""
+    root = tree(tmp_path, {
+        "bootstrap/talos/talconf.yaml": """
+            clusterName: k8s-cluster
+            talosVersion: v1.13.6
+            kubernetesVersion: v1.36.2
+            nodes: [{hostname: kapi01, ipAddress: 10.10.100.1, controlPlane: true}]
+            """,
+        "apps/settings.yaml": "kubernetesVersion: v1.19.0\nnodes: 3\n",
+    })
+    pins = detect([str(root)], BOOK).cluster
+    assert [(p.minor, Path(p.origin.path).name, p.origin.line, p.what) for p in pins] == [
+        (Minor(1, 36), "talconf.yaml", 3, "variable kubernetesVersion")]
+
+
 def test_cluster_version_from_kubectl_version_json(tmp_path):
     path = tmp_path / "version.json"
     path.write_text(json.dumps({"clientVersion": {"gitVersion": "v1.34.1"},
@@ -299,6 +317,29 @@ def test_helm2_requirements_and_a_vendored_chart(tmp_path):
     # A vendored chart's release is its appVersion (the chart's own version is not the app's).
     assert found(root) == [("mesh", "~1.17.0", ["1.17"], "requirements.yaml", 3, 14, "chart"),
                            ("store", "v1.8.2", ["1.8"], "Chart.yaml", 4, 13, "vendored")]
+
+
+def test_a_file_dependency_is_a_chart_of_the_tree_not_the_component_of_its_name(tmp_path):
+    """mmalyska/home-ops: an app's Chart.yaml depends on `volsync 1.0.0` from file://../charts/volsync,
+    the tree's own chart of VolSync custom resources; it was read as VolSync 1.0 (unknown to the data,
+    'unverified' at every hop). The chart it names is read on its own: as a vendored copy only by its
+    appVersion."""
+    root = tree(tmp_path, {
+        "apps/bookorbit/Chart.yaml": """
+            apiVersion: v2
+            name: bookorbit
+            version: 1.0.0
+            dependencies:
+              - name: mesh
+                version: 1.19.1
+                repository: https://charts.example.org/
+              - name: store
+                version: 1.0.0
+                repository: file://../../charts/store/
+            """,
+        "charts/store/Chart.yaml": "apiVersion: v2\nname: store\nversion: 1.0.0\n",
+    })
+    assert found(root) == [("mesh", "1.19.1", ["1.19"], "Chart.yaml", 6, 14, "chart")]
 
 
 def test_kustomize_helm_charts_and_the_k3s_helm_controller(tmp_path):

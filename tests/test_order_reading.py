@@ -102,3 +102,14 @@ def test_the_order_data_obeys_its_schemas_and_is_coherent():
             assert str(version.minor) == release["minor"] and version.patch is not None
             assert (distro["name"] == "kubernetes") == ("+" not in release["version"])
             assert distro["name"] == "kubernetes" or f"+{distro['name']}" in release["version"]
+
+
+def test_a_tuppr_kubernetes_upgrade_sets_the_cluster_minor():
+    """joryirving/home-ops (and onedr0p/home-ops, szinn/k8s-homelab in the corpus): tuppr's one
+    KubernetesUpgrade per cluster was not read, so plan refused the tree ('pins no cluster version')."""
+    [order] = orders_in(ORDERS / "tuppr")
+    assert (order.kind.family, order.role, order.version.text, order.distro) == (
+        "tuppr", "control-plane", "v1.31.4", "kubernetes")
+    assert (order.origin.line, order.origin.column) == (10, 5)  # spec.kubernetes.version
+    [pin] = cluster_pins([order])
+    assert pin is order and pin.minor == Minor(1, 31)

@@ -39,7 +39,7 @@ def order_findings(tree: Path, current: Minor) -> list:
 WINDOWS = ["01-1.32", "02-1.33", "03-1.34", "04-1.35", "05-1.36"]
 
 
-@pytest.mark.parametrize("fixture", ["k3s", "knu-131"])
+@pytest.mark.parametrize("fixture", ["k3s", "knu-131", "tuppr"])
 def test_five_windows_that_the_scan_accepts_one_after_the_other(fixture, tmp_path):
     tree, out = ORDERS / fixture, tmp_path / "orders"
     plan = plan_orders(tree, out)

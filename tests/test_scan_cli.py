@@ -194,3 +194,13 @@ def test_rules_command_filters_by_removal_minor():
 def test_help_has_an_example(command):
     proc = run_kubehop(*command, "--help")
     assert proc.returncode == 0 and "Example" in proc.stdout.decode()
+
+
+def test_the_fix_names_the_successor_kind_when_it_is_another_kind():
+    """theepicsaxguy/homelab: Cilium 1.19 removed CiliumBGPPeeringPolicy; 'use cilium.io/v2' named a
+    CiliumBGPPeeringPolicy that does not exist (the data's replacement_kind, CiliumBGPClusterConfig,
+    was dropped on the way)."""
+    proc = run_kubehop("scan", "--target", "1.36", "--no-render", "--format", "json",
+                       str(REPO / "tests/fixtures/crd-successor-kind"))
+    [finding] = [f for f in json.loads(proc.stdout)["findings"] if f["rule"].startswith("cilium/")]
+    assert (finding["line"], finding["fix"]) == (18, "use cilium.io/v2 CiliumBGPClusterConfig")

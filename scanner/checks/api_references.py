@@ -183,7 +183,7 @@ def _component_finding(reference: Named, rule: CrdRule, timeline: Timeline, cont
                    api_version=manifest.api_version, kind=manifest.kind, name=manifest.name,
                    namespace=manifest.namespace, breaks_in=migration_breaks_in(migration, context.current),
                    source_url=rule.source, support="unknown" if migration.unknown else None,
-                   fix=f"use {rule.replacement}" if rule.replacement else None,
+                   fix=rule.use,
                    **_reference_fields(reference, rule.replacement))
 
 

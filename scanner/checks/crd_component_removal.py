@@ -102,4 +102,4 @@ def _migration_finding(manifest: Manifest, migration: Migration, timeline: Timel
     return Finding(rule.id, severity, message, manifest.origin, manifest.api_version, manifest.kind, manifest.name,
                    manifest.namespace, breaks_in=breaks_in, replacement=rule.replacement, note=rule.note,
                    source_url=rule.source, support="unknown" if migration.unknown else None,
-                   fix=f"use {rule.replacement}" if rule.replacement else None)
+                   fix=rule.use)

@@ -149,6 +149,15 @@ class CrdRule:
     replacement: str | None
     note: str | None
     source: str
+    replacement_kind: str | None = None  # only when the successor is another kind
+
+    @property
+    def use(self) -> str | None:
+        """What to use instead: `use cilium.io/v2 CiliumBGPClusterConfig` (the kind only when it changes)."""
+        if not self.replacement:
+            return None
+        kind = self.replacement_kind if self.replacement_kind and self.replacement_kind != self.kind else None
+        return f"use {self.replacement}" + (f" {kind}" if kind else "")
 
 
 @dataclass(frozen=True)
@@ -287,6 +296,7 @@ def crd_rules_from_data(document: dict) -> list[CrdRule]:
         replacement=rule.get("replacement"),
         note=rule.get("note"),
         source=rule["source"],
+        replacement_kind=rule.get("replacement_kind"),
     ) for rule in document["rules"]]
 
 

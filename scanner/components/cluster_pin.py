@@ -13,6 +13,7 @@ from scanner.model import Manifest, Origin
 from scanner.nodes import scalar, value_at
 from scanner.orders.read import UpgradeOrder, cluster_pins, read_orders
 from scanner.orders.version import distro_of
+from scanner.sources.cluster.talos import is_talconfig
 from scanner.sources.files.walk import read_file
 from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, compose_documents
 from scanner.versions import parse_minor
@@ -44,7 +45,7 @@ def cluster_pins_in_manifests(manifests: Sequence[Manifest],
 def cluster_variables(node: Any, path: str) -> Iterator[ClusterPin]:
     """Cluster version variables of a variables file (`k3s_version: v1.30.2+k3s1`, talconfig.yaml's
     `kubernetesVersion`; the names, and the files some are read in: rules/cluster-version.yaml)."""
-    names = variable_names(os.path.basename(path))
+    names = variable_names(os.path.basename(path), node)
     for key, value in node.value:
         if scalar(key) in names and scalar(value):
             pin = _cluster_pin(scalar(value), origin_of(path, value), f"variable {key.value}")
@@ -52,10 +53,12 @@ def cluster_variables(node: Any, path: str) -> Iterator[ClusterPin]:
                 yield pin
 
 
-def variable_names(file_name: str) -> frozenset[str]:
-    """The cluster version variables a file of this name may hold."""
+def variable_names(file_name: str, node: Any = None) -> frozenset[str]:
+    """The cluster version variables a file of this name (whose document is `node`) may hold: those read
+    in any file, those of its name, and those of a file shaped as the rules say (`shape: talconfig`)."""
     return frozenset(v["name"] for v in _cluster_version_rules()["variables"]
-                     if file_name in v.get("files", (file_name,)))
+                     if file_name in v.get("files", (file_name,))
+                     or (v.get("shape") == "talconfig" and node is not None and is_talconfig(node)))
 
 
 def cluster_pin_from_version_json(path: str) -> ClusterPin | None:

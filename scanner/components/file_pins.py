@@ -89,10 +89,15 @@ def _pins_in_document(node: MappingNode, name: str, path: str, catalog: Catalog,
 
 def _chart_entries(entries: list[Any], repo_key: str, path: str, catalog: Catalog,
                    what: str, scanned: Sequence[str]) -> Iterator[Detection]:
-    """Chart lists with name, version and repository: Chart.yaml dependencies, kustomize helmCharts."""
+    """Chart lists with name, version and repository: Chart.yaml dependencies, kustomize helmCharts.
+    A `file://` dependency is a chart of the tree's own, whatever its name (mmalyska/home-ops keeps a
+    `volsync` chart of VolSync custom resources): the component it is a copy of, if any, is read from
+    that chart's own Chart.yaml (appVersion), as unlisted.unlisted_charts leaves it out too."""
     for entry in entries:
-        chart = scalar(mapping_get(entry, "name"))
-        component = component_for_chart(catalog, chart, scalar(mapping_get(entry, repo_key)))
+        chart, repository = scalar(mapping_get(entry, "name")), scalar(mapping_get(entry, repo_key))
+        if (repository or "").startswith("file://"):
+            continue
+        component = component_for_chart(catalog, chart, repository)
         version = mapping_get(entry, "version")
         if component is not None:
             # A kustomization gives its chart values; a Chart.yaml dependency gets its umbrella's, not read here.

@@ -22,10 +22,16 @@ _TALCONFIG_KEYS = ("clusterName", "talosVersion", "kubernetesVersion")
 _PATCH_OPS = ("add", "replace")
 
 
+def is_talconfig(root: Any) -> bool:
+    """talhelper's configuration, whatever the file's name (talhelper reads any file given with -c): a
+    `nodes` list beside clusterName, talosVersion or kubernetesVersion."""
+    return isinstance(root, MappingNode) and isinstance(mapping_get(root, "nodes"), SequenceNode) \
+        and any(mapping_get(root, key) is not None for key in _TALCONFIG_KEYS)
+
+
 def read_talos(reading: Reading, root: Any, place: Place, text: str) -> bool:
     """Read `root` if it is Talos configuration; whether it was."""
-    if isinstance(root, MappingNode) and isinstance(mapping_get(root, "nodes"), SequenceNode) \
-            and any(mapping_get(root, key) is not None for key in _TALCONFIG_KEYS):
+    if is_talconfig(root):
         _talconfig(reading, root, place, text)
         return True
     if _is_json_patch(root):

@@ -28,6 +28,7 @@ from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest
 from scanner.nodes import locate
 from scanner.sources.helm.render import ChartRelease, RemoteChart, describe_chart, release_problem
+from scanner.sources.yaml.yamldoc import substitution_placeholder
 
 _GROUP = "helm.toolkit.fluxcd.io"
 _OPERATOR_GROUP = "helm.fluxcd.io"  # Flux v1's helm-operator
@@ -75,14 +76,16 @@ def _add(release: Manifest, chart_dirs: list[str], objects: dict, found: FluxCha
     namespace = release.namespace or "default"
     label = f"Flux HelmRelease {namespace}/{release.name}"
     where = release.origin.path
-    values = [_values_from(ref, namespace, objects, label, where, found) for ref in as_list(spec.get("valuesFrom"))]
-    values = [v for v in values if v is not None]
     as_release = {"release": _release_name(release, spec),
                   "namespace": as_str(spec.get("targetNamespace")) or namespace}
 
-    def rendered(**chart) -> ChartRelease:  # its values written out only for a release that is rendered
+    def rendered(**chart) -> ChartRelease:
+        """Its values, looked up and written out only for a release that is rendered: a valuesFrom
+        object missing from the tree is said only where the render goes without it."""
+        looked_up = [_values_from(ref, namespace, objects, label, where, found)
+                     for ref in as_list(spec.get("valuesFrom"))]
         inline = (yaml.safe_dump(spec["values"]),) if isinstance(spec.get("values"), dict) else ()
-        return ChartRelease(**chart, **as_release, values=(*values, *inline))
+        return ChartRelease(**chart, **as_release, values=(*(v for v in looked_up if v is not None), *inline))
 
     if _refused(release, label, as_release["release"], as_release["namespace"], found):
         return
@@ -159,7 +162,16 @@ def _release_name(release: Manifest, spec: dict) -> str:
 
 
 def _refused(release: Manifest, label: str, name: str, namespace: str, found: FluxCharts) -> bool:
-    """A release name or namespace helm would refuse (so would Flux): an input problem, never a helm argument."""
+    """A release name or namespace helm would refuse (so would Flux): an input problem, never a helm argument.
+    One that holds a `${VAR}` is filled in when the object is applied (a Flux Kustomization's postBuild):
+    not rendered, and no problem of the tree's."""
+    for what, value in (("release name", name), ("namespace", namespace)):
+        variable = substitution_placeholder(value)
+        if variable:
+            found.not_rendered.append(Diagnostic(
+                release.origin.path, f"{label}: {what} {value!r} holds {variable}, a variable substituted when the "
+                                     "object is applied (Flux postBuild); not rendered", level="notice"))
+            return True
     problem = release_problem(name, namespace)
     if problem:
         found.notes.append(Diagnostic(release.origin.path, f"{label}: {problem}", release.origin.line))

@@ -22,6 +22,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.nodes import construct, key_node, mapping_get, scalar
 # DocumentProblem: the sources import it from here.
+from scanner.sources.yaml.jsonc import settings_without_objects
 from scanner.sources.yaml.yamlcheck import DocumentProblem, check_flow_depth, inspect  # noqa: F401
 from scanner.yaml_errors import yaml_error
 
@@ -79,6 +80,12 @@ _DOC_SEPARATOR = re.compile(r"^---(?:[ \t].*)?$", re.MULTILINE)
 _PLACEHOLDER = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[:=-][^}]*)?\}")
 
 
+def substitution_placeholder(value: str) -> str | None:
+    """The first `${VAR}` (Flux postBuild, envsubst) in `value`: filled in before the object is applied."""
+    found = _PLACEHOLDER.search(value)
+    return found.group(0) if found else None
+
+
 
 class TemplateSyntax(Exception):
     """The text is a Go/Helm template, not YAML: it must be rendered before it can be read."""
@@ -111,6 +118,8 @@ def compose_documents(text: str, path: str, anchors_renamed: bool = False) -> tu
             return compose_documents(_renamed_duplicate_anchors(text), path, anchors_renamed=True)
         if maybe_template:
             raise TemplateSyntax() from err
+        if path.lower().endswith(".json") and settings_without_objects(text):
+            return [], []  # an editor's or tool's JSONC settings (devcontainer.json, tsconfig.json): no manifest
         # One broken document must not hide the others: parse them one by one.
         nodes = []
         for chunk_nodes, problem in _compose_by_document(text):
