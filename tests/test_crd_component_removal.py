@@ -23,8 +23,9 @@ RULES = [crd_rules("gitops",
 BOOK = catalog([gitops()], RULES)
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def synthetic_catalog(monkeypatch):
+    """The one-component catalog, for the tests that run the check alone (the CLI test reads the real data)."""
     monkeypatch.setattr(catalog_module, "load_components", lambda names: BOOK)
     monkeypatch.setattr(crd_component_removal, "load_crd_rules", lambda: BOOK.crd_rules)
 
@@ -55,6 +56,7 @@ def run(found, target: str, current: str | None = None):
     return list(crd_component_removal.check(found, context))
 
 
+@pytest.mark.usefixtures("synthetic_catalog")
 def test_an_api_the_pinned_release_no_longer_serves_is_an_error():
     [finding] = run(manifests("2.6.0", "v1beta1"), "1.32", "1.31")
     assert (finding.severity, finding.origin.line, finding.kind, finding.name) == ("error", 8, "ImagePolicy", "app")
@@ -63,17 +65,20 @@ def test_an_api_the_pinned_release_no_longer_serves_is_an_error():
     assert finding.replacement == "image.gitops.example.org/v1"
 
 
+@pytest.mark.usefixtures("synthetic_catalog")
 def test_an_api_the_hops_to_the_target_move_past_breaks_at_that_hop():
     [finding] = run(manifests("2.6.0", "v1beta2"), "1.36", "1.33")
     assert finding.breaks_in == Minor(1, 36)
     assert "no longer served from gitops 2.9, which the hop to 1.36 needs" in finding.message
 
 
+@pytest.mark.usefixtures("synthetic_catalog")
 def test_nothing_is_reported_while_the_release_that_drops_it_is_not_needed():
     assert run(manifests("2.6.0", "v1beta2"), "1.33", "1.31") == []
     assert run(manifests("2.6.0", "v1"), "1.36", "1.33") == []
 
 
+@pytest.mark.usefixtures("synthetic_catalog")
 def test_without_from_the_target_alone_decides_the_release():
     [finding] = run(manifests("2.8.0", "v1beta2"), "1.36")
     assert finding.breaks_in == Minor(1, 36)
