@@ -16,6 +16,7 @@ from typing import Any, Iterable
 
 from scanner import data
 from scanner.components.chart_pins import ChartPin, ChartVersion, repository_key
+from scanner.components.library import library_type
 
 MAX_INDEX_BYTES = 64 * 1024 * 1024
 MAX_CHART_YAML_BYTES = 1024 * 1024
@@ -104,7 +105,8 @@ def _archive_version(path: Path, chart: str) -> ChartVersion | None:
         return None
     if not isinstance(document, dict) or document.get("name") != chart or not document.get("version"):
         return None
-    return ChartVersion(chart, str(document["version"]), _text(document.get("kubeVersion")), str(path))
+    return ChartVersion(chart, str(document["version"]), _text(document.get("kubeVersion")), str(path),
+                        library=library_type(document.get("type")))
 
 
 # --- the network --------------------------------------------------------------------------------------
@@ -149,7 +151,7 @@ def _read_index(found: ChartVersions, wanted: set[tuple[str, str]], url: str, bo
         for entry in versions:
             if isinstance(entry, dict) and entry.get("version"):
                 found.add(url, ChartVersion(str(chart), str(entry["version"]), _text(entry.get("kubeVersion")),
-                                            where, _month(entry.get("created"))))
+                                            where, _month(entry.get("created")), library_type(entry.get("type"))))
 
 
 # --- small helpers ------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 Every chart version the tree pins is kept, of a known component or not: a HelmRelease's chart,
 an Argo CD source, a HelmChart, a Chart.yaml dependency, a kustomization's helmCharts (the pins in
 objects are read by components.detect). A chart kept in the tree states its own constraint in
-its Chart.yaml.
+its Chart.yaml. A library chart (`type: library`) is kept too, marked: it deploys nothing.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any, Iterable, Iterator
 
 from yaml.nodes import MappingNode, SequenceNode
 
+from scanner.components.library import known_library, library_charts_in_tree, library_type, vendored_library
 from scanner.model import Origin
 from scanner.nodes import mapping_get, scalar
 
@@ -27,6 +28,7 @@ class ChartVersion:
     kube_version: str | None  # the constraint as written; None: the chart states none
     source: str  # where it was read: an index URL, a file in helm's cache, a Chart.yaml in the tree
     released: str | None = None  # YYYY-MM, from the index's `created`
+    library: bool = False  # its Chart.yaml says `type: library` (components.library): it deploys nothing
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,7 @@ class ChartPin:
     pin: str  # as written
     origin: Origin  # the line to edit
     what: str
+    library: bool = False  # a library chart (components.library): no component of its own
 
     @property
     def key(self) -> tuple[str, str]:
@@ -56,6 +59,8 @@ def chart_pins_in_documents(documents: Iterable[tuple[str, Any]]
                             ) -> tuple[list[ChartPin], list[tuple[ChartPin, ChartVersion]]]:
     """Chart pins of Chart.yaml dependencies and kustomization helmCharts, and the charts kept in the
     tree that state a kubeVersion (each its own pin, at the kubeVersion line, with its one version)."""
+    documents = list(documents)
+    libraries = library_charts_in_tree(documents)
     pins: list[ChartPin] = []
     local: list[tuple[ChartPin, ChartVersion]] = []
     for path, node in documents:
@@ -63,9 +68,9 @@ def chart_pins_in_documents(documents: Iterable[tuple[str, Any]]
             continue
         name = os.path.basename(path)
         if name in ("Chart.yaml", "requirements.yaml", "requirements.yml"):
-            pins.extend(_entries(node, "dependencies", "repository", path, f"{name} dependency"))
+            pins.extend(_entries(node, "dependencies", "repository", path, f"{name} dependency", libraries))
         elif name.startswith("kustomization"):
-            pins.extend(_entries(node, "helmCharts", "repo", path, "kustomization helmCharts"))
+            pins.extend(_entries(node, "helmCharts", "repo", path, "kustomization helmCharts", set()))
         if name == "Chart.yaml":
             found = _local_chart(node, path)
             if found is not None:
@@ -73,20 +78,22 @@ def chart_pins_in_documents(documents: Iterable[tuple[str, Any]]
     return pins, local
 
 
-def _entries(node: MappingNode, key: str, repo_key: str, path: str, what: str) -> Iterator[ChartPin]:
+def _entries(node: MappingNode, key: str, repo_key: str, path: str, what: str,
+             libraries: set[tuple[str, str]]) -> Iterator[ChartPin]:
     items = mapping_get(node, key)
     for entry in items.value if isinstance(items, SequenceNode) else ():
         chart, version = scalar(mapping_get(entry, "name")), mapping_get(entry, "version")
         # No repository: the chart is in the tree (charts/, a kustomization's chartHome).
         repository = scalar(mapping_get(entry, repo_key)) or f"tree:{os.path.dirname(path)}"
         if chart and scalar(version):
-            yield ChartPin(chart, repository, scalar(version), _origin(path, version), f"{what} {chart}")
+            library = known_library(chart, repository) or vendored_library(path, chart, libraries)
+            yield ChartPin(chart, repository, scalar(version), _origin(path, version), f"{what} {chart}", library)
 
 
 def _local_chart(node: MappingNode, path: str) -> tuple[ChartPin, ChartVersion] | None:
     chart, version, constraint = (scalar(mapping_get(node, k)) for k in ("name", "version", "kubeVersion"))
-    if not (chart and version and constraint):
-        return None
+    if not (chart and version and constraint) or library_type(scalar(mapping_get(node, "type"))):
+        return None  # a library chart's kubeVersion judges nothing: helm installs no library chart
     where = _origin(path, mapping_get(node, "kubeVersion"))
     repository = f"tree:{os.path.dirname(path)}"
     return (ChartPin(chart, repository, version, where, f"chart {chart} {version} kept in the tree"),

@@ -61,8 +61,9 @@ def component_timeline(tree: TreeComponents, catalog: Catalog, target: Minor, cu
     the tree pins (their kubeVersion), each chart that states one planned as a component of its own.
     What the tree deploys that no data file names and no kubeVersion judges is a component with no data."""
     tracks, chart_detections = chart_tracks(tree, charts)
-    # A chart whose kubeVersion states its range is judged by it: at its pin, or by its copy kept in the tree.
-    judged = {d.origin for d in chart_detections}
+    # A chart whose kubeVersion states its range is judged by it: at its pin, or by its copy kept in the tree;
+    # a chart helm's cache or its index says is a library deploys nothing (components.library).
+    judged = {d.origin for d in chart_detections} | {pin.origin for pin in _libraries(tree.charts, charts)}
     kept = {(pin.chart, written(pin.pin)) for pin, _ in tree.local_charts}
     no_data, unknown_pins = no_data_components(
         [d for d in tree.unlisted if d.origin not in judged
@@ -86,7 +87,9 @@ def chart_tracks(tree: TreeComponents, found: ChartVersions | None) -> tuple[dic
     """A component per chart installation whose pinned version states a kubeVersion, and its pin."""
     candidates = [(pin, [version]) for pin, version in tree.local_charts]
     if found is not None:
-        candidates += [(pin, found.for_pin(pin)) for pin in tree.charts if found.for_pin(pin)]
+        libraries = set(_libraries(tree.charts, found))
+        candidates += [(pin, found.for_pin(pin)) for pin in tree.charts
+                       if found.for_pin(pin) and not pin.library and pin not in libraries]
     components: dict[str, Component] = {}
     detections: list[Detection] = []
     names: dict[tuple[str, str, str], str] = {}
@@ -104,6 +107,12 @@ def chart_tracks(tree: TreeComponents, found: ChartVersions | None) -> tuple[dic
             components[name] = component
         detections.append(chart_detection(name, pin, components[name]))
     return components, detections
+
+
+def _libraries(pins: Sequence[ChartPin], found: ChartVersions | None) -> list[ChartPin]:
+    """The pins of library charts: marked so where the tree says it, or any version read says `type: library`."""
+    return [pin for pin in pins if pin.library
+            or (found is not None and any(version.library for version in found.for_pin(pin)))]
 
 
 def timeline_of_manifests(manifests: Sequence[Manifest], target: Minor, current: Minor | None, unknown: str,

@@ -37,10 +37,12 @@ _REMOTE = ("http://", "https://", "git::", "ssh://", "git@", "github.com/", "git
 
 def unlisted_charts(charts: Iterable[ChartPin], catalog: Catalog) -> list[Detection]:
     """The chart pins of charts no data file names. A chart in the tree (named by a path in a Git source,
-    a `file://` dependency: kubehop renders it, it is the tree's own) is not a component."""
+    a `file://` dependency: kubehop renders it, it is the tree's own) is not a component, nor is a
+    library chart (components.library: it deploys nothing of its own)."""
     found = []
     for pin in charts:
-        if "/" in pin.chart or pin.chart.startswith(".") or (pin.repository or "").startswith(("tree:", "file://")):
+        if pin.library or "/" in pin.chart or pin.chart.startswith(".") \
+                or (pin.repository or "").startswith(("tree:", "file://")):
             continue
         if component_for_chart(catalog, pin.chart, pin.repository) is not None:
             continue  # a chart two data files name (redis: Bitnami's, OT's) from neither's repository is no data
