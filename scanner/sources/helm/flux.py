@@ -18,7 +18,7 @@ import binascii
 import hashlib
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 import yaml
 
@@ -27,6 +27,7 @@ from scanner.crds import as_dict, as_list, as_str
 from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest
 from scanner.nodes import locate
+from scanner.sources.helm.generated_values import GeneratedValues
 from scanner.sources.helm.render import ChartRelease, RemoteChart, describe_chart, release_problem
 from scanner.sources.yaml.yamldoc import substitution_placeholder
 
@@ -51,9 +52,12 @@ def is_helm_release(manifest: Manifest) -> bool:
 
 
 def flux_releases(manifests: list[Manifest], chart_dirs: list[str], allow_network: bool = False,
-                  scanned: tuple[str, ...] = ()) -> FluxCharts:
-    """The releases the HelmReleases among `manifests` make; `scanned` are the paths the scan was given."""
+                  scanned: tuple[str, ...] = (), documents: Iterable[tuple[str, Any]] = ()) -> FluxCharts:
+    """The releases the HelmReleases among `manifests` make; `scanned` are the paths the scan was given,
+    `documents` the scan's documents that are no objects (the kustomizations whose generators may make
+    a release's valuesFrom ConfigMap: generated_values)."""
     found = FluxCharts()
+    generated = GeneratedValues(documents, scanned)
     objects = {(m.kind, m.namespace, m.name): m for m in manifests
                if m.kind in ("ConfigMap", "Secret") or m.group == _SOURCE_GROUP}
     for manifest in manifests:
@@ -63,14 +67,14 @@ def flux_releases(manifests: list[Manifest], chart_dirs: list[str], allow_networ
                 if operator:
                     _add_operator_release(manifest, found, allow_network)
                 else:
-                    _add(manifest, chart_dirs, objects, found, allow_network, scanned)
+                    _add(manifest, chart_dirs, objects, found, allow_network, scanned, generated)
             except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
                 found.notes.append(unexpected(manifest.origin.path, err, manifest.origin.line))
     return found
 
 
 def _add(release: Manifest, chart_dirs: list[str], objects: dict, found: FluxCharts, allow_network: bool,
-         scanned: tuple[str, ...]) -> None:
+         scanned: tuple[str, ...], generated: GeneratedValues) -> None:
     spec = as_dict(release.body.get("spec"))
     chart = as_dict(as_dict(spec.get("chart")).get("spec"))
     namespace = release.namespace or "default"
@@ -82,7 +86,7 @@ def _add(release: Manifest, chart_dirs: list[str], objects: dict, found: FluxCha
     def rendered(**chart) -> ChartRelease:
         """Its values, looked up and written out only for a release that is rendered: a valuesFrom
         object missing from the tree is said only where the render goes without it."""
-        looked_up = [_values_from(ref, namespace, objects, label, where, found)
+        looked_up = [_values_from(ref, namespace, objects, label, where, found, generated)
                      for ref in as_list(spec.get("valuesFrom"))]
         inline = (yaml.safe_dump(spec["values"]),) if isinstance(spec.get("values"), dict) else ()
         return ChartRelease(**chart, **as_release, values=(*(v for v in looked_up if v is not None), *inline))
@@ -230,16 +234,24 @@ def _in_repository(chart_path: str, root: str) -> str | None:
     return chart_dir if relative.startswith("..") else relative
 
 
-def _values_from(ref: Any, namespace: str, objects: dict, label: str, where: str, found: FluxCharts) -> str | None:
+def _values_from(ref: Any, namespace: str, objects: dict, label: str, where: str, found: FluxCharts,
+                 generated: GeneratedValues) -> str | None:
     ref = as_dict(ref)
     kind, name = as_str(ref.get("kind")), as_str(ref.get("name"))
     key = as_str(ref.get("valuesKey")) or _DEFAULT_VALUES_KEY
     source = objects.get((kind, namespace, name)) or objects.get((kind, None, name))
-    text = _data_value(source, key) if source else None
+    text, missing = (_data_value(source, key) if source else None), "is not in the scanned tree"
+    if source is None:
+        made = generated.lookup(kind, name, where)  # made by the kustomization beside the release
+        if made is not None and made.data is not None:
+            text = made.data.get(key)
+            missing = f"is not among the keys {made.where} generates"
+        elif made is not None:
+            missing = f"is not read: {made.where} {made.why}"
     if text is None:
         if not ref.get("optional"):
-            found.notes.append(Diagnostic(where, f"{label}: valuesFrom {kind} {name} key {key} is not in the "
-                                                 f"scanned tree; rendered without it", level="notice"))
+            found.notes.append(Diagnostic(where, f"{label}: valuesFrom {kind} {name} key {key} {missing}; "
+                                                 "rendered without it", level="notice"))
         return None
     target_path = as_str(ref.get("targetPath"))
     if target_path:

@@ -31,17 +31,17 @@ if TYPE_CHECKING:
 def read(charts: list["ChartFolder"], so_far: ScanInput, reading: "Reading") -> ScanInput:
     """The chart folders, and the charts of the Flux HelmReleases among what the plain files gave."""
     return read_charts([chart.path for chart in charts], so_far.manifests, reading.target, reading.options,
-                       reading.scanned)
+                       reading.scanned, so_far.documents)
 
 
 def read_charts(charts: list[str], manifests: list[Manifest], target: Minor | None,
-                options: "ScanOptions", paths: list[str]) -> ScanInput:
+                options: "ScanOptions", paths: list[str], documents: list[tuple[str, Any]] = ()) -> ScanInput:
     helm_path = find_helm() if options.render else None
     why_not = why_not_rendered(helm_path, options.render)
     if why_not:
         return _charts_as_text(charts, why_not, paths, _capabilities(manifests, target, options))
     result = ScanInput()
-    deployed = flux.flux_releases(manifests, charts, options.allow_network, tuple(paths))
+    deployed = flux.flux_releases(manifests, charts, options.allow_network, tuple(paths), documents)
     result.unrendered.extend(deployed.not_rendered)
     result.diagnostics.extend(deployed.notes)
     releases = deployed.releases + helm.releases_for(c for c in charts if c not in deployed.charts_used)
