@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from scanner.components.state import Timeline
     from scanner.components.tree import TreeComponents
     from scanner.orders.read import UpgradeOrder
+    from scanner.sources.cluster.tool_pins import ToolFiles
 
 
 @dataclass
@@ -132,7 +133,9 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
     with cyclic_gc_paused():
         per_object = per_object_checks()
         early = _EarlyChecks(ScanContext(target=target, rulebook=rulebook), per_object, catalog)
-        needs_current = _CurrentFromPlainFiles(target, current, version_file, options) if need_current else None
+        tools = _read_tool_files(paths, options)  # the files no manifest walk reads; .tfvars may pin the cluster
+        needs_current = _CurrentFromPlainFiles(target, current, version_file, options, tools.cluster) \
+            if need_current else None
         hooks = [hook for hook in (before_render, needs_current) if hook is not None]
 
         def before_anything_renders(read: ScanInput) -> None:
@@ -152,9 +155,10 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
             cluster, problems = load_cluster_state(list(options.cluster_state), live)
             scan_input.diagnostics.extend(problems)
             crds = crds.then(cluster.crds)  # a custom resource whose CRD is not in the tree
-        _tool_files(scan_input, paths, options)
+        _tool_files(scan_input, tools)
         orders = _orders(scan_input.manifests)
         tree = _pins(scan_input, catalog, early, orders)
+        tree.cluster += tools.cluster
         found = resolve_current(target, current, given_by(options), version_file, cluster, tree.cluster)
         notices += found.notices
         if need_current and found.minor is None:
@@ -247,8 +251,10 @@ class _CurrentFromPlainFiles:
     and the dumps say, so that a plan with nothing to start from stops before the costly part. (A pin
     only a render would bring is not waited for.)"""
 
-    def __init__(self, target: Minor, current: Minor | None, version_file: ClusterPin | None, options: ScanOptions):
+    def __init__(self, target: Minor, current: Minor | None, version_file: ClusterPin | None, options: ScanOptions,
+                 tool_file_pins: Sequence[ClusterPin] = ()):
         self.target, self.current, self.version_file, self.options = target, current, version_file, options
+        self.tool_file_pins = list(tool_file_pins)  # those of the files no manifest walk reads (.tfvars)
 
     def __call__(self, read: ScanInput) -> None:
         if self.current is not None or self.version_file is not None or self.options.cluster_state:
@@ -256,18 +262,23 @@ class _CurrentFromPlainFiles:
         from scanner.components.cluster_pin import cluster_pins_in_manifests
         from scanner.components.file_pins import cluster_variables_in
 
-        pins = list(cluster_pins_in_manifests(read.manifests)) + cluster_variables_in(read.documents)
+        pins = list(cluster_pins_in_manifests(read.manifests)) + cluster_variables_in(read.documents) \
+            + self.tool_file_pins
         found = resolve_current(self.target, pins=pins)
         if found.minor is None:
             raise NoCurrentMinor(_no_current(found))
 
 
-def _tool_files(scan_input: ScanInput, paths: list[str], options: ScanOptions) -> None:
-    """The client tools and node files of the files the manifest walk does not read (.tool-versions,
-    env files, Dockerfiles, containerd templates) join what the plain files gave."""
+def _read_tool_files(paths: list[str], options: ScanOptions) -> ToolFiles:
+    """The files the manifest walk does not read (.tool-versions, env files, Dockerfiles, containerd
+    templates, .tfvars), read before anything else: a plan that needs the current minor may need theirs."""
     from scanner.sources.cluster.tool_pins import read_tool_files
 
-    found = read_tool_files([p for p in paths if p not in options.cluster_state], options.exclude)
+    return read_tool_files([p for p in paths if p not in options.cluster_state], options.exclude)
+
+
+def _tool_files(scan_input: ScanInput, found: ToolFiles) -> None:
+    """Their client tools and node files join what the plain files gave."""
     scan_input.tool_pins += found.pins
     scan_input.cluster_config += found.settings
     scan_input.diagnostics += found.diagnostics

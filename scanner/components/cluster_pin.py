@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from typing import Any, Iterator, Sequence
+
+from yaml.nodes import MappingNode
 
 from scanner import data
 from scanner.components.pins import ClusterPin, origin_of
 from scanner.model import Manifest, Origin
-from scanner.nodes import scalar, value_at
+from scanner.nodes import mapping_get, scalar, value_at
 from scanner.orders.read import UpgradeOrder, cluster_pins, read_orders
 from scanner.orders.version import distro_of
 from scanner.sources.cluster.talos import is_talconfig
@@ -24,7 +27,8 @@ def _cluster_version_rules() -> dict:
     return data.load("rules/cluster-version.yaml")
 
 
-def _cluster_pin(version: str, origin: Origin, what: str) -> ClusterPin | None:
+def version_pin(version: str, origin: Origin, what: str) -> ClusterPin | None:
+    """A cluster pin of a version as written; None when it names no minor."""
     try:
         minor = parse_minor(version)
     except ValueError:
@@ -44,21 +48,47 @@ def cluster_pins_in_manifests(manifests: Sequence[Manifest],
 
 def cluster_variables(node: Any, path: str) -> Iterator[ClusterPin]:
     """Cluster version variables of a variables file (`k3s_version: v1.30.2+k3s1`, talconfig.yaml's
-    `kubernetesVersion`; the names, and the files some are read in: rules/cluster-version.yaml)."""
-    names = variable_names(os.path.basename(path), node)
-    for key, value in node.value:
-        if scalar(key) in names and scalar(value):
-            pin = _cluster_pin(scalar(value), origin_of(path, value), f"variable {key.value}")
-            if pin:
-                yield pin
+    `kubernetesVersion`, a Taskfile's `vars: {KUBERNETES_VERSION: ...}`; the names, the files some are read
+    in, the keys some sit under and the Renovate comment some need: rules/cluster-version.yaml)."""
+    rules = variable_rules(os.path.basename(path), node)
+    lines: list[str] | None = None
+    for rule in rules:
+        for mapping in [mapping_get(node, k) for k in rule["under"]] if rule.get("under") else [node]:
+            for key, value in getattr(mapping, "value", ()) if isinstance(mapping, MappingNode) else ():
+                if scalar(key) != rule["name"] or not scalar(value):
+                    continue
+                if rule.get("tracked_by"):
+                    lines = _lines(path) if lines is None else lines
+                    if not tracked(lines, key.start_mark.line, rule["tracked_by"]):
+                        continue  # not kept current by the repository: a leftover, not the cluster's version
+                pin = version_pin(scalar(value), origin_of(path, value), f"variable {key.value}")
+                if pin:
+                    yield pin
 
 
-def variable_names(file_name: str, node: Any = None) -> frozenset[str]:
-    """The cluster version variables a file of this name (whose document is `node`) may hold: those read
-    in any file, those of its name, and those of a file shaped as the rules say (`shape: talconfig`)."""
-    return frozenset(v["name"] for v in _cluster_version_rules()["variables"]
-                     if file_name in v.get("files", (file_name,))
-                     or (v.get("shape") == "talconfig" and node is not None and is_talconfig(node)))
+def variable_rules(file_name: str, node: Any = None) -> list[dict]:
+    """The cluster version variables a file of this name (whose document is `node`) may hold, as the
+    rules state them: those read in any file, those of its name, those of a file shaped as they say."""
+    return [v for v in _cluster_version_rules()["variables"]
+            if file_name in v.get("files", (file_name,))
+            or (v.get("shape") == "talconfig" and node is not None and is_talconfig(node))]
+
+
+def tracked(lines: Sequence[str], line: int, names: Sequence[str]) -> bool:
+    """A Renovate comment on line `line` (0-based: the key's) or the one above names one of `names` as
+    what it tracks (`depName=ghcr.io/siderolabs/kubelet`, `github-releases=kubernetes/kubernetes`)."""
+    for text in lines[max(line - 1, 0):line + 1]:
+        comment = text.partition("#")[2] if "renovate:" in text.partition("#")[2] else ""
+        if any(re.search(rf"(?:^|[=\s]){re.escape(name)}(?:$|[\s\"'])", comment) for name in names):
+            return True
+    return False
+
+
+def _lines(path: str) -> list[str]:
+    text, problem = read_file(path)
+    return [] if text is None or problem is not None else text.splitlines()
+
+
 
 
 def cluster_pin_from_version_json(path: str) -> ClusterPin | None:
@@ -66,7 +96,7 @@ def cluster_pin_from_version_json(path: str) -> ClusterPin | None:
     for node in _documents(path):
         version = value_at(node, "serverVersion", "gitVersion")
         if scalar(version):
-            return _cluster_pin(scalar(version), origin_of(path, version), "kubectl version serverVersion.gitVersion")
+            return version_pin(scalar(version), origin_of(path, version), "kubectl version serverVersion.gitVersion")
     return None
 
 

@@ -4,7 +4,8 @@ each pin, and the node files K3s and RKE2 read as they are (rules/cluster-config
 Two readers: `pins_in_documents` takes what a YAML or JSON file gave as it is read (aqua.yaml
 packages, GitHub Actions steps, devcontainer.json features and build args, the images of Jobs and
 CronJobs); `read_tool_files` walks the tree for the files the manifest walk does not read
-(.tool-versions, mise TOML, env files, Dockerfiles, containerd config templates).
+(.tool-versions, mise TOML, env files, Dockerfiles, containerd config templates), and the OpenTofu/Terraform
+.tfvars files whose assignments may set the cluster's own version (tfvars.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from scanner.sources.files.walk import SKIPPED_DIRS, read_file
 # The file formats read, by name: asdf/mise tool versions, env files, container builds.
 TOOL_VERSIONS = (".tool-versions",)
 MISE = (".mise.toml", "mise.toml", ".rtx.toml", "mise.local.toml")
+TFVARS = ".tfvars"  # OpenTofu/Terraform variable definitions: the cluster's version (tfvars.py)
 _ENV_LINE = re.compile(r'^\s*(?:export\s+|ARG\s+|ENV\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*[= ]\s*["\']?([^"\'\s#]+)')
 _VERSION = re.compile(r"^v?\d+\.\d+(\.\d+)?([-+.][0-9A-Za-z.-]*)?$")
 _TOOL_PREFIXES = ("aqua:", "asdf:", "ubi:", "github:", "core:", "vfox:")
@@ -39,6 +41,7 @@ class ToolFiles:
     settings: list[Setting] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     files_read: int = 0
+    cluster: list[Any] = field(default_factory=list)  # ClusterPins of .tfvars assignments (tfvars.py)
 
 
 def _tool_named(name: str) -> ClientTool | None:
@@ -162,7 +165,11 @@ def read_tool_files(paths: list[str], excluded: Iterable[Any] = ()) -> ToolFiles
                 found.diagnostics.append(dataclasses.replace(problem, level="notice", message=said))
             continue
         found.files_read += 1
-        if name in TOOL_VERSIONS:
+        if name.endswith(TFVARS):
+            from scanner.sources.cluster.tfvars import tfvars_pins  # its pins are the cluster's, not a tool's
+
+            found.cluster.extend(tfvars_pins(path, text))
+        elif name in TOOL_VERSIONS:
             found.pins.extend(_tool_versions(path, text))
         elif name in MISE:
             found.pins.extend(_mise(path, text, found.diagnostics))
@@ -172,8 +179,8 @@ def read_tool_files(paths: list[str], excluded: Iterable[Any] = ()) -> ToolFiles
 
 
 def tool_file(name: str) -> bool:
-    """Is a file of this name one `read_tool_files` reads (a .tool-versions, an env file, a Dockerfile)?"""
-    return (name in TOOL_VERSIONS or name in MISE or name.endswith(".env") or name == ".env"
+    """Is a file of this name one `read_tool_files` reads (a .tool-versions, an env file, a Dockerfile, a .tfvars)?"""
+    return (name in TOOL_VERSIONS or name in MISE or name.endswith((".env", TFVARS)) or name == ".env"
             or name.startswith(("Dockerfile", "Containerfile")) or name.endswith(".Dockerfile")
             or name in node_files())
 

@@ -5,11 +5,13 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from typing import TYPE_CHECKING, Any
 
 from yaml.nodes import MappingNode, ScalarNode
 
+from scanner import data
 from scanner.model import STDIN_PATH, Diagnostic
 from scanner.nodes import mapping_get
 from scanner.sources.cluster.settings import may_hold_config, read_config
@@ -30,11 +32,28 @@ PIN_FILES = frozenset(("Chart.yaml", "requirements.yaml", "requirements.yml", *K
 
 def _holds_version_variable(node: Any) -> bool:
     """A plain mapping (not an object) with a `<name>_version` or `<name>Version` key: Ansible defaults,
-    values files, talconfig.yaml. Which of them pin anything is the pin readers' to say
+    values files, talconfig.yaml; or with a cluster version variable under the key the rules name for it
+    (a Taskfile's `vars: {KUBERNETES_VERSION: ...}`). Which of them pin anything is the pin readers' to say
     (scanner.components.file_pins, cluster_pin); this only keeps the documents they may read."""
     if not isinstance(node, MappingNode) or mapping_get(node, "kind") is not None:
         return False
-    return any(isinstance(key, ScalarNode) and key.value.endswith(("_version", "Version")) for key, _ in node.value)
+    if any(isinstance(key, ScalarNode) and key.value.endswith(("_version", "Version")) for key, _ in node.value):
+        return True
+    for under, names in _nested_variables().items():
+        inner = mapping_get(node, under)
+        if isinstance(inner, MappingNode) and any(isinstance(k, ScalarNode) and k.value in names for k, _ in inner.value):
+            return True
+    return False
+
+
+@functools.cache
+def _nested_variables() -> dict[str, frozenset[str]]:
+    """The cluster version variables read under a top-level key (rules/cluster-version.yaml `under`)."""
+    found: dict[str, set[str]] = {}
+    for variable in data.load("rules/cluster-version.yaml")["variables"]:
+        for under in variable.get("under", ()):
+            found.setdefault(under, set()).add(variable["name"])
+    return {under: frozenset(names) for under, names in found.items()}
 
 
 def read(items: list[ManifestFile], so_far: None, reading: "Reading") -> ScanInput:
