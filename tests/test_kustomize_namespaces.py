@@ -174,3 +174,33 @@ def test_a_release_whose_namespace_is_unknown_finds_the_one_source_of_its_name(t
     found = collect([str(tmp_path)], options=ScanOptions())
     [notice] = [d.message for d in found.unrendered if "unused/helmrelease.yaml" in d.path]
     assert notice.startswith("Flux HelmRelease default/unused: chart oci://registry.example.org/charts/metrics")
+
+
+def test_a_source_several_namespaces_share_is_still_the_chart_of_each_release(tmp_path):
+    """A Component's OCIRepository that two namespaces' kustomizations include keeps no namespace of its
+    own; the HelmRelease placed in one of them still deploys its chart (szinn/k8s-homelab's app-template)."""
+    from conftest import run_kubehop
+
+    write(tmp_path, {
+        "components/chart/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n"
+                                               "resources: [./ocirepository.yaml]\n",
+        "components/chart/ocirepository.yaml": """
+            apiVersion: source.toolkit.fluxcd.io/v1
+            kind: OCIRepository
+            metadata: {name: app-template}
+            spec:
+              url: oci://ghcr.io/bjw-s-labs/helm/app-template
+              ref: {tag: 4.1.0}
+        """,
+        "apps/one/kustomization.yaml": "namespace: one\ncomponents: [../../components/chart]\nresources: [./hr.yaml]\n",
+        "apps/one/hr.yaml": """
+            apiVersion: helm.toolkit.fluxcd.io/v2
+            kind: HelmRelease
+            metadata: {name: web}
+            spec:
+              chartRef: {kind: OCIRepository, name: app-template}
+        """,
+        "apps/two/kustomization.yaml": "namespace: two\ncomponents: [../../components/chart]\n",
+    })
+    proc = run_kubehop("components", "-o", "json", str(tmp_path))
+    assert "app-template" in proc.stdout.decode(), proc.stderr.decode()
