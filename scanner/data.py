@@ -31,6 +31,7 @@ DATA_KINDS: dict[str, str] = {
     "rules/migrations": "rules/schema/migration.schema.json",
     "rules/fields": "rules/schema/field-rule.schema.json",
     "rules/workloads.yaml": "rules/schema/workloads.schema.json",
+    "rules/cluster-scoped.yaml": "rules/schema/cluster-scoped.schema.json",
     "rules/references.yaml": "rules/schema/references.schema.json",
     "rules/helm.yaml": "rules/schema/helm.schema.json",
     "rules/lifecycle/crd.yaml": "rules/schema/crd-lifecycle.schema.json",

@@ -364,3 +364,16 @@ def test_a_chart_line_that_states_its_own_range_replaces_the_apps_for_the_pinned
         "stated range"]
     plan = plan_for(book, [pinned(book, "store", "5.1.0")], "1.26", "1.27")
     assert [p for p in plan.windows[0].problems if p.severity == WARNING] == []
+
+
+def test_with_the_clusters_minor_unknown_a_pin_no_release_matches_is_the_first_judged_hops_not_an_assumed_one():
+    """scan with no --from judges a known release from the newest minor it is stated to run on (a hop to
+    1.33 for one that stops at 1.32), so the span starts there; a pin that matches no release is not that
+    hop's, nor the assumed minor's: it is the hop its own install is judged at, as a component with no
+    data is (a new user's Argo CD tree: 'Argo CD: no known release matches 10.4.0' under 'Hop to 1.35'
+    on a scan up to 1.36)."""
+    book = catalog([store(), mesh()])
+    states = component_states(by_component([pinned(book, "store", "12.0.0"), pinned(book, "mesh", "1.16.5")]), book)
+    timeline = resolve(states, m("1.32"), m("1.36"), book, current_known=False)
+    [problem] = [p for p in timeline.problems if "no known release matches" in p.message]
+    assert problem.minor == m("1.36")

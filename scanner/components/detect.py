@@ -159,8 +159,8 @@ class _Finder:
                                        manifest.origin.path, f"{what} (chart {chart})", values)
             return
         ref = value_at(spec, "chartRef")
-        target = self.objects.get((scalar(value_at(ref, "kind")), scalar(value_at(ref, "namespace")) or manifest.namespace,
-                                   scalar(value_at(ref, "name"))))
+        target = self._object(scalar(value_at(ref, "kind")), scalar(value_at(ref, "namespace")) or manifest.namespace,
+                              scalar(value_at(ref, "name")))
         if target is not None:
             yield from self._chart_ref(target, what, values)
 
@@ -238,13 +238,18 @@ class _Finder:
         if name:
             yield Detection(name, version, (), _located(source, ref), "kustomize", what)
 
+    def _object(self, kind: str | None, namespace: str | None, name: str | None) -> Manifest | None:
+        """The object a reference names; one whose namespace kubehop does not know (a file that builds
+        put in several namespaces: scanner.sources.kustomize.namespaces) may be in any."""
+        return self.objects.get((kind, namespace, name)) or self.objects.get((kind, None, name))
+
     def _source(self, source_ref: Any, namespace: str | None) -> Manifest | None:
         kind, name = scalar(value_at(source_ref, "kind")), scalar(value_at(source_ref, "name"))
-        return self.objects.get((kind, scalar(value_at(source_ref, "namespace")) or namespace, name))
+        return self._object(kind, scalar(value_at(source_ref, "namespace")) or namespace, name)
 
     def _repository_url(self, source_ref: Any, namespace: str | None) -> str | None:
         kind, name = scalar(value_at(source_ref, "kind")), scalar(value_at(source_ref, "name"))
-        source = self.objects.get((kind, scalar(value_at(source_ref, "namespace")) or namespace, name))
+        source = self._object(kind, scalar(value_at(source_ref, "namespace")) or namespace, name)
         return scalar(value_at(source.node, "spec", "url")) if source is not None else None
 
     def _manifest_source(self, manifest: Manifest) -> Iterator[Detection]:

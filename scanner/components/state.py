@@ -63,6 +63,9 @@ def resolve(states: list[ComponentState], current: Minor, target: Minor, catalog
         state.final = releases.get(state.key)
     today = [p for s in states for p in _start_problems(s, current)
              if current_known or p.kind != OUTSIDE_RANGE]
+    if not current_known:  # `current` is only assumed: an unknown release is the first hop its install is judged at
+        today = [dataclasses.replace(p, minor=starts[p.state].next()) if p.kind == UNKNOWN_RELEASE else p
+                 for p in today]
     today += [_no_data(s, starts[s.key].next(), target) for s in states if s.component.no_data]
     timeline = Timeline(current, target, states, hops, today, unknown=unknown)
     _unverified_problems(timeline, unverified, by_key, catalog, released)

@@ -76,7 +76,7 @@ SOURCES: tuple[Source, ...] = (
     Source("helm", "scanner.sources.helm.source", RENDERED, claims=ChartFolder,
            also_for_kinds=frozenset({"HelmRelease"}), hazard=in_chart, held_back="Helm chart not rendered"),
     Source("kustomize", "scanner.sources.kustomize.source", RENDERED, claims=KustomizeFolder, takes_from="helm",
-           prepare="scanner.sources.kustomize.patches", hazard=in_kustomization,
+           prepare="scanner.sources.kustomize.prepare", hazard=in_kustomization,
            held_back="kustomization not built"),
     Source("releases", "scanner.sources.releases.source", RENDERED, given="helm_releases", each=True),
 )

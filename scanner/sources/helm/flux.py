@@ -25,7 +25,7 @@ import yaml
 from scanner.containment import git_top, leaves, repository_root
 from scanner.crds import as_dict, as_list, as_str
 from scanner.guard import unexpected
-from scanner.model import Diagnostic, Manifest
+from scanner.model import Diagnostic, Manifest, object_ref
 from scanner.nodes import locate
 from scanner.sources.helm.generated_values import GeneratedValues
 from scanner.sources.helm.render import ChartRelease, RemoteChart, describe_chart, release_problem
@@ -189,10 +189,13 @@ def _remote_chart(release: Manifest, spec: dict, chart: dict, objects: dict) -> 
     kind, name = as_str(source_ref.get("kind")), as_str(source_ref.get("name"))
     namespace = as_str(source_ref.get("namespace")) or release.namespace
     source = objects.get((kind, namespace, name)) or objects.get((kind, None, name))
+    if source is None and namespace is None:  # where the release lives is not known: the one source of that name
+        named = [m for (k, _, n), m in objects.items() if k == kind and n == name]
+        source = named[0] if len(named) == 1 else None
     if kind not in ("HelmRepository", "OCIRepository"):
         return None, f"chart source kind {kind} is not supported"
     if source is None:
-        return None, f"chart source {kind} {namespace}/{name} is not in the scanned tree"
+        return None, f"chart source {object_ref(kind or '?', namespace, name)} is not in the scanned tree"
     source_spec = as_dict(source.body.get("spec"))
     url = as_str(source_spec.get("url")) or ""
     if kind == "OCIRepository":

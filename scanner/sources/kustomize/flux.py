@@ -25,6 +25,31 @@ def flux_paths(manifests: list[Manifest], scanned: list[str]) -> tuple[frozenset
     """Real paths of the folders Flux `Kustomization` objects in the tree point at (`spec.path`, from the
     top of the repository holding the object), and an input problem for each path that leaves it."""
     found, problems = set(), []
+    for _, path, problem in _pointed_at(manifests, scanned):
+        if problem is not None:
+            problems.append(problem)
+        else:
+            found.add(path)
+    return frozenset(found), problems
+
+
+def target_namespaces(manifests: list[Manifest], scanned: list[str]) -> dict[str, str]:
+    """Real folder -> the `spec.targetNamespace` the Flux Kustomizations that build it put it in; a folder
+    two of them build in two namespaces (or one in none), or whose namespace holds a `${VAR}` that
+    postBuild fills in, is left out: kubehop builds a folder once."""
+    said: dict[str, set[str | None]] = {}
+    for manifest, path, problem in _pointed_at(manifests, scanned):
+        if problem is None:
+            spec = manifest.body.get("spec")
+            namespace = spec.get("targetNamespace") if isinstance(spec, dict) else None
+            said.setdefault(path, set()).add(namespace if isinstance(namespace, str) and namespace else None)
+    return {path: next(iter(namespaces)) for path, namespaces in said.items()
+            if len(namespaces) == 1 and None not in namespaces and "$" not in next(iter(namespaces))}
+
+
+def _pointed_at(manifests: list[Manifest], scanned: list[str]):
+    """(the Flux Kustomization, the real folder its spec.path names, None) for each Kustomization in the
+    tree; (it, "", the input problem) for one whose path leaves the repository."""
     for manifest in manifests:
         if manifest.kind != "Kustomization" or manifest.group != "kustomize.toolkit.fluxcd.io":
             continue
@@ -37,12 +62,11 @@ def flux_paths(manifests: list[Manifest], scanned: list[str]) -> tuple[frozenset
         why = leaves(path.lstrip("/"), top, top)
         if why:
             key = locate(manifest.node, ("spec", "path"))
-            problems.append(Diagnostic(manifest.origin.path, f"{manifest.object_ref}: spec.path {path} {why}; not "
-                                       "read (kubehop reads nothing outside the repository)",
-                                       manifest.origin_at(key).line if key is not None else manifest.origin.line))
+            yield manifest, "", Diagnostic(manifest.origin.path, f"{manifest.object_ref}: spec.path {path} {why}; not "
+                                           "read (kubehop reads nothing outside the repository)",
+                                           manifest.origin_at(key).line if key is not None else manifest.origin.line)
             continue
-        found.add(source_path(folder, path.lstrip("/"), top))
-    return frozenset(found), problems
+        yield manifest, source_path(folder, path.lstrip("/"), top), None
 
 
 def source_path(folder: str, path: str, top: str) -> str:

@@ -11,15 +11,10 @@ resource is an object of its own, not marked.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
 from scanner.model import Manifest
 from scanner.sources.kustomize.refs import read_kustomization, references
-
-if TYPE_CHECKING:
-    from scanner.sources.files.walk import KustomizeFolder
-    from scanner.sources.registry import Reading
-    from scanner.sources.scan_input import ScanInput
 
 _PATCH_FIELDS = frozenset({"patches.path", "patchesStrategicMerge", "patchesJson6902.path"})
 
@@ -60,8 +55,3 @@ def _real(folder: str, value: str) -> str | None:
     except (ValueError, OSError):  # a NUL in the name, a path the system refuses: names no file
         return None
 
-
-def prepare(folders: list["KustomizeFolder"], so_far: "ScanInput", reading: "Reading") -> None:
-    """The kustomize source's step before anything renders (sources/registry.py): the plain files'
-    objects that its kustomizations apply as patches marked, with nothing of the builds imported."""
-    mark_patches(so_far.manifests, [folder.path for folder in folders])

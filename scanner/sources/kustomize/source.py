@@ -12,7 +12,7 @@ from scanner.model import Diagnostic, Manifest
 from scanner.sources.helm import render as helm
 from scanner.sources.helm.capture import find_helm, helm_version
 from scanner.sources.helm.source import helm_settings, why_not_rendered
-from scanner.sources.kustomize import build as kustomize, flux as kustomize_flux
+from scanner.sources.kustomize import build as kustomize, flux as kustomize_flux, namespaces
 from scanner.sources.kustomize.charts import local_charts
 from scanner.sources.kustomize.errors import said_once
 from scanner.sources.kustomize.helm import HelmCharts
@@ -54,8 +54,13 @@ def build_kustomizations(folders: list[str], manifests: list[Manifest], target: 
     charts = _kustomize_helm(manifests, target, options)
     result.isolation["kustomize"] = "none (--allow-network)" if options.allow_network else no_network.isolation()
     flux_paths, result.diagnostics = kustomize_flux.flux_paths(manifests, scanned)
+    targets = kustomize_flux.target_namespaces(manifests, scanned)
+    no_namespace = namespaces.cluster_scoped(manifests) if targets else frozenset()
     for outcome in kustomize.build_all(folders, command, options.allow_network, os.cpu_count() or 1, charts,
                                        scanned, flux_paths, manifests, options.kustomize_unrestricted):
+        target = targets.get(os.path.realpath(outcome.folder))
+        if target is not None:  # what Flux builds with a targetNamespace lands there (namespaces.py)
+            namespaces.in_flux_namespace(outcome.manifests, target, no_namespace)
         if outcome.not_built:
             result.unrendered.append(Diagnostic(outcome.folder, outcome.not_built, level="notice"))
         result.unrendered.extend(outcome.unrendered)

@@ -1,0 +1,24 @@
+"""The kustomize source's step before anything renders (sources/registry.py), with nothing of the builds
+imported: the plain files' objects that its kustomizations apply as patches are marked (patches.py),
+and each is given the namespace its builds put it in (namespaces.py), so that the Helm source renders
+a Flux HelmRelease in the namespace it is deployed in."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scanner.containment import repository_root
+from scanner.sources.kustomize import flux as kustomize_flux, namespaces
+from scanner.sources.kustomize.patches import mark_patches
+
+if TYPE_CHECKING:
+    from scanner.sources.files.walk import KustomizeFolder
+    from scanner.sources.registry import Reading
+    from scanner.sources.scan_input import ScanInput
+
+
+def prepare(folders: list["KustomizeFolder"], so_far: "ScanInput", reading: "Reading") -> None:
+    paths = [folder.path for folder in folders]
+    mark_patches(so_far.manifests, paths)
+    targets = kustomize_flux.target_namespaces(so_far.manifests, reading.scanned)
+    namespaces.assign(so_far.manifests, paths, targets, lambda folder: repository_root(folder, reading.scanned))
