@@ -14,6 +14,7 @@ from scanner.components.chart_pins import ChartPin, chart_pins_in_documents
 from scanner.components.cluster_pin import cluster_pins_in_manifests
 from scanner.components.detect import detect_in_manifests
 from scanner.components.file_pins import detect_in_documents
+from scanner.components.overlaid import overlaid_pins, without_unpinned_bases
 from scanner.components.pins import Detection, unique
 from scanner.components.tree import TreeComponents
 from scanner.components.unlisted import unlisted_charts, unlisted_remotes
@@ -33,6 +34,9 @@ def pins_of(scan_input: ScanInput, catalog: Catalog,
     charts: list[ChartPin] = []
     unlisted: list[Detection] = []
     in_manifests = detect_in_manifests(scan_input.manifests, catalog, problems, early, charts, unlisted)
+    if scan_input.overlaid:  # each overlay's own chart version (components.overlaid)
+        in_manifests = without_unpinned_bases(in_manifests, scan_input.overlaid) + overlaid_pins(
+            scan_input.overlaid, catalog, scan_input.manifests, problems, charts)
     chart_entries, local = chart_pins_in_documents(scan_input.documents)
     unlisted += unlisted_charts(charts + chart_entries, catalog) + unlisted_remotes(scan_input.documents, catalog)
     return TreeComponents(

@@ -43,6 +43,9 @@ class ScanInput:
     # (sources/cluster/: scanner.cluster_config's Settings and ToolPins).
     cluster_config: list[Any] = field(default_factory=list)
     tool_pins: list[Any] = field(default_factory=list)
+    # Objects read from their own file that an overlay's build gives another chart version
+    # (kustomize/overlays.py Overlaid): their pins are the overlay's, their findings the file's.
+    overlaid: list[Any] = field(default_factory=list)
 
     def extend(self, other: "ScanInput") -> None:
         self.manifests.extend(other.manifests)
@@ -51,6 +54,7 @@ class ScanInput:
         self.documents.extend(other.documents)
         self.cluster_config.extend(other.cluster_config)
         self.tool_pins.extend(other.tool_pins)
+        self.overlaid.extend(other.overlaid)
         self.diagnostics.extend(other.diagnostics)
         self.unrendered.extend(other.unrendered)
         self.suppressions.extend(other.suppressions)

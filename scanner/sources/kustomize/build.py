@@ -51,6 +51,7 @@ class BuildOutcome:
     not_built: str | None = None  # why the folder was not built, when it was not
     unrendered: list[Diagnostic] = field(default_factory=list)  # parts of it not rendered (helmCharts entries)
     duplicate_keys: list[DuplicateKey] = field(default_factory=list)  # keys a render writes twice (rendered_duplicates)
+    patched: dict[int, list[str]] = field(default_factory=dict)  # objects overlays patched (origins.py)
     cause: tuple[str, str, str] | None = None  # a failed build: (real folder, key, name) of its cause (_once)
 
 
@@ -179,7 +180,7 @@ def _wrapper(work: str, targets: list[str]) -> str:
     os.mkdir(wrapper)
     with open(os.path.join(wrapper, "kustomization.yaml"), "w", encoding="utf-8") as handle:
         yaml.safe_dump({"resources": [os.path.relpath(target, wrapper) for target in targets],
-                        "buildMetadata": ["originAnnotations"]}, handle)
+                        "buildMetadata": ["originAnnotations", "transformerAnnotations"]}, handle)
     return wrapper
 
 
@@ -187,7 +188,8 @@ def _built(plan: _Plan, origins: Origins, wrapper: str, view: str | None, stdout
     places = origins.for_build(plan.folder, plan.root, wrapper, view)
     output = places.new_documents(stdout)
     manifests, diagnostics = read_output(output, f"{plan.folder} (built)")
-    return BuildOutcome(plan.folder, reorigin(manifests, places.finder(output)), diagnostics)
+    return BuildOutcome(plan.folder, reorigin(manifests, places.finder(output)), diagnostics,
+                        patched=places.patched)
 
 
 def _lay_out_view(plan: _Plan, outcomes: list[EntryOutcome], top: str) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from scanner import per_scan
 from scanner.model import Manifest, Origin
@@ -22,6 +22,7 @@ from scanner.paths import repo_path
 from scanner.sources.kustomize import mirror as kustomize_mirror
 from scanner.sources.files.walk import read_file
 from scanner.sources.kustomize.helm import OBJECT_ANNOTATION, HelmCharts
+from scanner.sources.kustomize.overlays import TRANSFORMATIONS_ANNOTATION, patched_by
 from scanner.sources.kustomize.refs import read_kustomization
 from scanner.sources.yaml.line_map import aligned, fixed
 from scanner.sources.yaml.rendered import annotation, drop_annotation
@@ -32,6 +33,7 @@ DOCUMENT_SEPARATOR = re.compile(r"^---$", re.MULTILINE)  # between the documents
 _SIMPLE = r"[A-Za-z0-9][A-Za-z0-9._:/-]*"
 _HEAD = re.compile(rf"apiVersion: ({_SIMPLE})\nkind: ({_SIMPLE})\nmetadata:\n((?:  .*\n)+)")
 _NAME = re.compile(rf"^  name: ({_SIMPLE})$", re.MULTILINE)
+_PATCHED = re.compile(r"^ +kind: Patch[A-Za-z0-9]*Transformer$", re.MULTILINE)
 _ORIGIN_PATH = re.compile(r"^    config\.kubernetes\.io/origin: \|\n      path: ([^\s'\"#]+)\n(?!      )", re.MULTILINE)
 
 ObjectAt = tuple[str, str, "str | None", int, int]  # apiVersion, kind, name, line, column
@@ -88,6 +90,9 @@ class BuildOrigins:
     root: str
     wrapper: str
     view: str | None  # the throwaway view of the repository the build ran in, if any
+    # Objects an overlay's patches changed: id(manifest) -> the kustomization files (as the user sees
+    # them) whose patches did (overlays.py).
+    patched: dict[int, list[str]] = field(default_factory=dict)
 
     def source_path(self, relative: str) -> str:
         """The path, as the user sees paths, of a file kustomize names relative to the wrapper."""
@@ -115,6 +120,9 @@ class BuildOrigins:
         if name is None or origin is None:
             return False
         api_version, kind = head.group(1), head.group(2)
+        if kind == "HelmRelease" and TRANSFORMATIONS_ANNOTATION in head.group(3) and \
+                _PATCHED.search(head.group(3)):
+            return False  # an overlay may have changed its chart: read it (source.py keeps what changed)
         path = self.source_path(origin.group(1))
         line, column = self.origins.locate(path, api_version, kind, name.group(1))
         return line > 0 and (os.path.normpath(path), line, column, api_version, kind) in self.origins.seen
@@ -129,6 +137,15 @@ class BuildOrigins:
             except DocumentProblem:
                 origin = None
             drop_annotation(manifest, ORIGIN_ANNOTATION)
+            try:
+                transformations = load_data(annotation(manifest, TRANSFORMATIONS_ANNOTATION) or "null",
+                                            manifest.origin.path)
+            except DocumentProblem:
+                transformations = None
+            drop_annotation(manifest, TRANSFORMATIONS_ANNOTATION)
+            patchers = patched_by(transformations)
+            if patchers and manifest.kind == "HelmRelease":
+                self.patched[id(manifest)] = [self.source_path(p) for p in patchers]
             node = manifest.node
             first, last = node.start_mark.line + 1, node.end_mark.line + 1
             from_chart = self.origins.charts.origin_of(manifest, via)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from scanner.model import Diagnostic, Manifest
+from scanner.model import Diagnostic, Manifest, Origin
 from scanner.sources.helm import render as helm
 from scanner.sources.helm.capture import find_helm, helm_version
 from scanner.sources.helm.source import helm_settings, why_not_rendered
@@ -17,6 +17,7 @@ from scanner.sources.kustomize.charts import local_charts
 from scanner.sources.kustomize.errors import said_once
 from scanner.sources.kustomize.helm import HelmCharts
 from scanner.sources.kustomize.origins import identity
+from scanner.sources.kustomize.overlays import Overlaid, chart_version, version_at
 from scanner.sources.scan_input import ScanInput
 from scanner.sources.tools import no_network
 from scanner.sources.tools.find import kustomize_command
@@ -51,6 +52,7 @@ def build_kustomizations(folders: list[str], manifests: list[Manifest], target: 
         return result
     # An object already read from its own file (or from another build) is not reported again.
     seen = {identity(m) for m in manifests}
+    read_at = {identity(m): m for m in manifests}
     charts = _kustomize_helm(manifests, target, options)
     result.isolation["kustomize"] = "none (--allow-network)" if options.allow_network else no_network.isolation()
     flux_paths, result.diagnostics = kustomize_flux.flux_paths(manifests, scanned)
@@ -67,6 +69,11 @@ def build_kustomizations(folders: list[str], manifests: list[Manifest], target: 
         result.diagnostics.extend(outcome.diagnostics)
         result.duplicate_keys.extend(outcome.duplicate_keys)
         for manifest in outcome.manifests:
+            if id(manifest) in outcome.patched:
+                overlaid = _overlaid(read_at.get(identity(manifest)), manifest, outcome.patched[id(manifest)])
+                if overlaid is not None:
+                    result.overlaid.append(overlaid)
+                    continue
             if identity(manifest) not in seen:
                 seen.add(identity(manifest))
                 result.manifests.append(manifest)
@@ -74,6 +81,18 @@ def build_kustomizations(folders: list[str], manifests: list[Manifest], target: 
         result.rendered_with["helm"] = helm_version(charts.settings.helm).text
         result.isolation["helm"] = helm.isolation(charts.settings)
     return result
+
+
+def _overlaid(base: Manifest | None, built: Manifest, patchers: list[str]) -> Overlaid | None:
+    """An object read from its own file that an overlay gives another chart version: kept apart, for
+    its pin (the objects' findings stay the base file's)."""
+    if base is None:
+        return None
+    version = chart_version(built)
+    if version is None or version == chart_version(base):
+        return None
+    pin_at = version_at(patchers, version, built.name) or Origin(patchers[-1], 1, 1)
+    return Overlaid(base, built, Origin(pin_at.path, pin_at.line, pin_at.column, built.origin.via))
 
 
 def _kustomize_helm(manifests: list[Manifest], target: Minor | None, options: "ScanOptions"):
