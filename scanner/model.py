@@ -58,12 +58,16 @@ class Manifest:
     patch: bool = field(repr=False)
     # Read from a chart template as text: its apiVersion and kind are known, its body is not.
     text_only: bool = field(repr=False)
+    # For an object a kustomize overlay patched: where a patch set a key path of it (the line a person
+    # edits for that value: sources/kustomize/overlays.py), e.g. {("spec", "chart", "spec", "version"): ...}.
+    patched_at: dict = field(repr=False)
 
     def __init__(self, api_version: str, kind: str, name: str | None, namespace: str | None, origin: Origin,
                  node: Any = None, line_map: Callable[[int, int], tuple[int, int]] | None = None):
         self.api_version, self.kind, self.name, self.namespace, self.origin = api_version, kind, name, namespace, origin
         self._node, self._body, self.line_map, self._recompose = node, None, line_map, None
         self.patch = self.text_only = False
+        self.patched_at = {}
 
     @property
     def node(self) -> Any:

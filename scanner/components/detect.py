@@ -21,6 +21,7 @@ from scanner.components.values import (ReleaseValues, argo_values, flux_v1_value
                                        k3s_values)
 from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest, Origin
+from scanner.sources.kustomize.overlays import VERSION_PATH
 from scanner.nodes import image_values, mapping_get, scalar, sequence_items, value_at
 
 _PART_OF = ("app.kubernetes.io/part-of", "app.kubernetes.io/name")
@@ -93,6 +94,18 @@ def detect_in_manifests(manifests: Sequence[Manifest], catalog: Catalog, problem
         (d.source == "image" or d.component in stamped) and (d.component, d.origin.path) not in known))
 
 
+def _version_origin(manifest: Manifest, node: Any) -> Origin | None:
+    """Where a built object's chart version is edited: the overlay patch that set it, else its line in
+    the object's file (a built object's nodes are lines of the build's output). None: read from its file."""
+    patched = manifest.patched_at.get(VERSION_PATH)
+    if patched is not None:
+        return Origin(patched.path, patched.line, patched.column)
+    if manifest.line_map is None or node is None:
+        return None
+    found = manifest.origin_at(node)
+    return Origin(found.path, found.line, found.column)
+
+
 def _located(manifest: Manifest, node: Any) -> Origin:
     """A node of an object, at its line in the file the object came from (a render's line map)."""
     found = manifest.origin_at(node)
@@ -156,7 +169,8 @@ class _Finder:
             chart = scalar(value_at(chart_spec, "chart"))
             repo = self._repository_url(value_at(chart_spec, "sourceRef"), manifest.namespace)
             yield from self._chart_pin(chart, repo, value_at(chart_spec, "version"), value_at(chart_spec, "chart"),
-                                       manifest.origin.path, f"{what} (chart {chart})", values)
+                                       manifest.origin.path, f"{what} (chart {chart})", values,
+                                       at=_version_origin(manifest, value_at(chart_spec, "version") or value_at(chart_spec, "chart")))
             return
         ref = value_at(spec, "chartRef")
         target = self._object(scalar(value_at(ref, "kind")), scalar(value_at(ref, "namespace")) or manifest.namespace,
@@ -287,14 +301,25 @@ class _Finder:
 
     def _chart_pin(self, chart: str | None, repo: str | None, version_node: Any, fallback_node: Any,
                    path: str, what: str, values: ReleaseValues | None = None,
-                   version: str | None = None) -> Iterator[Detection]:
+                   version: str | None = None, at: Origin | None = None) -> Iterator[Detection]:
         pin = version or scalar(version_node) or "*"  # no version: the newest chart, whichever it is
         node = version_node if version_node is not None else fallback_node
+        if at is not None:
+            yield from self._pin_at(chart, repo, pin, at, what, values)
+            return
         if self.charts is not None and chart and node is not None:
             self.charts.append(ChartPin(chart, repo, pin, origin_of(path, node), what))
         component = component_for_chart(self.catalog, chart, repo)
         if component is not None:
             yield detection(component, pin, True, origin_of(path, node), "chart", what, values)
+
+    def _pin_at(self, chart: str | None, repo: str | None, pin: str, at: Origin, what: str,
+                values: ReleaseValues | None) -> Iterator[Detection]:
+        if self.charts is not None and chart:
+            self.charts.append(ChartPin(chart, repo, pin, at, what))
+        component = component_for_chart(self.catalog, chart, repo)
+        if component is not None:
+            yield detection(component, pin, True, at, "chart", what, values)
 
     def _labels(self, manifest: Manifest) -> Iterator[Detection]:
         labels = value_at(manifest.node, "metadata", "labels")

@@ -22,7 +22,8 @@ from scanner.paths import repo_path
 from scanner.sources.kustomize import mirror as kustomize_mirror
 from scanner.sources.files.walk import read_file
 from scanner.sources.kustomize.helm import OBJECT_ANNOTATION, HelmCharts
-from scanner.sources.kustomize.overlays import TRANSFORMATIONS_ANNOTATION, patched_by
+from scanner.sources.kustomize.overlays import TRANSFORMATIONS_ANNOTATION, VERSION_PATH, chart_version, patched_by, \
+    version_at
 from scanner.sources.kustomize.refs import read_kustomization
 from scanner.sources.yaml.line_map import aligned, fixed
 from scanner.sources.yaml.rendered import annotation, drop_annotation
@@ -145,7 +146,11 @@ class BuildOrigins:
             drop_annotation(manifest, TRANSFORMATIONS_ANNOTATION)
             patchers = patched_by(transformations)
             if patchers and manifest.kind == "HelmRelease":
-                self.patched[id(manifest)] = [self.source_path(p) for p in patchers]
+                self.patched[id(manifest)] = files = [self.source_path(p) for p in patchers]
+                version = chart_version(manifest)
+                at = version_at(files, version, manifest.name) if version is not None else None
+                if at is not None:
+                    manifest.patched_at[VERSION_PATH] = Origin(at.path, at.line, at.column, via)
             node = manifest.node
             first, last = node.start_mark.line + 1, node.end_mark.line + 1
             from_chart = self.origins.charts.origin_of(manifest, via)

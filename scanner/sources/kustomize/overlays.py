@@ -21,6 +21,7 @@ from scanner.sources.files.walk import read_file
 from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, compose_documents
 
 TRANSFORMATIONS_ANNOTATION = "alpha.config.kubernetes.io/transformations"
+VERSION_PATH = ("spec", "chart", "spec", "version")
 _VERSION_POINTER = "/spec/chart/spec/version"
 
 

@@ -17,7 +17,7 @@ from scanner.sources.kustomize.charts import local_charts
 from scanner.sources.kustomize.errors import said_once
 from scanner.sources.kustomize.helm import HelmCharts
 from scanner.sources.kustomize.origins import identity
-from scanner.sources.kustomize.overlays import Overlaid, chart_version, version_at
+from scanner.sources.kustomize.overlays import VERSION_PATH, Overlaid, chart_version
 from scanner.sources.scan_input import ScanInput
 from scanner.sources.tools import no_network
 from scanner.sources.tools.find import kustomize_command
@@ -91,8 +91,8 @@ def _overlaid(base: Manifest | None, built: Manifest, patchers: list[str]) -> Ov
     version = chart_version(built)
     if version is None or version == chart_version(base):
         return None
-    pin_at = version_at(patchers, version, built.name) or Origin(patchers[-1], 1, 1)
-    return Overlaid(base, built, Origin(pin_at.path, pin_at.line, pin_at.column, built.origin.via))
+    pin_at = built.patched_at.get(VERSION_PATH) or Origin(patchers[-1], 1, 1, built.origin.via)
+    return Overlaid(base, built, pin_at)
 
 
 def _kustomize_helm(manifests: list[Manifest], target: Minor | None, options: "ScanOptions"):
