@@ -21,7 +21,6 @@ from scanner.components.values import (ReleaseValues, argo_values, flux_v1_value
                                        k3s_values)
 from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest, Origin
-from scanner.sources.kustomize.overlays import VERSION_PATH
 from scanner.nodes import image_values, mapping_get, scalar, sequence_items, value_at
 
 _PART_OF = ("app.kubernetes.io/part-of", "app.kubernetes.io/name")
@@ -94,10 +93,13 @@ def detect_in_manifests(manifests: Sequence[Manifest], catalog: Catalog, problem
         (d.source == "image" or d.component in stamped) and (d.component, d.origin.path) not in known))
 
 
+_VERSION_PATH = ("spec", "chart", "spec", "version")  # as sources/kustomize/overlays.py keys it
+
+
 def _version_origin(manifest: Manifest, node: Any) -> Origin | None:
     """Where a built object's chart version is edited: the overlay patch that set it, else its line in
     the object's file (a built object's nodes are lines of the build's output). None: read from its file."""
-    patched = manifest.patched_at.get(VERSION_PATH)
+    patched = manifest.patched_at.get(_VERSION_PATH)
     if patched is not None:
         return Origin(patched.path, patched.line, patched.column)
     if manifest.line_map is None or node is None:

@@ -8,7 +8,7 @@ that overlays give one, pins nothing by itself: its `*` would be a release nobod
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from scanner.components.catalog import Catalog
 from scanner.components.chart_pins import ChartPin
@@ -16,7 +16,10 @@ from scanner.components.detect import _Finder
 from scanner.components.pins import Detection
 from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest
-from scanner.sources.kustomize.overlays import Overlaid, chart_version
+from scanner.nodes import scalar, value_at
+
+if TYPE_CHECKING:  # a one-file scan imports nothing of the kustomize source
+    from scanner.sources.kustomize.overlays import Overlaid
 
 
 def overlaid_pins(overlaid: Sequence[Overlaid], catalog: Catalog, manifests: Sequence[Manifest],
@@ -38,7 +41,8 @@ def overlaid_pins(overlaid: Sequence[Overlaid], catalog: Catalog, manifests: Seq
 
 def without_unpinned_bases(detections: list[Detection], overlaid: Sequence[Overlaid]) -> list[Detection]:
     """The pins less the `*` of a base HelmRelease that names no version where overlays give it one."""
-    bases = {(o.base.origin.path, o.base.object_ref) for o in overlaid if chart_version(o.base) is None}
+    bases = {(o.base.origin.path, o.base.object_ref) for o in overlaid
+             if scalar(value_at(o.base.node, "spec", "chart", "spec", "version")) is None}
     return [d for d in detections
             if not (d.pin == "*" and any(d.origin.path == path and d.what.startswith(ref + " ")
                                          for path, ref in bases))]
