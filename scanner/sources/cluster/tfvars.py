@@ -19,6 +19,7 @@ from scanner import data
 from scanner.components.cluster_pin import version_pin
 from scanner.components.pins import ClusterPin
 from scanner.model import Origin
+from scanner.sources.yaml.jsonc import string_end
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _MAX_DEPTH = 64  # deeper nesting is not an assignment a person writes a version in
@@ -127,7 +128,7 @@ def _string(line: str, start: int) -> tuple[int, str | None]:
         if char == "\\":
             nxt = line[column + 1:column + 2]
             if nxt not in ('"', "\\"):
-                return _skip_string(line, column), None
+                return string_end(line, start), None
             out.append(nxt)
             column += 2
         elif char == '"':
@@ -137,17 +138,6 @@ def _string(line: str, start: int) -> tuple[int, str | None]:
             out.append(char)
             column += 1
     return len(line), None
-
-
-def _skip_string(line: str, column: int) -> int:
-    while column < len(line):
-        if line[column] == "\\":
-            column += 2
-        elif line[column] == '"':
-            return column + 1
-        else:
-            column += 1
-    return len(line)
 
 
 def _block_comment_end(lines: list[str], line_no: int, column: int) -> tuple[int, int]:

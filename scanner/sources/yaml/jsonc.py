@@ -31,7 +31,7 @@ def _without_comments(text: str) -> str:
     while i < n:
         char = text[i]
         if char == '"':
-            end = _string_end(text, i)
+            end = string_end(text, i)
             out.append(text[i:end])
             i = end
         elif text.startswith("//", i):
@@ -49,7 +49,7 @@ def _without_comments(text: str) -> str:
     return "".join(out)
 
 
-def _string_end(text: str, start: int) -> int:
+def string_end(text: str, start: int) -> int:
     """The index after the string opened at `start` (the end of the text when it is not closed)."""
     i = start + 1
     while i < len(text):
