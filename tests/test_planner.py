@@ -125,6 +125,8 @@ def test_a_pin_that_matches_no_known_release_is_reported_not_planned():
     plan = plan_for(book, [pinned(book, "store", "12.0.0")], "1.31", "1.32")
     [problem] = plan.windows[0].problems
     assert problem.severity == UNKNOWN and "no known release matches '12.0.0' at store.yaml:3" in problem.message
+    # Newer than the data, or a typo: the reader can tell which from the newest release kubehop knows.
+    assert "(the newest release kubehop knows is 1.9 (chart 7)); its moves cannot be planned" in problem.message
     assert plan.components[0].start is None
 
 

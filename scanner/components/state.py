@@ -121,7 +121,15 @@ def _unresolved(state: ComponentState) -> str:
     if all(d.floating for d in state.detections):
         return f"{state.component.title}: {pins} installs the newest release, which the tree does not say; " \
                "its moves cannot be planned"
-    return f"{state.component.title}: no known release matches {pins}; its moves cannot be planned"
+    component = state.component
+    newest = ""
+    if component.releases:  # the reader can tell a pin newer than the data from a typo
+        last = component.releases[-1]
+        lines = component.chart_lines_of(last.version) if component.chart_lines else None
+        named = f"{last.version} (chart {lines})" if lines else last.version  # pins may be chart versions
+        newest = f" (the newest release kubehop knows is {named}" + \
+                 (f", released {last.released})" if last.released else ")")
+    return f"{component.title}: no known release matches {pins}{newest}; its moves cannot be planned"
 
 
 def _resolve_hop(hop: Hop, states: dict[str, ComponentState], releases: dict[str, Release], judged: set[str],
