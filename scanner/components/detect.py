@@ -41,7 +41,7 @@ class ObjectPins:
     the nodes of plain files go early: sources/files/retention.py)."""
 
     def __init__(self, catalog: Catalog):
-        self.finder = _Finder(catalog, ())
+        self.finder = PinFinder(catalog, ())
 
     def of(self, manifests: Sequence[Manifest], problems: list[Diagnostic]) -> list[Detection]:
         found: list[Detection] = []
@@ -63,7 +63,7 @@ def detect_in_manifests(manifests: Sequence[Manifest], catalog: Catalog, problem
     `charts`, when given, receives every chart version pinned, of a known component or not
     (components.charts); `unlisted`, the pins of remote sources and operator images no data file names
     (components.unlisted)."""
-    finder = _Finder(catalog, manifests, charts)
+    finder = PinFinder(catalog, manifests, charts)
     found: list[Detection] = list(early[0])
     done = early[1]
     for number, manifest in enumerate(manifests):
@@ -114,7 +114,7 @@ def _located(manifest: Manifest, node: Any) -> Origin:
     return Origin(found.path, found.line, found.column)
 
 
-class _Finder:
+class PinFinder:
     """Detections in Kubernetes objects; knows the tree's objects to follow a chartRef."""
 
     def __init__(self, catalog: Catalog, manifests: Sequence[Manifest], charts: list[ChartPin] | None = None):
@@ -138,7 +138,7 @@ class _Finder:
         """Charts a HelmRelease, an Argo CD Application or a k3s HelmChart deploys (may follow its sources)."""
         group = manifest.group
         if manifest.kind == "HelmRelease" and group == "helm.toolkit.fluxcd.io":
-            yield from self._helm_release(manifest)
+            yield from self.helm_release(manifest)
         elif manifest.kind == "HelmRelease" and group == "helm.fluxcd.io":  # Flux v1's helm-operator
             chart = value_at(manifest.node, "spec", "chart")
             name = scalar(value_at(chart, "name"))
@@ -159,7 +159,8 @@ class _Finder:
         yield from self._labels(manifest)
         yield from self._images(manifest)
 
-    def _helm_release(self, manifest: Manifest) -> Iterator[Detection]:
+    def helm_release(self, manifest: Manifest) -> Iterator[Detection]:
+        """The chart pins of a Flux HelmRelease (components.overlaid asks it for each overlay's build)."""
         spec = value_at(manifest.node, "spec")
         what = manifest.object_ref
         values = flux_values(manifest, self._values_source)
@@ -304,24 +305,17 @@ class _Finder:
     def _chart_pin(self, chart: str | None, repo: str | None, version_node: Any, fallback_node: Any,
                    path: str, what: str, values: ReleaseValues | None = None,
                    version: str | None = None, at: Origin | None = None) -> Iterator[Detection]:
+        """`at`: where the version is edited when it is not the node's own line (an overlay's patch)."""
         pin = version or scalar(version_node) or "*"  # no version: the newest chart, whichever it is
         node = version_node if version_node is not None else fallback_node
-        if at is not None:
-            yield from self._pin_at(chart, repo, pin, at, what, values)
+        origin = at if at is not None else origin_of(path, node) if node is not None else None
+        if origin is None:
             return
-        if self.charts is not None and chart and node is not None:
-            self.charts.append(ChartPin(chart, repo, pin, origin_of(path, node), what))
-        component = component_for_chart(self.catalog, chart, repo)
-        if component is not None:
-            yield detection(component, pin, True, origin_of(path, node), "chart", what, values)
-
-    def _pin_at(self, chart: str | None, repo: str | None, pin: str, at: Origin, what: str,
-                values: ReleaseValues | None) -> Iterator[Detection]:
         if self.charts is not None and chart:
-            self.charts.append(ChartPin(chart, repo, pin, at, what))
+            self.charts.append(ChartPin(chart, repo, pin, origin, what))
         component = component_for_chart(self.catalog, chart, repo)
         if component is not None:
-            yield detection(component, pin, True, at, "chart", what, values)
+            yield detection(component, pin, True, origin, "chart", what, values)
 
     def _labels(self, manifest: Manifest) -> Iterator[Detection]:
         labels = value_at(manifest.node, "metadata", "labels")

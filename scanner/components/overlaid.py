@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from scanner.components.catalog import Catalog
 from scanner.components.chart_pins import ChartPin
-from scanner.components.detect import _Finder
+from scanner.components.detect import PinFinder
 from scanner.components.pins import Detection
 from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest
@@ -24,12 +24,12 @@ if TYPE_CHECKING:  # a one-file scan imports nothing of the kustomize source
 
 def overlaid_pins(overlaid: Sequence[Overlaid], catalog: Catalog, manifests: Sequence[Manifest],
                   problems: list[Diagnostic], charts: list[ChartPin]) -> list[Detection]:
-    finder = _Finder(catalog, manifests, [])
+    finder = PinFinder(catalog, manifests, [])
     found: list[Detection] = []
     for item in overlaid:
         finder.charts = []
         try:
-            pins = list(finder._helm_release(item.built))
+            pins = list(finder.helm_release(item.built))
         except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
             problems.append(unexpected(item.pin_at.path, err, item.pin_at.line, "read this object"))
             continue
