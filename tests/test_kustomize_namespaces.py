@@ -204,3 +204,15 @@ def test_a_source_several_namespaces_share_is_still_the_chart_of_each_release(tm
     })
     proc = run_kubehop("components", "-o", "json", str(tmp_path))
     assert "app-template" in proc.stdout.decode(), proc.stderr.decode()
+
+
+def test_every_listed_cluster_scoped_kind_is_a_kind_kubernetes_serves():
+    """rules/cluster-scoped.yaml names real kinds of their real groups (served-apis.yaml, from the
+    schemas of every minor): a misspelt kind would silently get a build's namespace."""
+    from scanner import data
+
+    served = {(api.rpartition("/")[0] if "/" in api else "", kind)
+              for api, kinds in data.load("rules/served-apis.yaml")["apis"].items() for kind in kinds}
+    listed = {("" if entry["group"] == "core" else entry["group"], kind)
+              for entry in data.load("rules/cluster-scoped.yaml")["kinds"] for kind in entry["kinds"]}
+    assert listed - served == set()
