@@ -127,6 +127,7 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
     gives the current minor (scanner.current_minor names what may). `before_render` sees what the plain
     files gave before anything is rendered, and may raise to stop there (scanner.fleet: the clusters)."""
     from scanner.components.catalog import load_catalog
+    from scanner.components.cluster_pin import assigned_pins
 
     rulebook = load_rulebook(options.rule_folders)
     catalog = load_catalog()
@@ -134,7 +135,8 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
         per_object = per_object_checks()
         early = _EarlyChecks(ScanContext(target=target, rulebook=rulebook), per_object, catalog)
         tools = _read_tool_files(paths, options)  # the files no manifest walk reads; .tfvars may pin the cluster
-        needs_current = _CurrentFromPlainFiles(target, current, version_file, options, tools.cluster) \
+        assigned = assigned_pins(tools.cluster)
+        needs_current = _CurrentFromPlainFiles(target, current, version_file, options, assigned) \
             if need_current else None
         hooks = [hook for hook in (before_render, needs_current) if hook is not None]
 
@@ -158,7 +160,7 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
         _tool_files(scan_input, tools)
         orders = _orders(scan_input.manifests)
         tree = _pins(scan_input, catalog, early, orders)
-        tree.cluster += tools.cluster
+        tree.cluster += assigned
         found = resolve_current(target, current, given_by(options), version_file, cluster, tree.cluster)
         notices += found.notices
         if need_current and found.minor is None:

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from conftest import invoke, write_tree as write
-from scanner.sources.cluster.tfvars import tfvars_pins
+from scanner.sources.cluster.tfvars import tfvars_versions
 
 TASKFILE = """
     ---
@@ -92,7 +92,7 @@ def test_a_tfvars_versions_kubernetes_is_the_current_minor_for_scan_and_plan(tmp
     'client = {\n  kubectl = "1.30.0"\n}\n',
 ])
 def test_tfvars_assignments_that_are_not_the_cluster_version_give_nothing(text):
-    assert tfvars_pins("x.tfvars", text) == []
+    assert tfvars_versions("x.tfvars", text) == []
 
 
 @pytest.mark.parametrize("text", [
@@ -100,4 +100,4 @@ def test_tfvars_assignments_that_are_not_the_cluster_version_give_nothing(text):
     "versions = " + "{" * 10000 + '\nkubernetes = "1.30.0"\n'
 ])
 def test_hostile_tfvars_text_gives_no_pin_and_no_exception(text):
-    assert tfvars_pins("x.tfvars", text) == []
+    assert tfvars_versions("x.tfvars", text) == []

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from yaml.nodes import MappingNode
 
@@ -34,6 +34,11 @@ def version_pin(version: str, origin: Origin, what: str) -> ClusterPin | None:
     except ValueError:
         return None
     return ClusterPin(version, minor, distro_of(version), origin, what)
+
+
+def assigned_pins(assignments: Iterable[tuple[str, Origin, str]]) -> list[ClusterPin]:
+    """The pins of versions as files assign them ((version, origin, what): a .tfvars assignment)."""
+    return [pin for assignment in assignments if (pin := version_pin(*assignment)) is not None]
 
 
 def cluster_pins_in_manifests(manifests: Sequence[Manifest],

@@ -13,11 +13,9 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 from scanner import data
-from scanner.components.cluster_pin import version_pin
-from scanner.components.pins import ClusterPin
 from scanner.model import Origin
 from scanner.sources.yaml.jsonc import string_end
 
@@ -39,16 +37,19 @@ def _paths() -> frozenset[tuple[str, ...]]:
     return frozenset(tuple(entry["path"].split(".")) for entry in rules.get("tfvars", ()))
 
 
-def tfvars_pins(path: str, text: str) -> list[ClusterPin]:
-    """The cluster version pins the assignments of one .tfvars file make."""
+class VersionAssignment(NamedTuple):
+    """A cluster version as a .tfvars file assigns it (scanner.components.cluster_pin.version_pin
+    makes it a pin: a source reads, the components layer judges)."""
+    version: str
+    origin: Origin
+    what: str
+
+
+def tfvars_versions(path: str, text: str) -> list[VersionAssignment]:
+    """The cluster versions the assignments of one .tfvars file set, as written."""
     wanted = _paths()
-    found = []
-    for keys, token in _assignments(list(_tokens(text))):
-        if keys in wanted:
-            pin = version_pin(token.text, Origin(path, token.line, token.column), f"variable {'.'.join(keys)}")
-            if pin is not None:
-                found.append(pin)
-    return found
+    return [VersionAssignment(token.text, Origin(path, token.line, token.column), f"variable {'.'.join(keys)}")
+            for keys, token in _assignments(list(_tokens(text))) if keys in wanted]
 
 
 def _assignments(tokens: list[_Token]) -> Iterator[tuple[tuple[str, ...], _Token]]:

@@ -41,7 +41,7 @@ class ToolFiles:
     settings: list[Setting] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     files_read: int = 0
-    cluster: list[Any] = field(default_factory=list)  # ClusterPins of .tfvars assignments (tfvars.py)
+    cluster: list[Any] = field(default_factory=list)  # cluster versions .tfvars assign (tfvars.VersionAssignment)
 
 
 def _tool_named(name: str) -> ClientTool | None:
@@ -166,9 +166,9 @@ def read_tool_files(paths: list[str], excluded: Iterable[Any] = ()) -> ToolFiles
             continue
         found.files_read += 1
         if name.endswith(TFVARS):
-            from scanner.sources.cluster.tfvars import tfvars_pins  # its pins are the cluster's, not a tool's
+            from scanner.sources.cluster.tfvars import tfvars_versions  # the cluster's version, not a tool's
 
-            found.cluster.extend(tfvars_pins(path, text))
+            found.cluster.extend(tfvars_versions(path, text))
         elif name in TOOL_VERSIONS:
             found.pins.extend(_tool_versions(path, text))
         elif name in MISE:
