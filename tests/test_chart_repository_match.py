@@ -128,3 +128,15 @@ def test_repository_spellings_and_mirrors():
     for entry in data.load("rules/helm.yaml")["chart_mirrors"]:
         assert mirror(entry["repository"]) and mirror(entry["repository"].rstrip("/") + "/some-chart")
         assert not mirror(entry["repository"].rstrip("/") + "-other")
+
+
+def test_a_helm_chart_oci_proxy_serves_the_repository_in_its_path():
+    # oci://<proxy>/<repository host>/<path>: ocharted, helm-charts-oci-proxy
+    upstream = ("https://kubernetes-sigs.github.io/descheduler",)
+    assert lists(upstream, "oci://ocharted.example.net/kubernetes-sigs.github.io/descheduler", "descheduler")
+    assert not lists(upstream, "oci://ocharted.example.net/kubernetes-sigs/descheduler", "descheduler")
+
+
+def test_a_chart_from_a_mirror_is_the_component_that_names_it(tmp_path):
+    found = ingress_nginx_from(tmp_path, "oci://ghcr.io/home-operations/charts-mirror")
+    assert found["ingress-nginx"]["data"] != "none"

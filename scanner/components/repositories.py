@@ -4,6 +4,8 @@ A chart name is no identity: anyone can publish a chart called `ingress-nginx` (
 one's own), and it then is not the component compat-matrix/ knows by that name. So a chart from a
 Helm repository (https://, oci://) is a component's only when its data lists that repository, or the
 repository is a mirror that re-hosts projects' charts unchanged (rules/helm.yaml `chart_mirrors`).
+A Helm chart OCI proxy (container-registry/helm-charts-oci-proxy, home-operations/ocharted) serves a
+Helm repository's charts at `oci://<proxy>/<repository host>/<path>/<chart>`: that is the repository.
 A chart whose repository kubehop cannot read (a HelmRepository it does not see, a `${VAR}` Flux
 substitutes, a chart in a Git repository) is matched by its name alone, as before.
 """
@@ -48,4 +50,9 @@ def lists(repositories: tuple[str, ...], repository: str, chart: str) -> bool:
     """Whether a chart's repositories in the data name this one: as a Helm repository, or as the OCI
     artifact of the chart itself (a Flux OCIRepository's URL ends in the chart's name)."""
     url = normalized(repository)
-    return any(normalized(r) in (url, f"{url}/{chart.lower()}") for r in repositories)
+    names = {url}
+    proxied = url.partition("/")[2]
+    if "." in proxied.partition("/")[0]:  # a host after the registry's: a proxy of that repository
+        names.add(proxied)
+    names |= {f"{name}/{chart.lower()}" for name in names}
+    return any(normalized(r) in names for r in repositories)
