@@ -338,7 +338,8 @@ def test_a_flux_v1_helmrelease_pins_its_chart(tmp_path):
     from catalogs import catalog, store
     from scanner.components.reading import detect
 
-    (tmp_path / "store.yaml").write_text(OPERATOR_RELEASE.format(url="https://charts.example.com").replace(
+    # The chart's repository is one the component's data lists (components.repositories).
+    (tmp_path / "store.yaml").write_text(OPERATOR_RELEASE.format(url="oci://ghcr.io/example/charts").replace(
         "values-switch", "store").replace("1.1.0", "6.1.0"))
     (pin,) = detect([str(tmp_path)], catalog([store()])).detections
     assert (pin.component, pin.pin, pin.origin.line, pin.source) == ("store", "6.1.0", 11, "chart")

@@ -41,7 +41,7 @@ class ChartVersions:
 def chart_versions(pins: Iterable[ChartPin], allow_network: bool = False,
                    env: dict[str, str] | None = None) -> ChartVersions:
     found = ChartVersions()
-    pins = [p for p in pins if p.repository is not None and not p.repository.startswith("tree:")]
+    pins = [p for p in pins if p.repository is not None and not p.git and not p.repository.startswith("tree:")]
     if not pins:
         return found
     wanted = {p.key for p in pins}

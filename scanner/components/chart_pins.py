@@ -41,6 +41,7 @@ class ChartPin:
     origin: Origin  # the line to edit
     what: str
     library: bool = False  # a library chart (components.library): no component of its own
+    git: bool = False  # a chart in a Git repository at `repository`: no Helm repository, no index
 
     @property
     def key(self) -> tuple[str, str]:

@@ -194,8 +194,8 @@ class PinFinder:
         spec = value_at(target.node, "spec")
         via = f"{what} via {target.object_ref}"
         if target.kind == "OCIRepository":
-            url = scalar(value_at(spec, "url")) or ""
-            chart = url.rstrip("/").rpartition("/")[2]
+            url = (scalar(value_at(spec, "url")) or "").rstrip("/")
+            chart = url.rpartition("/")[2]
             version = value_at(spec, "ref", "tag") or value_at(spec, "ref", "semver")
             yield from self._chart_pin(chart, url.rpartition("/")[0], version, value_at(spec, "url"),
                                        target.origin.path, f"{via} (chart {chart})", values)
@@ -217,7 +217,8 @@ class PinFinder:
         chart = path.rpartition("/")[2]
         version = (scalar(ref) or "").removeprefix(f"{chart}-")  # a chart repository's tags: <chart>-<version>
         yield from self._chart_pin(chart, url, ref, ref, source.origin.path,
-                                   f"{manifest.object_ref} via {source.object_ref} (chart {chart})", values, version)
+                                   f"{manifest.object_ref} via {source.object_ref} (chart {chart})", values, version,
+                                   git=True)
 
     def _tagged_chart(self, source: Manifest, ref: Any, what: str) -> Iterator[Detection]:
         """A chart repository's tag, `<chart>-<version>` (kube-prometheus-stack-62.7.0: the chart's CRDs
@@ -304,16 +305,17 @@ class PinFinder:
 
     def _chart_pin(self, chart: str | None, repo: str | None, version_node: Any, fallback_node: Any,
                    path: str, what: str, values: ReleaseValues | None = None,
-                   version: str | None = None, at: Origin | None = None) -> Iterator[Detection]:
-        """`at`: where the version is edited when it is not the node's own line (an overlay's patch)."""
+                   version: str | None = None, at: Origin | None = None, git: bool = False) -> Iterator[Detection]:
+        """`at`: where the version is edited when it is not the node's own line (an overlay's patch).
+        `git`: the chart is in the Git repository `repo`, which no data lists (matched by name)."""
         pin = version or scalar(version_node) or "*"  # no version: the newest chart, whichever it is
         node = version_node if version_node is not None else fallback_node
         origin = at if at is not None else origin_of(path, node) if node is not None else None
         if origin is None:
             return
         if self.charts is not None and chart:
-            self.charts.append(ChartPin(chart, repo, pin, origin, what))
-        component = component_for_chart(self.catalog, chart, repo)
+            self.charts.append(ChartPin(chart, repo, pin, origin, what, git=git))
+        component = component_for_chart(self.catalog, chart, None if git else repo)
         if component is not None:
             yield detection(component, pin, True, origin, "chart", what, values)
 

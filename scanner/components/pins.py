@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from scanner.components.catalog import Catalog, Component, Release
+from scanner.components.repositories import lists, mirror, readable
 from scanner.semver import floats
 from scanner.components.values import ReleaseValues
 from scanner.model import Origin
@@ -82,14 +83,13 @@ def detection(component: Component, pin: str, chart_version: bool, origin: Origi
 
 
 def component_for_chart(catalog: Catalog, chart: str | None, repo: str | None) -> Component | None:
-    """The component a chart installs; the repository decides when two share a chart name."""
+    """The component a chart installs (components.repositories): from a Helm repository, only a
+    component whose data lists that repository (or a mirror of it); from one kubehop cannot read, the
+    one component that names the chart."""
     if not chart:
         return None
     candidates = [c for c in catalog.components.values() if c.has_chart(chart)]
-    if len(candidates) > 1 and repo:
-        wanted = repo.rstrip("/")
-        by_repo = [c for c in candidates
-                   if any(r.rstrip("/") == wanted for chart_ in c.charts if chart_.name == chart
-                          for r in chart_.repositories)]
-        candidates = by_repo or candidates
+    if readable(repo) and not mirror(repo):
+        candidates = [c for c in candidates
+                      if any(lists(c_chart.repositories, repo, chart) for c_chart in c.charts if c_chart.name == chart)]
     return candidates[0] if len(candidates) == 1 else None

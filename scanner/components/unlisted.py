@@ -44,9 +44,14 @@ def unlisted_charts(charts: Iterable[ChartPin], catalog: Catalog) -> list[Detect
         if pin.library or "/" in pin.chart or pin.chart.startswith(".") \
                 or (pin.repository or "").startswith(("tree:", "file://")):
             continue
-        if component_for_chart(catalog, pin.chart, pin.repository) is not None:
-            continue  # a chart two data files name (redis: Bitnami's, OT's) from neither's repository is no data
-        found.append(Detection(pin.chart, pin.pin, (), pin.origin, "chart", pin.what))
+        repository = None if pin.git else pin.repository
+        if component_for_chart(catalog, pin.chart, repository) is not None:
+            continue
+        # A chart named like a component's, from a repository its data does not list: a fork, a chart
+        # of someone else's (components.repositories); or two data files name it, from neither's.
+        named = repository and any(c.has_chart(pin.chart) for c in catalog.components.values())
+        what = f"{pin.what} from {repository}, a repository no data file lists for chart {pin.chart}" if named else pin.what
+        found.append(Detection(pin.chart, pin.pin, (), pin.origin, "chart", what))
     return found
 
 
