@@ -10,7 +10,7 @@ from pathlib import Path
 
 from conftest import invoke, write_tree as write
 from scanner import data
-from scanner.components.repositories import lists, mirror, normalized
+from scanner.components.repositories import lists, mirror, normalized, readable
 
 RELEASE = """
 apiVersion: source.toolkit.fluxcd.io/v1
@@ -140,3 +140,9 @@ def test_a_helm_chart_oci_proxy_serves_the_repository_in_its_path():
 def test_a_chart_from_a_mirror_is_the_component_that_names_it(tmp_path):
     found = ingress_nginx_from(tmp_path, "oci://ghcr.io/home-operations/charts-mirror")
     assert found["ingress-nginx"]["data"] != "none"
+
+
+def test_what_is_no_address_is_left_to_the_name():
+    # helm's repository aliases name an entry of the user's repositories.yaml, not a repository
+    assert not any(readable(r) for r in ("@bitnami", "alias:bitnami", "${REPO}", "", None, "tree:apps"))
+    assert readable("https://charts.bitnami.com/bitnami") and readable("ghcr.io/cilium/charts")

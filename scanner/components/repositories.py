@@ -30,9 +30,14 @@ def normalized(url: str) -> str:
     return url.rstrip("/")
 
 
+_NOT_AN_ADDRESS = ("@", "alias:", "tree:", "file://")  # helm's repository aliases, the tree's own charts
+
+
 def readable(repository: str | None) -> bool:
-    """Whether a pin's repository is one kubehop can compare: not missing, not substituted later."""
-    return bool(repository) and not any(mark in repository for mark in ("${", "{{", "$("))
+    """Whether a pin's repository is an address kubehop can compare: not missing, not substituted
+    later, not a name of helm's own repositories.yaml (`@bitnami`, `alias:bitnami`)."""
+    return bool(repository) and not repository.strip().startswith(_NOT_AN_ADDRESS) \
+        and not any(mark in repository for mark in ("${", "{{", "$("))
 
 
 @functools.lru_cache(maxsize=1)
