@@ -17,14 +17,14 @@ from typing import Any, Iterable
 from yaml.nodes import MappingNode
 
 from scanner import data
+from scanner.components.repositories import lists, readable
 from scanner.nodes import mapping_get, scalar
 
 
 @functools.lru_cache(maxsize=1)
-def _facts() -> tuple[str, frozenset[tuple[str, str]]]:
+def _facts() -> tuple[str, tuple[tuple[str, tuple[str, ...]], ...]]:
     facts = data.load("rules/helm.yaml")
-    known = frozenset((entry["name"], repository.rstrip("/")) for entry in facts["library_charts"]
-                      for repository in entry["repositories"])
+    known = tuple((entry["name"], tuple(entry["repositories"])) for entry in facts["library_charts"])
     return facts["library_type"]["name"], known
 
 
@@ -34,8 +34,10 @@ def library_type(value: Any) -> bool:
 
 
 def known_library(chart: str | None, repository: str | None) -> bool:
-    """A library chart rules/helm.yaml names, at one of its repositories."""
-    return bool(chart) and (chart, (repository or "").strip().rstrip("/")) in _facts()[1]
+    """A library chart rules/helm.yaml names, at one of its repositories (compared as components.repositories
+    compares a component's)."""
+    return bool(chart) and readable(repository) and any(
+        name == chart and lists(repositories, repository, chart) for name, repositories in _facts()[1])
 
 
 def library_charts_in_tree(documents: Iterable[tuple[str, Any]]) -> set[tuple[str, str]]:
