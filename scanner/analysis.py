@@ -22,6 +22,7 @@ from scanner.policy import apply_policy, latent_as_warnings
 from scanner.rulebook import load_rulebook
 from scanner.sources import ScanInput, collect
 from scanner.sources.files.retention import Retention
+from scanner.sources.files.walk import build_file
 from scanner.sources.yaml.yamldoc import cyclic_gc_paused
 from scanner.versions import Minor
 
@@ -190,7 +191,7 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
         diagnostics=sorted(diagnostics, key=lambda d: (d.path, d.line or 0, d.message)),
         unrendered=sorted(scan_input.unrendered, key=lambda d: d.path),
         files_read=scan_input.files_read,
-        objects=len(scan_input.manifests),
+        objects=sum(not build_file(m.origin) for m in scan_input.manifests),
         data_checked=data_checked(),
         fail_on=options.fail_on,
         silenced=silenced,

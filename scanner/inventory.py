@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
@@ -11,7 +10,7 @@ from scanner.components.catalog import Catalog
 from scanner.freshness import data_checked
 from scanner.model import Manifest
 from scanner.rulebook import ServedApis
-from scanner.sources.files.walk import KUSTOMIZATION_FILES
+from scanner.sources.files.walk import build_file
 from scanner.versions import Minor
 from scanner.report.plain import log_json, log_lines
 
@@ -30,9 +29,7 @@ class ApiUse:
 
 
 def inventory(manifests: Sequence[Manifest], served: ServedApis, catalog: Catalog) -> list[ApiUse]:
-    # A kustomization file is read by the build tool, never sent to the cluster.
-    counts = Counter((m.api_version, m.kind) for m in manifests
-                     if os.path.basename(m.origin.path) not in KUSTOMIZATION_FILES)
+    counts = Counter((m.api_version, m.kind) for m in manifests if not build_file(m.origin))
     uses = []
     for (api_version, kind), count in sorted(counts.items()):
         owner = None

@@ -131,3 +131,20 @@ def test_scan_and_plan_read_the_upgrade_orders_once(monkeypatch):
         assert len(reads) == times, (command, minors)
     plan = json.loads(invoke("plan", "--no-config", "--format", "json", "--target", "1.33", tree).stdout)
     assert [o for w in plan["windows"] for o in w["orders"]], "the plan shows the orders it read once"
+
+
+def test_scan_counts_the_objects_inventory_lists(tmp_path):
+    """A kustomization file is read by kustomize, never applied; what it generates is: scan's object count
+    and inventory's rows count the same objects (the Deployment and the generated ConfigMap)."""
+    env = {"KUBEHOP_KUBECTL": tool_or_skip("kubectl")}
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "kustomization.yaml").write_text(
+        "resources: [deploy.yaml]\nconfigMapGenerator:\n  - name: settings\n    literals: [a=b]\n")
+    (app / "deploy.yaml").write_text((TREES / "pinned-by-role" / "apps" / "cronjob.yaml").read_text())
+    scan = json.loads(invoke("scan", "--no-config", "--target", "1.36", "--format", "json", str(app), env=env).stdout)
+    rows = json.loads(invoke("inventory", "--no-config", "--format", "json", str(app), env=env).stdout)
+    assert sorted(row["kind"] for row in rows) == ["ConfigMap", "CronJob"]
+    assert scan["summary"]["objects"] == sum(row["objects"] for row in rows) == 2
+    done = invoke("scan", "--no-config", "--target", "1.36", str(app / "kustomization.yaml"), env=env)
+    assert "nothing checked" not in done.stdout  # the build's objects are read from the file given

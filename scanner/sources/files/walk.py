@@ -22,6 +22,12 @@ MAX_FILE_BYTES = 20 * 1024 * 1024
 _BINARY_PROBE = 8192
 
 
+def build_file(origin) -> bool:
+    """A kustomization file's own object: kustomize reads it, the cluster never sees it (what a build
+    generates from it, a ConfigMap, carries the build in `origin.via`)."""
+    return origin.via is None and os.path.basename(origin.path) in KUSTOMIZATION_FILES
+
+
 @dataclass(frozen=True, slots=True)
 class ManifestFile:
     path: str  # as shown to the user: the argument joined with the relative path
