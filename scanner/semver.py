@@ -7,6 +7,7 @@ and build suffixes are ignored: a pin chooses releases, not builds.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import NamedTuple
 
@@ -153,6 +154,7 @@ def _caret_ceiling(floor: Version, precision: int) -> Version:
     return (0, 0, patch + 1)
 
 
+@functools.lru_cache(maxsize=16384)  # the data's lines, asked of every pin (Renovate's chart lists ~2,000)
 def line_interval(prefix: str) -> Interval | None:
     """The versions of a release line: "1.16" is [1.16.0, 1.17.0), "65" is [65.0.0, 66.0.0)."""
     version = parse_version(prefix)

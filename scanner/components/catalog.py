@@ -77,7 +77,13 @@ class Component:
     def releases_after(self, release: Release) -> tuple[Release, ...]:
         """The listed releases newer than `release` (which may be one the data does not list), each
         patch that restates a range as a release of its own: 1.7.3 comes after 1.7, before 1.8."""
-        return tuple(e for r in self.releases for e in r.effective() if e.order > release.order)
+        after = release.order
+        return tuple(e for e in self._effective if e.order > after)
+
+    @functools.cached_property
+    def _effective(self) -> tuple[Release, ...]:
+        """Every release and each patch that restates its range, as listed: made once."""
+        return tuple(e for r in self.releases for e in r.effective())
 
     def unlisted(self, version: str) -> Release | None:
         """A release the data does not list, for a version the tree pins: its range is unknown. A

@@ -4,6 +4,7 @@ it requires. Read from compat-matrix/ by scanner.components.catalog."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 
 from scanner import data
@@ -47,11 +48,13 @@ class Release:
     # patch the data does not map): where the minor's patches disagree, support is unknown.
     patch_unknown: bool = False
 
-    @property
+    # Computed once per release (a component may list thousands: Renovate's minors, each compared
+    # at every hop of every pin); the fields they are read from never change.
+    @functools.cached_property
     def key(self) -> tuple[int, int]:
         return release_key(self.version)
 
-    @property
+    @functools.cached_property
     def order(self) -> tuple[int, int, int]:
         """(major, minor, patch): a patch that restates the range sorts after its minor's .0."""
         parsed = parse_version(self.version)
