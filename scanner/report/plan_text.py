@@ -130,7 +130,8 @@ def render(plan: Plan) -> str:
     lines = header(plan) + [summary, ""] + _table(plan) + ["", "Components"]
     rows = journeys(plan)
     width, stops = max([len(row[0]) for row in rows] + [0]), max([len(row[3]) for row in rows] + [27])
-    lines.extend(f"  {name:<{width}}  {journey:<22}  {stop:<{stops}}  {pin}".rstrip()
+    moves = max([len(row[1]) for row in rows] + [22])  # "0.93 (chart 88.3.0) (no move planned)" fits too
+    lines.extend(f"  {name:<{width}}  {journey:<{moves}}  {stop:<{stops}}  {pin}".rstrip()
                  for name, journey, pin, stop in rows)
     lines.append("")
     for window in plan.windows:
