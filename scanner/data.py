@@ -34,6 +34,7 @@ DATA_KINDS: dict[str, str] = {
     "rules/cluster-scoped.yaml": "rules/schema/cluster-scoped.schema.json",
     "rules/references.yaml": "rules/schema/references.schema.json",
     "rules/helm.yaml": "rules/schema/helm.schema.json",
+    "rules/kustomize.yaml": "rules/schema/kustomize.schema.json",
     "rules/lifecycle/crd.yaml": "rules/schema/crd-lifecycle.schema.json",
     "rules/lifecycle/version-skew.yaml": "rules/schema/version-skew.schema.json",
     "rules/lifecycle/api-calls.yaml": "rules/schema/api-calls.schema.json",

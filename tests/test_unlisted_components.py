@@ -152,6 +152,24 @@ def test_remote_bases_git_sources_and_operator_images(tmp_path):
     ]  # the tree's own source (a branch) and the app's image are not components
 
 
+def test_a_catalog_repository_names_each_remote_base_after_its_folder(tmp_path):
+    """rules/kustomize.yaml: redhat-cop/gitops-catalog holds one item per top folder. Its bases are as many
+    components as items, each listed (and in the plan) on its own; another repository stays one."""
+    root = write(tmp_path, {
+        "ops/kustomization.yaml": """
+            resources:
+              - github.com/redhat-cop/gitops-catalog/compliance-operator/operator/overlays/release-0.1
+              - https://github.com/redhat-cop/gitops-catalog/nmstate/aggregate/overlays/default?ref=v0.3
+              - https://github.com/redhat-cop/gitops-catalog.git?ref=main
+              - github.com/example-org/tools/nexus2/base
+            """,
+    })
+    _, document = as_json("components", cwd=root)
+    rows = sorted((c["component"], c["pin"], c["line"]) for c in document["components"])
+    assert rows == [("compliance-operator", "*", 2), ("gitops-catalog", "main", 4), ("nmstate", "v0.3", 3),
+                    ("tools", "*", 5)]
+
+
 def test_flux_controllers_images_are_part_of_the_flux_install_not_components_of_their_own():
     done = invoke("components", "--format", "json", "tests/fixtures/seed002")
     names = {c["component"] for c in json.loads(done.stdout)["components"]}

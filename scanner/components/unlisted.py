@@ -11,6 +11,7 @@ component of its own whose releases nobody lists, so the component state reports
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from typing import Any, Iterable, Sequence
@@ -18,6 +19,7 @@ from urllib.parse import urlsplit
 
 from yaml.nodes import MappingNode
 
+from scanner import data
 from scanner.components.catalog import Catalog, Component
 from scanner.components.chart_pins import ChartPin
 from scanner.components.pins import Detection, component_for_chart, origin_of
@@ -94,15 +96,26 @@ def repository_of(url: str) -> str | None:
 
 def remote_name(url: str) -> str | None:
     """The component a remote resource installs, named after its repository ("github.com/rancher/
-    system-upgrade-controller?ref=v0.13.4": system-upgrade-controller); another host: host/first folder."""
+    system-upgrade-controller?ref=v0.13.4": system-upgrade-controller), or after its top folder in a
+    catalog repository (rules/kustomize.yaml); another host: host/first folder."""
     hosted = _HOSTED.match(url)
     if hosted:
+        if repository_of(url) in _catalogs():
+            path = re.split(r"[?#]", hosted.group(4), maxsplit=1)[0]
+            item = next((p for p in path.split("/") if p), "")
+            if item and not item.startswith("."):
+                return item
         return hosted.group(3).removesuffix(".git") or None
     parts = urlsplit(url)
     if not parts.netloc:
         return None
     first = next((p for p in parts.path.split("/") if p), "")
     return f"{parts.netloc}/{first}" if first else parts.netloc
+
+
+@functools.cache
+def _catalogs() -> frozenset[str]:
+    return frozenset(entry["repository"] for entry in data.load("rules/kustomize.yaml")["remote_catalogs"])
 
 
 def remote_ref(url: str) -> str | None:
