@@ -95,7 +95,7 @@ def test_unknown_support_moves_to_the_oldest_release_that_states_it_and_says_why
     plan = plan_for(book, [pinned(book, "gitflow", "2.1.2")], "1.28", "1.29")
     [step] = plan.windows[0].before
     assert step.label == "gitflow 2.1 → 2.3"
-    assert step.why == "2.1 states no support for 1.29; 2.3 is the oldest release that does (1.28–1.30)"
+    assert step.why == "2.1 does not state support for 1.29; 2.3 is the oldest release that does (1.28–1.30)"
     [problem] = plan.windows[0].problems
     assert (problem.severity, problem.kind, problem.support) == (UNKNOWN, UNKNOWN_SUPPORT, "unknown")
     assert not plan.blocked and plan.warning_count == 1

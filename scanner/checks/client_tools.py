@@ -167,7 +167,7 @@ def _paired(pin: ToolPin, tool: ClientTool, hops: list[Minor]) -> Finding | None
         if supported:
             continue
         newer = next((r.version for r in component.releases if r.key > release.key and r.supports(hop)), None)
-        state = "does not support" if supported is False else "states no support for"
+        state = "does not support" if supported is False else "does not state support for"
         said = f"{pin.tool} CLI {pin.version} installs {component.title} {release.version} " \
             f"({release.support_text}), which {state} {hop}"
         move = f"move the CLI to {newer} or later with the {component.title} it installs"

@@ -30,7 +30,7 @@ _KINDS = {
     UNSUPPORTED: ("error", "the pinned release does not support a hop's minor",
                   "The release the tree pins states a range of Kubernetes minors that leaves out a hop's: move it, "
                   "one release at a time where it must, before that hop."),
-    UNKNOWN_SUPPORT: ("warning", "the pinned release states no support for a hop's minor",
+    UNKNOWN_SUPPORT: ("warning", "the pinned release does not state support for a hop's minor",
                       "The release the tree pins says nothing of a hop's minor and a later one supports it: move it "
                       "before the hop (--unknown says what an unstated fact counts as)."),
     UNVERIFIED: ("warning", "no release states support for a hop's minor",

@@ -86,7 +86,7 @@ def no_range_said(release: Release, minor: str) -> str:
     if release.patch_unknown:
         return (f"is pinned by a chart version that does not say which {release.version} patch it ships, and "
                 f"its patches disagree on {minor} ({release.support_text})")
-    return f"states no support for {minor}"
+    return f"does not state support for {minor}"
 
 
 def steps(state: ComponentState, start: Release, path: list[Release], hop: Hop) -> list[Step]:
@@ -95,8 +95,8 @@ def steps(state: ComponentState, start: Release, path: list[Release], hop: Hop) 
         why = f"{release.version} supports {release.support_text}"
         if release.support(hop.target) == UNSTATED:
             said = f"supports {source.support_text}" if source.listed else no_range_said(source, str(hop.target))
-            why = f"{source.version} {said}; {release.version} states no support for " \
-                  f"{hop.target} either way (unverified)"
+            why = f"{source.version} {said}; {release.version} states nothing about " \
+                  f"{hop.target} either (unverified)"
         elif release is path[-1] and source.support(hop.target) == UNSTATED:
             does = "that does" if source.listed else f"stated to support {hop.target}"
             why = (f"{source.version} {no_range_said(source, str(hop.target))}; {release.version} is the oldest release "
