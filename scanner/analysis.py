@@ -18,7 +18,7 @@ from scanner.current_minor import CurrentMinor, given_by, resolve_current
 from scanner.freshness import data_checked
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK, Diagnostic, Finding, Manifest
 from scanner.options import ScanOptions
-from scanner.policy import apply_policy, latent_as_warnings
+from scanner.policy import apply_policy, latent_as_warnings, unreferenced_as_notices
 from scanner.rulebook import load_rulebook
 from scanner.sources import ScanInput, collect
 from scanner.sources.files.retention import Retention
@@ -177,6 +177,8 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
             run_checks(scan_input.manifests, context, scan_input.diagnostics, tree_checks())
             + run_checks(late, context, scan_input.diagnostics, per_object) + early.findings,
             scan_input.latent)
+        findings, unreferenced = unreferenced_as_notices(findings, scan_input.unreferenced)
+        notices += [unreferenced] if unreferenced else []
     findings, unused, policy_notices, silenced = apply_policy(findings, scan_input.suppressions, options)
     silenced["excluded"] = scan_input.excluded
     if scan_input.excluded:

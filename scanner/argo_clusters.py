@@ -16,16 +16,16 @@ hub of a hub-and-spoke fleet holding only the spokes' Applications is not upgrad
 from __future__ import annotations
 
 import os
-import posixpath
 import re
 from typing import Any, Iterator, Sequence
 from urllib.parse import urlsplit
 
 from scanner.clusters import Cluster, named_apart, shown
-from scanner.containment import leaves, repository_root, within
+from scanner.containment import repository_root, within
 from scanner.model import Manifest
+from scanner.sources.argo import GROUP, folder_of, source_paths
 
-_ARGO = "argoproj.io"
+_ARGO = GROUP
 IN_CLUSTER = "in-cluster"
 _IN_CLUSTER_SERVERS = ("https://kubernetes.default.svc", "https://kubernetes.default.svc:443")
 _CLUSTER_SECRET = "argocd.argoproj.io/secret-type"
@@ -75,8 +75,8 @@ def destinations(manifests: Sequence[Manifest], top: str) -> tuple[dict[str, dic
                 continue
             folder = os.path.dirname(manifest.origin.path) or "."
             deployed.setdefault(destination, {})
-            for path in _source_paths(spec):
-                real = _folder_of(path, folder, top)
+            for path, readable in source_paths(spec):
+                real = folder_of(path, folder, top) if readable else None
                 if real is not None:
                     deployed[destination][real] = None
             files.setdefault(destination, []).append(manifest.origin.path)
@@ -133,27 +133,6 @@ def _name(destination: str) -> str:
         host = urlsplit(destination).hostname
         return host or destination
     return destination
-
-
-def _source_paths(spec: dict) -> Iterator[str]:
-    """The paths of this repository's sources (a Helm chart from a chart repository names no path)."""
-    for source in [spec.get("source"), *(spec.get("sources") if isinstance(spec.get("sources"), list) else [])]:
-        source = _mapping(source)
-        path = source.get("path")
-        if isinstance(path, str) and path and "{{" not in path and not source.get("chart"):
-            yield path
-
-
-def _folder_of(path: str, folder: str, top: str) -> str | None:
-    """The real folder of the repository an Application's path names (from the repository's top, as
-    Argo CD reads it, or the nearest folder above the Application that holds it), or None."""
-    from scanner.sources.kustomize.flux import source_path
-
-    path = posixpath.normpath(path.lstrip("/")) if path.strip("./") else "."
-    if leaves(path, top, top):
-        return None
-    real = source_path(folder, path, top)
-    return real if os.path.isdir(real) and within(real, top) else None
 
 
 def _deploys_workloads(folders: Sequence[str], manifests: Sequence[Manifest]) -> bool:

@@ -10,6 +10,7 @@ from scanner import baseline, suppress
 from scanner.checks import sort_findings
 from scanner.model import Diagnostic, Finding
 from scanner.options import ScanOptions
+from scanner.paths import repo_path
 
 
 def apply_policy(findings: list[Finding], suppressions: Sequence[suppress.Suppression],
@@ -42,6 +43,28 @@ def latent_as_warnings(findings: Iterable[Finding], latent: set[str]) -> list[Fi
     """Findings sorted; those of templates a chart's values switch off (--all-templates) as warnings."""
     return sort_findings(dataclasses.replace(f, severity="warning") if f.origin.via in latent else f
                          for f in findings)
+
+
+def unreferenced_as_notices(findings: Iterable[Finding], unreferenced: dict[str, str]) -> tuple[list[Finding], str | None]:
+    """Findings of files no kustomization lists (sources/kustomize/unreferenced.py) as notices, each saying
+    why; and the notice that says what was read as not deployed."""
+    if not unreferenced:
+        return list(findings), None
+    kept, moved = [], 0
+    for finding in findings:
+        governing = unreferenced.get(finding.origin.path)
+        if governing is None or finding.severity == "notice":
+            kept.append(finding)
+            continue
+        why = f"Not deployed: {repo_path(governing)} does not list this file (list it there, or delete the file)."
+        note = f"{finding.note.rstrip('.')}. {why}" if finding.note else why
+        kept.append(dataclasses.replace(finding, severity="notice", note=note))
+        moved += 1
+    first = min(unreferenced)
+    files = f"{len(unreferenced)} file{'s' if len(unreferenced) != 1 else ''}"
+    return kept, (f"{files} that no kustomization lists, in folders a kustomization governs, read as not deployed "
+                  f"(kustomize builds only what it lists): their findings are notices ({moved}), their component "
+                  f"pins not the tree's; first: {repo_path(first)}, beside {repo_path(unreferenced[first])}")
 
 
 def _with_severity(findings: Sequence[Finding], overrides: Sequence[tuple[str, str]]) -> list[Finding]:

@@ -37,6 +37,9 @@ def pins_of(scan_input: ScanInput, catalog: Catalog,
     if scan_input.overlaid:  # each overlay's own chart version (components.overlaid)
         in_manifests = without_unpinned_bases(in_manifests, scan_input.overlaid) + overlaid_pins(
             scan_input.overlaid, catalog, scan_input.manifests, problems, charts)
+    if scan_input.unreferenced:  # files no kustomization lists are not deployed: their pins are not the tree's
+        in_manifests, charts, unlisted = (
+            [p for p in pins if p.origin.path not in scan_input.unreferenced] for pins in (in_manifests, charts, unlisted))
     chart_entries, local = chart_pins_in_documents(scan_input.documents)
     unlisted += unlisted_charts(charts + chart_entries, catalog) + unlisted_remotes(scan_input.documents, catalog)
     return TreeComponents(

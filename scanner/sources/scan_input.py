@@ -46,6 +46,9 @@ class ScanInput:
     # Objects read from their own file that an overlay's build gives another chart version
     # (kustomize/overlays.py Overlaid): their pins are the overlay's, their findings the file's.
     overlaid: list[Any] = field(default_factory=list)
+    # Plain files in a kustomization's folder that no kustomization lists (kustomize/unreferenced.py):
+    # path -> the kustomization file that governs it. Not deployed: findings notices, pins not the tree's.
+    unreferenced: dict[str, str] = field(default_factory=dict)
 
     def extend(self, other: "ScanInput") -> None:
         self.manifests.extend(other.manifests)
@@ -55,6 +58,7 @@ class ScanInput:
         self.cluster_config.extend(other.cluster_config)
         self.tool_pins.extend(other.tool_pins)
         self.overlaid.extend(other.overlaid)
+        self.unreferenced.update(other.unreferenced)
         self.diagnostics.extend(other.diagnostics)
         self.unrendered.extend(other.unrendered)
         self.suppressions.extend(other.suppressions)

@@ -1,7 +1,8 @@
 """The kustomize source's step before anything renders (sources/registry.py), with nothing of the builds
 imported: the plain files' objects that its kustomizations apply as patches are marked (patches.py),
-and each is given the namespace its builds put it in (namespaces.py), so that the Helm source renders
-a Flux HelmRelease in the namespace it is deployed in."""
+the plain files none of them lists are named (unreferenced.py), and each object is given the
+namespace its builds put it in (namespaces.py), so that the Helm source renders a Flux HelmRelease in
+the namespace it is deployed in."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING
 from scanner.containment import repository_root
 from scanner.sources.kustomize import flux as kustomize_flux, namespaces
 from scanner.sources.kustomize.patches import mark_patches
+from scanner.sources.kustomize.unreferenced import unreferenced_files
 
 if TYPE_CHECKING:
     from scanner.sources.files.walk import KustomizeFolder
@@ -20,5 +22,6 @@ if TYPE_CHECKING:
 def prepare(folders: list["KustomizeFolder"], so_far: "ScanInput", reading: "Reading") -> None:
     paths = [folder.path for folder in folders]
     mark_patches(so_far.manifests, paths)
+    so_far.unreferenced.update(unreferenced_files(so_far.manifests, paths, reading.scanned))
     targets = kustomize_flux.target_namespaces(so_far.manifests, reading.scanned)
     namespaces.assign(so_far.manifests, paths, targets, lambda folder: repository_root(folder, reading.scanned))
