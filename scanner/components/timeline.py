@@ -148,6 +148,9 @@ class Timeline:
     hops: list[Hop]
     problems: list[Problem]  # about today, before any hop
     migrations: list[Migration] = field(default_factory=list)
+    # With no hop left (the cluster at the target): the moves on the current minor that bring a release
+    # running outside its stated range back into it (with hops, the first hop's moves do).
+    moves: list[Step] = field(default_factory=list)
     unknown: str = "warn"  # the --unknown policy it was resolved with
 
     @property
