@@ -407,6 +407,31 @@ def test_with_the_cluster_at_the_target_each_component_is_judged_at_the_current_
     assert timeline.migrations == []  # 2.6 still serves v1beta2
 
 
+def test_with_the_cluster_at_the_target_a_move_there_that_drops_an_api_is_to_migrate_before_it_not_broken():
+    """Gitops 2.4 at 1.36: the cluster's minor needs 2.9, which no longer serves v1beta2; 2.4 serves it
+    today, so the objects are to migrate before that move (a warning, as the move's own reason is), and
+    no hop is named (allenporter/k8s-gitops' v1beta2 Alerts: 'already broken at 1.36' and 'the hop to
+    1.36 needs' at once)."""
+    from scanner.checks.crd_component_removal import migration_findings
+
+    rules = [crd_rules("gitops", {"apiVersion": "image.gitops.example.org/v1beta2", "kind": "ImagePolicy",
+                                  "removed_in": "2.9", "replacement": "image.gitops.example.org/v1"})]
+    book = catalog([gitops()], rules)
+    policy = Manifest("image.gitops.example.org/v1beta2", "ImagePolicy", "app", "flux-system",
+                      Origin("policy.yaml", 1, 1))
+    states = component_states(by_component([pinned(book, "gitops", "2.4.0")]), book)
+    timeline = resolve(states, m("1.36"), m("1.36"), book, [policy])
+    [problem] = timeline.problems
+    assert problem.fix == ("at 1.36: gitops 2.4 → 2.9",)
+    [migration] = timeline.migrations
+    assert (migration.now, migration.hop, migration.already, migration.step.target.version) == (
+        True, m("1.36"), False, "2.9")
+    [finding] = migration_findings(timeline, m("1.36"))
+    assert (finding.severity, finding.breaks_in) == ("warning", m("1.36"))
+    assert finding.message == ("image.gitops.example.org/v1beta2 ImagePolicy is no longer served from gitops 2.9, "
+                               "which the cluster's Kubernetes 1.36 needs; migrate before that move")
+
+
 def test_the_tree_timeline_starts_at_the_clusters_minor_even_when_it_is_the_target():
     """timeline_start: --from, else the pinned version, wherever it is; only with neither is the minor
     before the target assumed."""

@@ -292,12 +292,14 @@ def removal(timeline: Timeline, rule: CrdRule, objects: tuple[Manifest, ...] = (
     if any(removed <= s.start.key for s in installs):
         return Migration(rule, objects)
     keys = {s.key for s in installs}
-    crossing = next(((hop, s) for hop in timeline.hops for s in hop.moves
+    moves = [(hop.target, s) for hop in timeline.hops for s in hop.moves] + [(timeline.current, s)
+                                                                             for s in timeline.moves]
+    crossing = next(((minor, s) for minor, s in moves
                      if s.state in keys and s.source.key < removed <= s.target.key), None)
     if crossing is None:
         return None
-    hop, step = crossing
-    return Migration(rule, objects, step, hop.target)
+    minor, step = crossing
+    return Migration(rule, objects, step, minor, now=not timeline.hops)
 
 
 def _gap(step) -> str:
