@@ -103,6 +103,27 @@ def test_scan_without_from_starts_the_components_where_the_tree_pins_the_cluster
     assert rules(read) == rules(given)
 
 
+def test_homelab_scan_with_the_cluster_at_the_target_judges_each_component_there_not_at_past_hops():
+    """The system-upgrade Plans pin k3s v1.28.3: a scan up to 1.28 has no hop left. cert-manager 1.13
+    (1.21-1.27) is already outside its range, and its fix is the release that supports 1.28, not a move
+    'before the hop to 1.28'; nothing is said of the hops that already happened (unverified, unknown
+    support), and Flux 2.1, which runs on 1.28, moves nowhere, so its v2beta1 objects are not due."""
+    code, report = run_json("scan", "--target", "1.28", HOMELAB)
+    assert (report["from"], code) == ("1.28", 1)  # the upgrade order's own finding is an error
+    components = [f for f in report["findings"] if f["rule"].startswith("component/")]
+    [cert] = [f for f in components if f["rule"].startswith("component/cert-manager/")]
+    assert (cert["rule"], cert["severity"], cert["hop"]) == ("component/cert-manager/outside-range", "warning",
+                                                             "at 1.28")
+    assert cert["message"] == ("cert-manager 1.13 does not list Kubernetes 1.28 (supports 1.21–1.27): the cluster "
+                               "already runs outside its stated range; move it to 1.14 (it supports 1.24–1.31)")
+    assert cert["fix"] == "move it to 1.14 (it supports 1.24–1.31)"
+    assert cert["remediation"] == ["at 1.28: cert-manager 1.13 → 1.14"]
+    assert not any("before the hop" in text for f in components
+                   for text in (f["message"], f["fix"] or "", *f["remediation"]))
+    assert {f["rule"].rpartition("/")[2] for f in components} == {"outside-range", "unknown-release"}
+    assert not any(f["rule"].startswith("flux/") for f in report["findings"])
+
+
 def _minor(text: str) -> tuple[int, int]:
     major, minor = text.split(".")
     return int(major), int(minor)

@@ -379,3 +379,67 @@ def test_with_the_clusters_minor_unknown_a_pin_no_release_matches_is_the_first_j
     timeline = resolve(states, m("1.32"), m("1.36"), book, current_known=False)
     [problem] = [p for p in timeline.problems if "no known release matches" in p.message]
     assert problem.minor == m("1.36")
+
+
+def test_with_the_cluster_at_the_target_each_component_is_judged_at_the_current_minor_with_no_past_hop():
+    """A scan whose target is the minor the cluster runs has no hop left: a release the cluster already
+    runs outside its range is an outside-range warning whose fix is the oldest release that supports the
+    current minor (through each minor between when the component moves one minor at a time), not the
+    moves of hops that already happened (allenporter/k8s-gitops at 1.36: 'move Flux 2.4 to 2.5 before
+    the hop to 1.32')."""
+    rules = [crd_rules("gitops", {"apiVersion": "image.gitops.example.org/v1beta2", "kind": "ImagePolicy",
+                                  "removed_in": "2.9", "replacement": "image.gitops.example.org/v1"})]
+    book = catalog([gitops(), mesh()], rules)
+    policy = Manifest("image.gitops.example.org/v1beta2", "ImagePolicy", "app", "flux-system",
+                      Origin("policy.yaml", 1, 1))
+    states = component_states(by_component([pinned(book, "gitops", "2.4.0"), pinned(book, "mesh", "1.16.5")]),
+                              book)
+    timeline = resolve(states, m("1.33"), m("1.33"), book, [policy])
+    assert timeline.hops == [] and all(p.minor == m("1.33") for p in timeline.all_problems)
+    gitops_, mesh_ = (next(p for p in timeline.problems if p.component == name) for name in ("gitops", "mesh"))
+    assert (gitops_.kind, gitops_.severity) == ("outside-range", WARNING)
+    assert gitops_.text == ("Gitops 2.4 does not list Kubernetes 1.33 (supports 1.29–1.31): the cluster already "
+                            "runs outside its stated range; move it to 2.6 (it supports 1.31–1.33)")
+    assert gitops_.fix == ("at 1.33: gitops 2.4 → 2.6",)
+    assert mesh_.advice == "move it to 1.18 one minor at a time, through 1.17 (it supports 1.30–1.33)"
+    assert mesh_.fix == ("at 1.33: mesh 1.16 → 1.17", "at 1.33: mesh 1.17 → 1.18")
+    assert not any("hop" in line for p in timeline.all_problems for line in (p.text, *p.fix))
+    assert timeline.migrations == []  # 2.6 still serves v1beta2
+
+
+def test_with_the_cluster_at_the_target_a_move_there_that_drops_an_api_is_to_migrate_before_it_not_broken():
+    """Gitops 2.4 at 1.36: the cluster's minor needs 2.9, which no longer serves v1beta2; 2.4 serves it
+    today, so the objects are to migrate before that move (a warning, as the move's own reason is), and
+    no hop is named (allenporter/k8s-gitops' v1beta2 Alerts: 'already broken at 1.36' and 'the hop to
+    1.36 needs' at once)."""
+    from scanner.checks.crd_component_removal import migration_findings
+
+    rules = [crd_rules("gitops", {"apiVersion": "image.gitops.example.org/v1beta2", "kind": "ImagePolicy",
+                                  "removed_in": "2.9", "replacement": "image.gitops.example.org/v1"})]
+    book = catalog([gitops()], rules)
+    policy = Manifest("image.gitops.example.org/v1beta2", "ImagePolicy", "app", "flux-system",
+                      Origin("policy.yaml", 1, 1))
+    states = component_states(by_component([pinned(book, "gitops", "2.4.0")]), book)
+    timeline = resolve(states, m("1.36"), m("1.36"), book, [policy])
+    [problem] = timeline.problems
+    assert problem.fix == ("at 1.36: gitops 2.4 → 2.9",)
+    [migration] = timeline.migrations
+    assert (migration.now, migration.hop, migration.already, migration.step.target.version) == (
+        True, m("1.36"), False, "2.9")
+    [finding] = migration_findings(timeline, m("1.36"))
+    assert (finding.severity, finding.breaks_in) == ("warning", m("1.36"))
+    assert finding.message == ("image.gitops.example.org/v1beta2 ImagePolicy is no longer served from gitops 2.9, "
+                               "which the cluster's Kubernetes 1.36 needs; migrate before that move")
+
+
+def test_the_tree_timeline_starts_at_the_clusters_minor_even_when_it_is_the_target():
+    """timeline_start: --from, else the pinned version, wherever it is; only with neither is the minor
+    before the target assumed."""
+    from scanner.components.pins import ClusterPin
+    from scanner.components.tree import timeline_start
+
+    pin = ClusterPin("v1.36.2", m("1.36"), None, Origin("talconf.yaml", 4, 1), "variable kubernetesVersion")
+    assert timeline_start(m("1.36"), m("1.36"), None) == (m("1.36"), True)
+    assert timeline_start(m("1.36"), None, pin) == (m("1.36"), True)
+    assert timeline_start(m("1.36"), m("1.33"), pin) == (m("1.33"), True)
+    assert timeline_start(m("1.36"), None, None) == (m("1.35"), False)

@@ -176,7 +176,7 @@ def _component_finding(reference: Named, rule: CrdRule, timeline: Timeline, cont
         message = (f"{what} the {rule.component} release the tree pins no longer serves ({migration.before} "
                    f"removed it): {reference.field.breaks}")
     else:
-        message = (f"{what} {migration.before} no longer serves, and the hop to {migration.hop} needs that "
+        message = (f"{what} {migration.before} no longer serves, and {migration.needed_by} needs that "
                    f"release: {reference.field.breaks}")
     manifest = reference.manifest
     return Finding(severity=severity, message=message, origin=manifest.origin_at(reference.key),

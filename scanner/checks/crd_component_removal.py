@@ -1,7 +1,8 @@
 """Third-party CRD API versions that a component release no longer serves (rules/crds/).
 
 Reported when the release the tree pins already dropped the version, and when reaching the
-target moves the component past the release that drops it: the component state (from --from, or
+target moves the component past the release that drops it (with the cluster at the target, the move
+that brings a release it runs outside its range back into it): the component state (from --from, or
 the cluster version the tree pins, or the minor before the target) says which releases the hops
 need. When the tree uses such a version and kubehop cannot tell which release runs, the object
 is a warning naming the release that removed it (--unknown decides). `plan` takes its migrations'
@@ -75,9 +76,11 @@ def migration_findings(timeline: Timeline, current: Minor | None) -> list[Findin
 
 def migration_severity(migration: Migration, timeline: Timeline) -> str | None:
     """How much a migration weighs: an error, unless which release runs is unknown (then what --unknown
-    says: a warning, an error, or None for nothing)."""
+    says: a warning, an error, or None for nothing); a warning when the move is one at the current minor
+    with no hop left (the pinned release still serves the API there: the move is the fix of an
+    outside-range warning, and the migration comes before it)."""
     if not migration.unknown:
-        return "error"
+        return "warning" if migration.now else "error"
     return {"ignore": None, "block": "error"}.get(timeline.unknown, "warning")
 
 
@@ -97,7 +100,7 @@ def _migration_finding(manifest: Manifest, migration: Migration, timeline: Timel
     elif migration.already:
         message = f"{what} was removed in {migration.before}: the release the tree pins no longer serves it"
     else:
-        message = (f"{what} is no longer served from {migration.before}, which the hop to {migration.hop} needs; "
+        message = (f"{what} is no longer served from {migration.before}, which {migration.needed_by} needs; "
                    f"migrate before that move")
     return Finding(rule.id, severity, message, manifest.origin, manifest.api_version, manifest.kind, manifest.name,
                    manifest.namespace, breaks_in=breaks_in, replacement=rule.replacement, note=rule.note,

@@ -38,11 +38,11 @@ def resolve(states: list[ComponentState], current: Minor, target: Minor, catalog
     or nothing (the moves that stay on the safe side are planned whatever it is). `current_known`:
     False when `current` is only assumed (the minor before the target), so nothing is said of it.
     `released`: the newest minor released; a hop past it is unverified for every component (no
-    source can state support for a minor not out yet), and nothing moves for it."""
+    source can state support for a minor not out yet), and nothing moves for it. With the cluster at the
+    target (or past it) no hop is left: each install is judged at `current` alone, and a release the
+    cluster already runs outside its range moves there (Timeline.moves)."""
     minors = minor_range(current, target)
     hops = [Hop(a, b) for a, b in zip(minors, minors[1:])]
-    if not hops:
-        raise ValueError("a plan needs at least one hop")
     # Where each install is first judged: the current minor; when it is only assumed, the newest minor
     # the install's release is stated to run on (so a release is judged at the hop it breaks, not at the target).
     starts = {s.key: current if current_known else max(current, judged_from(s, hops[-1].source, current))
@@ -66,8 +66,11 @@ def resolve(states: list[ComponentState], current: Minor, target: Minor, catalog
     if not current_known:  # `current` is only assumed: an unknown release is the first hop its install is judged at
         today = [dataclasses.replace(p, minor=starts[p.state].next()) if p.kind == UNKNOWN_RELEASE else p
                  for p in today]
-    today += [_no_data(s, starts[s.key].next(), target) for s in states if s.component.no_data]
+    today += [_no_data(s, starts[s.key].next(), target) for s in states
+              if s.component.no_data and starts[s.key] < target]
     timeline = Timeline(current, target, states, hops, today, unknown=unknown)
+    if not hops:
+        _moves_at_current(timeline)
     _unverified_problems(timeline, unverified, by_key, catalog, released)
     _pinned_moves(timeline)
     timeline.problems = _with_policy(timeline.problems, unknown)
@@ -75,6 +78,35 @@ def resolve(states: list[ComponentState], current: Minor, target: Minor, catalog
         hop.problems = _with_policy(hop.problems, unknown)
     timeline.migrations = list(_migrations(timeline, catalog, manifests))
     return timeline
+
+
+def _moves_at_current(timeline: Timeline) -> None:
+    """With no hop left, what the first hop's moves would do: each release the cluster already runs
+    outside its stated range moves, on the current minor, to the oldest release stated to support it
+    (through each minor between when the component moves one minor at a time); its outside-range
+    problem names the moves."""
+    current, by_key = timeline.current, {s.key: s for s in timeline.states}
+    hop = Hop(current, current)
+    for i, problem in enumerate(timeline.problems):
+        state = by_key.get(problem.state or "")
+        if problem.kind != OUTSIDE_RANGE or problem.support != EXCLUDED or state is None or state.start is None:
+            continue
+        path, _, _ = route(state.component, state.start, current, current)
+        if not path:  # no release states support for the minor: the warning says what is known
+            continue
+        moved = steps(state, state.start, path, hop)
+        timeline.moves += moved
+        state.final = path[-1]
+        to, component = path[-1], state.component
+        between = f" one minor at a time, through {_listed([component.short(r.version) for r in path[:-1]])}" \
+            if len(path) > 1 else ""
+        timeline.problems[i] = dataclasses.replace(
+            problem, fix=tuple(f"at {current}: {s.label}{_gap(s)}" for s in moved),
+            advice=f"move it to {component.short(to.version)}{between} ({_support_said(to, current)})")
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def _with_policy(problems: list[Problem], unknown: str) -> list[Problem]:
@@ -260,12 +292,14 @@ def removal(timeline: Timeline, rule: CrdRule, objects: tuple[Manifest, ...] = (
     if any(removed <= s.start.key for s in installs):
         return Migration(rule, objects)
     keys = {s.key for s in installs}
-    crossing = next(((hop, s) for hop in timeline.hops for s in hop.moves
+    moves = [(hop.target, s) for hop in timeline.hops for s in hop.moves] + [(timeline.current, s)
+                                                                             for s in timeline.moves]
+    crossing = next(((minor, s) for minor, s in moves
                      if s.state in keys and s.source.key < removed <= s.target.key), None)
     if crossing is None:
         return None
-    hop, step = crossing
-    return Migration(rule, objects, step, hop.target)
+    minor, step = crossing
+    return Migration(rule, objects, step, minor, now=not timeline.hops)
 
 
 def _gap(step) -> str:

@@ -76,6 +76,8 @@ class Migration:
     hop: Minor | None = None  # the hop whose move crosses the removal (None: already, or unknown)
     # kubehop cannot tell which release of the component runs: it may have dropped the API already.
     unknown: bool = False
+    # The move is one at the current minor (no hop left: Timeline.moves), not a hop's; `hop` is that minor.
+    now: bool = False
 
     @property
     def before(self) -> str:
@@ -85,6 +87,12 @@ class Migration:
     @property
     def already(self) -> bool:
         return self.step is None and not self.unknown
+
+    @property
+    def needed_by(self) -> str:
+        """What needs the move that crosses the removal: "the hop to 1.34", or, with no hop left, "the
+        cluster's Kubernetes 1.36" (the pinned release runs outside its range there)."""
+        return f"the cluster's Kubernetes {self.hop}" if self.now else f"the hop to {self.hop}"
 
 
 @dataclass
@@ -148,6 +156,9 @@ class Timeline:
     hops: list[Hop]
     problems: list[Problem]  # about today, before any hop
     migrations: list[Migration] = field(default_factory=list)
+    # With no hop left (the cluster at the target): the moves on the current minor that bring a release
+    # running outside its stated range back into it (with hops, the first hop's moves do).
+    moves: list[Step] = field(default_factory=list)
     unknown: str = "warn"  # the --unknown policy it was resolved with
 
     @property

@@ -46,13 +46,15 @@ def cluster_pin(tree: TreeComponents) -> ClusterPin | None:
     return min(tree.cluster, key=lambda p: p.minor, default=None)
 
 
-def timeline_start(target: Minor, current: Minor | None, pin: ClusterPin | None) -> Minor:
-    """Where the component state starts: --from, else the version the tree pins, else the minor before
-    the target (the hop to the target alone)."""
+def timeline_start(target: Minor, current: Minor | None, pin: ClusterPin | None) -> tuple[Minor, bool]:
+    """Where the component state starts, and whether that is the cluster's own minor: --from, else the
+    version the tree pins, wherever it is (at or past the target there is no hop left, and each component
+    is judged where the cluster runs it); else the minor before the target, assumed (the hop to the
+    target alone)."""
     for minor in (current, pin.minor if pin else None):
-        if minor is not None and minor < target:
-            return minor
-    return Minor(target.major, target.minor - 1)
+        if minor is not None:
+            return minor, True
+    return Minor(target.major, target.minor - 1), False
 
 
 def component_timeline(tree: TreeComponents, catalog: Catalog, target: Minor, current: Minor | None = None,
@@ -72,8 +74,7 @@ def component_timeline(tree: TreeComponents, catalog: Catalog, target: Minor, cu
         catalog = Catalog({**catalog.components, **tracks, **no_data}, catalog.crd_rules, catalog.hop_notes)
     states = component_states(by_component([*tree.detections, *chart_detections, *unknown_pins]), catalog)
     pin = cluster_pin(tree)
-    start = timeline_start(target, current, pin)
-    known = start in (current, pin.minor if pin else None)
+    start, known = timeline_start(target, current, pin)
     from scanner.rulebook import load_rulebook
 
     rulebook = load_rulebook()
