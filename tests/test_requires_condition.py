@@ -95,7 +95,8 @@ def test_spec_values_win_over_values_from(tmp_path):
 
 def test_values_from_a_generated_config_map_are_read(tmp_path):
     """The layout of carpenike/k8s-gitops: a configMapGenerator makes the values ConfigMap (its name
-    gets kustomize's hash), the HelmRelease names it without the hash."""
+    gets kustomize's hash), the HelmRelease names it without the hash; the values are read from the file
+    the generator names (a value's line is there)."""
     kustomize_or_skip()
     write(tmp_path, {
         "app/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
@@ -105,7 +106,8 @@ def test_values_from_a_generated_config_map_are_read(tmp_path):
         "app/helmrelease.yaml": release("hubble: {enabled: true}\n", "- {kind: ConfigMap, name: cilium-values}\n"),
         "app/values.yaml": "kubeProxyReplacement: true\ngatewayAPI:\n  enabled: true\n"})
     [finding] = requires(tmp_path)
-    assert "gatewayAPI.enabled is true in ConfigMap" in finding.message
+    assert "gatewayAPI.enabled is true in values file " in finding.message
+    assert "app/values.yaml" in finding.message
     (tmp_path / "app" / "values.yaml").write_text("kubeProxyReplacement: true\n")
     assert requires(tmp_path) == []
 

@@ -61,6 +61,10 @@ class Component:
     # pin the running system reads (Flux reconciling itself); their URLs hold one of these.
     manifest_sources: tuple[str, ...] = ()
     generated: Generated | None = None
+    # Another project's objects and charts that install this component at the release a field names:
+    # (group, kind, path) and (chart, values path, the chart's default) (components/installed_by.py).
+    version_fields: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    chart_values: tuple[tuple[str, tuple[str, ...], str], ...] = ()
     # Deployed by the tree but in no data file (components.unlisted): no release, no range, every hop unknown.
     no_data: bool = False
 
@@ -224,6 +228,8 @@ def component_from_data(document: dict) -> Component:
         release_title=document.get("release_title"),
         manifest_sources=tuple(detect.get("manifest_sources", ())),
         generated=_generated(detect.get("generated")),
+        version_fields=tuple((f["group"], f["kind"], tuple(f["path"].split("."))) for f in detect.get("version_fields", ())),
+        chart_values=tuple((v["chart"], tuple(v["path"].split(".")), v["default"]) for v in detect.get("chart_values", ())),
     )
     del component.__dict__["releases"]  # read when first asked for (_ReadWhenAsked)
     component.__dict__["_release_entries"] = (document["releases"], through)

@@ -14,6 +14,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from scanner.components.catalog import Catalog, Component
 from scanner.components.chart_pins import ChartPin
+from scanner.components.installed_by import field_pins, installers, values_pins
 from scanner.components.pins import Detection, component_for_chart, detection, origin_of, unique
 from scanner.semver import parse_version
 from scanner.components.unlisted import known_url, remote_name
@@ -125,6 +126,7 @@ class PinFinder:
         for m in manifests:
             if m.kind in ("ConfigMap", "Secret") and m.group == "":
                 self.value_sources.setdefault((m.kind, m.namespace), []).append(m)
+        self.fields, self.chart_values = installers(catalog)
         self.by_image: dict[str, Component] = {}
         for component in catalog.components.values():
             for image in component.images:
@@ -153,6 +155,7 @@ class PinFinder:
             yield from self._manifest_source(manifest)
         elif manifest.kind == "Kustomization" and group == "kustomize.toolkit.fluxcd.io":
             yield from self._flux_source(manifest)
+        yield from field_pins(self.fields, manifest)
 
     def object_pins(self, manifest: Manifest) -> Iterator[Detection]:
         """Version labels and image tags: the object's own tree, nothing else."""
@@ -318,6 +321,7 @@ class PinFinder:
         component = component_for_chart(self.catalog, chart, None if git else repo)
         if component is not None:
             yield detection(component, pin, True, origin, "chart", what, values)
+        yield from values_pins(self.chart_values.get(chart or "", ()), values, origin, what)
 
     def _labels(self, manifest: Manifest) -> Iterator[Detection]:
         labels = value_at(manifest.node, "metadata", "labels")

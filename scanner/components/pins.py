@@ -20,7 +20,7 @@ from scanner.versions import Minor
 # itself from (Flux from its flux-manifests OCIRepository) wins over the chart or manifest a tree
 # installs from (a bootstrap kustomization; a vendored copy of a chart, its appVersion, counts as a
 # chart), which wins over a variable, which wins over labels and images (often sidecars).
-PIN_RANK = {"source": 0, "chart": 1, "kustomize": 1, "vendored": 1, "variable": 2, "url": 2, "label": 3, "image": 4}
+PIN_RANK = {"source": 0, "field": 0, "chart": 1, "kustomize": 1, "vendored": 1, "variable": 2, "url": 2, "label": 3, "image": 4}
 # Pins that one object stamps on many (a chart's objects share its label and image): one per file.
 _STAMPED = ("label", "image")
 

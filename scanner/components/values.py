@@ -17,21 +17,23 @@ import base64
 import binascii
 import os
 import re
-from dataclasses import dataclass
+import dataclasses
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import yaml
 from yaml.nodes import MappingNode
 
-from scanner.model import Manifest
+from scanner.model import Manifest, Origin
 from scanner.nodes import construct, mapping_get, scalar, sequence_items, value_at
-from scanner.sources.files.walk import read_file
+from scanner.sources.files.walk import KUSTOMIZATION_FILES, read_file
 from scanner.containment import leaves, repository_root
 
 SET, NOT_SET, UNREAD = True, False, None
 _DEFAULT_VALUES_KEY = "values.yaml"
 _GENERATED_SUFFIX = re.compile(r"-[a-z0-9]{10}\Z")  # kustomize's configMapGenerator name hash
 _MAX_VALUES_BYTES = 4 * 1024 * 1024
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,11 @@ class Layer:
     # (the kustomization's folder, the values file as written there, the repository's real path): the
     # file is read only when a condition asks
     file: tuple[str, str, str] | None = None
+    # Where a value of it is edited: the composed node of inline values and how its object places a node
+    # (Manifest.origin_at), else the object that holds the values text (a ConfigMap); None: not known.
+    node: Any = field(default=None, compare=False, repr=False)
+    located: Callable[[Any], Origin] | None = field(default=None, compare=False, repr=False)
+    origin: Origin | None = None
 
     def loaded(self) -> Layer:
         return _read_file_layer(*self.file) if self.file is not None else self
@@ -71,6 +78,21 @@ class ReleaseValues:
             return (SET if on else NOT_SET), f"{path} is {_shown(value)} in {layer.where}"
         return NOT_SET, f"no values given to the chart set {path}" if self.layers else \
             f"the chart gets no values that set {path}"
+
+
+    def value(self, keys: Sequence[str]) -> tuple[bool | None, Any, Origin | None]:
+        """SET and the value the last layer that sets `keys` gives (with the line that sets it, when known);
+        NOT_SET when none does; UNREAD when a layer that could cannot be read."""
+        for layer in reversed(self.layers):
+            layer = layer.loaded()
+            if layer.unread is not None:
+                return UNREAD, None, None
+            found, value = _lookup(layer.data, list(keys))
+            if found:
+                node = value_at(layer.node, *keys) if layer.node is not None else None
+                at = layer.located(node) if node is not None and layer.located is not None else layer.origin
+                return SET, value, at
+        return NOT_SET, None, None
 
 
 def unread(reason: str) -> ReleaseValues:
@@ -133,9 +155,9 @@ def _text_layer(text: Any, where: str) -> Layer:
     return Layer(where, data if isinstance(data, dict) else {})
 
 
-def _node_layer(node: Any, where: str) -> Layer:
+def _node_layer(node: Any, where: str, located: Callable[[Any], Origin] | None = None) -> Layer:
     data = construct(node) if node is not None else None
-    return Layer(where, data if isinstance(data, dict) else {})
+    return Layer(where, data if isinstance(data, dict) else {}, node=node, located=located)
 
 
 # --- Flux -----------------------------------------------------------------------------------------
@@ -146,10 +168,13 @@ Lookup = Callable[[str, str | None, str], Manifest | None]
 def flux_values(manifest: Manifest, lookup: Lookup) -> ReleaseValues:
     """A helm.toolkit.fluxcd.io HelmRelease: each `valuesFrom`, then `spec.values`."""
     spec = value_at(manifest.node, "spec")
-    layers = [_values_from(ref, manifest.namespace, lookup) for ref in sequence_items(mapping_get(spec, "valuesFrom"))]
+    folder = os.path.dirname(manifest.origin.path) if manifest.line_map is None else None
+    layers = [_generated_values(ref, folder) or _values_from(ref, manifest.namespace, lookup)
+              for ref in sequence_items(mapping_get(spec, "valuesFrom"))]
     layers = [layer for layer in layers if layer is not None]
     if mapping_get(spec, "values") is not None:
-        layers.append(_node_layer(mapping_get(spec, "values"), f"spec.values of {manifest.object_ref}"))
+        layers.append(_node_layer(mapping_get(spec, "values"), f"spec.values of {manifest.object_ref}",
+                                  manifest.origin_at))
     return ReleaseValues(tuple(layers))
 
 
@@ -184,8 +209,34 @@ def _values_from(ref: Any, namespace: str | None, lookup: Lookup) -> Layer | Non
         return Layer(what, unread=f"{what} has no key {key}")
     target = scalar(mapping_get(ref, "targetPath"))
     if target:
-        return Layer(where, _dotted([(target, text)]), typed=False)
-    return _text_layer(text, where)
+        return Layer(where, _dotted([(target, text)]), typed=False, origin=source.origin)
+    return dataclasses.replace(_text_layer(text, where), origin=source.origin)
+
+
+def _generated_values(ref: Any, folder: str | None) -> Layer | None:
+    """The values file a ConfigMap of `valuesFrom` is generated from by the kustomization beside the
+    release (configMapGenerator `files`, `key=file` or `file`), read from that file: each value at its
+    line there (what a person edits), and read even where the generated ConfigMap is not built."""
+    if folder is None or scalar(mapping_get(ref, "kind")) != "ConfigMap" or scalar(mapping_get(ref, "targetPath")):
+        return None
+    name, key = scalar(mapping_get(ref, "name")), scalar(mapping_get(ref, "valuesKey")) or _DEFAULT_VALUES_KEY
+    kustomization = next((os.path.join(folder, f) for f in KUSTOMIZATION_FILES
+                          if os.path.isfile(os.path.join(folder, f))), None)
+    text = read_file(kustomization)[0] if kustomization else None
+    try:
+        document = yaml.safe_load(text) if text and len(text) < _MAX_VALUES_BYTES else None
+    except yaml.YAMLError:
+        return None
+    generators = document.get("configMapGenerator") if isinstance(document, dict) else None
+    for generator in generators if isinstance(generators, list) else ():
+        if not isinstance(generator, dict) or generator.get("name") != name:
+            continue
+        for entry in generator.get("files") or ():
+            if isinstance(entry, str):
+                named, _, file = entry.rpartition("=")
+                if (named or os.path.basename(file)) == key:
+                    return _file_layer(folder, file.strip(), repository_root(folder or ".", []))
+    return None
 
 
 def _data_value(body: dict, key: str, secret: bool) -> Any:
@@ -294,4 +345,10 @@ def _read_file_layer(folder: str, name: str, root: str) -> Layer:
     text, problem = read_file(path)
     if text is None:
         return Layer(path, unread=f"values file {path}: {problem.message if problem else 'not read'}")
-    return _text_layer(text, f"values file {path}")
+    if len(text) > _MAX_VALUES_BYTES:
+        return Layer(path, unread=f"values file {path} is over 4 MiB; not read")
+    try:  # composed, so that each value knows its line in the file
+        node = yaml.compose(text, Loader=_Loader)
+    except yaml.YAMLError:
+        return Layer(path, unread=f"values file {path} is not valid YAML; not read")
+    return _node_layer(node, f"values file {path}", lambda at: Origin(path, at.start_mark.line + 1, at.start_mark.column + 1))
