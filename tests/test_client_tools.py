@@ -36,7 +36,7 @@ def test_helm_and_flux_pins_leave_their_supported_range_at_the_first_hop_past_it
     helm, flux = found[("infra/devcontainer/versions.env", 3)], found[("infra/devcontainer/versions.env", 4)]
     assert (helm["rule"], helm["breaks_in"]) == ("client-tool/unsupported", "1.32")
     assert "helm 3.16.4 supports Kubernetes 1.28 to 1.31, not 1.32" in helm["message"]
-    assert "(helm 3.17 to 3.18)" in helm["message"]
+    assert "(helm 3.17 to 4.1)" in helm["message"]  # 3.17-3.20 and 4.0-4.1 reach 1.32
     assert (flux["rule"], flux["breaks_in"]) == ("client-tool/unsupported", "1.32")
     assert flux["message"].startswith("flux CLI 2.4.0 installs Flux 2.4")
     assert "move the CLI to 2.5 or later" in flux["message"]
@@ -49,9 +49,9 @@ def test_every_place_a_tree_pins_a_client_is_read():
         ("apps/maintenance/restart.yaml", 16): ("kubectl v1.25.4", "1.27", "warning"),
         # a GitHub Actions step: 1.27.3 is a minor ahead of 1.26, fits 1.28, not 1.29
         (".github/workflows/validate.yaml", 12): ("kubectl v1.27.3", "1.29", "warning"),
-        # .tool-versions: kubectl 1.28 is two minors ahead of 1.26 already; helm 3.21 is past the policy's table
+        # .tool-versions: kubectl 1.28 is two minors ahead of 1.26 already; helm 4.3 is past the policy's table
         (".tool-versions", 1): ("kubectl 1.28.2", "1.26", "warning"),
-        (".tool-versions", 2): ("helm 3.21.4", "1.27", "notice"),
+        (".tool-versions", 2): ("helm 4.3.0", "1.27", "notice"),
         # the toolbox is five minors ahead of a 1.26 cluster already
         ("infra/devcontainer/versions.env", 2): ("kubectl 1.31.4", "1.26", "warning"),
         ("ci/versions.env", 1): ("kubectl 1.31.4", "1.26", "warning"),
@@ -106,8 +106,8 @@ def test_without_a_current_minor_the_pins_are_held_against_the_target_alone(tmp_
 
 def test_every_finding_carries_its_move_in_fix_and_not_in_its_message(tmp_path):
     """What clears a finding is Finding.fix, not words at the end of its message; each way a pin leaves
-    its window (the fixture tree from 1.26 and from 1.31, a helm older than the policy's table, a flux
-    release the data does not list)."""
+    its window (the fixture tree from 1.26 and from 1.31, a helm of the policy's table from before 3.10,
+    outside the 1.31 cluster already, a flux release the data does not list)."""
     from scanner.checks import client_tools as ct
     from scanner.scan import ScanOptions, scan
     from scanner.versions import parse_minor
@@ -119,7 +119,7 @@ def test_every_finding_carries_its_move_in_fix_and_not_in_its_message(tmp_path):
                       options=ScanOptions(render=False))
         findings += [f for f in result.findings if f.rule_id.startswith("client-tool/")]
     assert {f.rule_id for f in findings} == {ct.SKEW, ct.UNSUPPORTED, ct.UNKNOWN}
-    assert {f.name for f in findings} >= {"helm 3.9.0", "flux 2.99.0", "flux 2.4.0", "helm 3.21.4"}
+    assert {f.name for f in findings} >= {"helm 3.9.0", "flux 2.99.0", "flux 2.4.0", "helm 4.3.0"}
     for finding in findings:
         assert finding.fix, finding
         assert finding.fix not in finding.message, finding
@@ -128,4 +128,6 @@ def test_every_finding_carries_its_move_in_fix_and_not_in_its_message(tmp_path):
     assert fixes[("kubectl 1.31.4", "1.33")] == \
         "move it to 1.32 or 1.33 for the hop to 1.33, and along with each later hop"
     assert fixes[("flux 2.4.0", "1.32")] == "move the CLI to 2.5 or later with the Flux it installs"
-    assert fixes[("helm 3.16.4", "1.32")] == "move it to a release that supports 1.32 (helm 3.17 to 3.18)"
+    assert fixes[("helm 3.16.4", "1.32")] == "move it to a release that supports 1.32 (helm 3.17 to 4.1)"
+    (old,) = [f for f in findings if f.name == "helm 3.9.0"]  # the table's 3.9.x row: 1.21 to 1.24
+    assert old.message.startswith("helm 3.9.0 supports Kubernetes 1.21 to 1.24, not the 1.31 cluster of today")
