@@ -20,6 +20,7 @@ from scanner.clusters import Cluster, flux_clusters
 from scanner.current_minor import CurrentMinor
 from scanner.model import Diagnostic, Finding
 from scanner.options import ScanOptions
+from scanner.paths import where
 from scanner.sources import ScanInput, collect
 from scanner.sources.files.retention import Retention
 from scanner.versions import Minor
@@ -115,14 +116,13 @@ def analyse_fleet(paths: list[str], target: Minor, current: Minor | None = None,
         return _one(clusters[0], _analyse_cluster(clusters[0], target, options, analysis), fleet)
     if not clusters:
         return analyse(paths, target, current, options, **analysis)
-    if current is not None:
-        raise FleetChoiceError(f"the tree holds {len(clusters)} clusters ({', '.join(c.name for c in clusters)}), "
-                               "each at its own minor: --from applies to one, give --cluster NAME with it")
+    if current is not None:  # the user's word, for every cluster (each as its own tree says is told apart)
+        clusters = [dataclasses.replace(c, current=current) for c in clusters]
     views = [ClusterAnalysis(c, _analyse_cluster(c, target, options, analysis)) for c in clusters]
     left = _deployed_by_none(plain, views, options.repository_roots)
-    notices = []
+    notices = _from_for_all(current, views) if current is not None else []
     if left:  # checked as the whole tree was before: no cluster of the repository claims them
-        rest = analyse(left, target, None, options, **{**analysis, "need_current": False})
+        rest = analyse(left, target, current, options, **{**analysis, "need_current": False})
         if rest.findings or rest.input_errors:
             views.append(ClusterAnalysis(Cluster(NO_CLUSTER, tuple(left), "no cluster of the repository deploys "
                                                                             "these files"), rest))
@@ -135,6 +135,20 @@ def analyse_fleet(paths: list[str], target: Minor, current: Minor | None = None,
 
 
 NO_CLUSTER = "(no cluster)"
+
+
+def _from_for_all(current: Minor, views: Sequence[ClusterAnalysis]) -> list[str]:
+    """What --from means in a tree of several clusters: that minor for each; a cluster whose own tree
+    pins another minor is named, with its pin."""
+    names = ", ".join(v.cluster.name for v in views)
+    said = [f"--from {current} was taken for each of the tree's {len(views)} clusters ({names})"]
+    for view in views:
+        pin = min(view.analysis.tree.cluster, key=lambda p: p.minor, default=None) if view.analysis.tree else None
+        if pin is not None and pin.minor != current:
+            said.append(f"cluster {view.cluster.name}: its tree pins {pin.minor} ({pin.what} {pin.version} at "
+                        f"{where(pin.origin.path, pin.origin.line)}), not {current}; without --from each cluster "
+                        "starts from its own minor")
+    return said
 
 
 def _deployed_by_none(plain: Sequence, views: Sequence[ClusterAnalysis], roots: Sequence[str]) -> list[str]:

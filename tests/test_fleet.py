@@ -77,9 +77,19 @@ def test_plan_gives_a_set_of_windows_per_cluster_and_counts_what_scan_counts():
     assert text.rstrip().splitlines()[-1] == "blocked: 1.36 cannot be reached as is (2 blockers, 0 warnings)"
 
 
-def test_from_applies_to_one_cluster():
-    done = invoke("scan", "--no-config", "--from", "1.30", "--target", "1.36", str(FLEET))
-    assert done.returncode == 2 and "the tree holds 2 clusters (dev, prod)" in done.stderr
+def test_from_applies_to_every_cluster_and_names_those_whose_tree_says_otherwise():
+    code, report = scan_json("--from", "1.30", str(FLEET))
+    assert code == 1 and [(c["name"], c["from"]) for c in report["clusters"]] == [("dev", "1.30"), ("prod", "1.30")]
+    assert "--from 1.30 was taken for each of the tree's 2 clusters (dev, prod)" in report["notices"]
+    assert any(n.startswith("cluster prod: its tree pins 1.29 (Plan system-upgrade/k3s-server spec.version "
+                            "v1.29.4+k3s1 at ") and n.endswith("not 1.30; without --from each cluster starts from "
+                                                               "its own minor") for n in report["notices"])
+    plan = json.loads(invoke("plan", "--no-config", "--format", "json", "--from", "1.30", "--target", "1.36",
+                             str(FLEET)).stdout)
+    assert [(c["name"], c["from"]) for c in plan["clusters"]] == [("dev", "1.30"), ("prod", "1.30")]
+
+
+def test_one_cluster_at_the_minor_given():
     code, report = scan_json("--cluster", "prod", "--from", "1.30", str(FLEET))
     assert report["from"] == "1.30" and [c["name"] for c in report["clusters"]] == ["prod"]
     done = invoke("plan", "--no-config", "--cluster", "staging", "--target", "1.36", str(FLEET))
