@@ -32,7 +32,9 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
     if not orders:
         return  # the common case: no component detection without an order to check
     newest = [c.newest_control_plane for c in clusters(orders)]
-    moving = [o for o in newest if o is not None]
+    # An order at the cluster's own minor moves nothing (the tree's orders often say where it is): a
+    # release running outside its range there is the component state's outside-range warning.
+    moving = [o for o in newest if o is not None and (context.current is None or o.minor > context.current)]
     if not moving:
         return
     from scanner.components.catalog import load_catalog
