@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from catalogs import SOURCE, catalog, gitops, mesh, store
 from conftest import write_tree as tree
 from scanner.components.cluster_pin import cluster_pin_from_version_json
-from scanner.components.detect import split_image
+from scanner.components.images import split_image
 from scanner.components.file_pins import remote_version
 from scanner.components.reading import detect
 from scanner.versions import Minor

@@ -14,6 +14,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from scanner.components.catalog import Catalog, Component
 from scanner.components.chart_pins import ChartPin
+from scanner.components.images import normalize_image, split_image
 from scanner.components.installed_by import field_pins, installers, values_pins
 from scanner.components.pins import Detection, component_for_chart, detection, origin_of, unique
 from scanner.semver import parse_version
@@ -380,22 +381,3 @@ def _oci_pin(source: Manifest) -> tuple[str, Any] | None:
     url = scalar(value_at(spec, "url"))
     ref = next((n for k in ("tag", "semver") if scalar(n := value_at(spec, "ref", k))), None)
     return (url, ref) if url and ref is not None else None
-
-
-def split_image(reference: str) -> tuple[str, str | None, str | None]:
-    """'quay.io/cilium/cilium:v1.16.5@sha256:...' -> (name, digest, tag)."""
-    reference, _, digest = reference.partition("@")
-    name, tag = reference, None
-    slash = reference.rfind("/")
-    colon = reference.rfind(":")
-    if colon > slash:
-        name, tag = reference[:colon], reference[colon + 1:]
-    return name, digest or None, tag
-
-
-def normalize_image(name: str) -> str:
-    """Docker Hub names are written with or without their registry."""
-    for prefix in ("docker.io/", "index.docker.io/", "registry-1.docker.io/"):
-        if name.startswith(prefix):
-            name = name[len(prefix):]
-    return name.removeprefix("library/")
