@@ -9,6 +9,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from conftest import write_tree
 from scanner.scan import ScanOptions, scan
 from scanner.versions import parse_minor
 
@@ -45,13 +46,6 @@ def _flux_pins(root: Path, target: str = "1.36"):
     return analysis, [d for d in analysis.tree.detections if d.component == "flux"]
 
 
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    return root
-
-
 def test_a_flux_instance_pins_the_flux_it_names_and_its_crd_versions_are_judged_against_it(tmp_path):
     instance = textwrap.dedent("""\
         apiVersion: fluxcd.controlplane.io/v1
@@ -62,7 +56,7 @@ def test_a_flux_instance_pins_the_flux_it_names_and_its_crd_versions_are_judged_
             version: "2.5.x"
             registry: ghcr.io/fluxcd
         """)
-    analysis, [pin] = _flux_pins(_write(tmp_path, {"flux.yaml": instance + "---\n" + OCI_V1BETA2}))
+    analysis, [pin] = _flux_pins(write_tree(tmp_path, {"flux.yaml": instance + "---\n" + OCI_V1BETA2}))
     assert (pin.pin, pin.origin.line, pin.source) == ("2.5.x", 6, "field")
     assert "spec.distribution.version of FluxInstance flux-system/flux" in pin.what
     [unsupported] = [f for f in analysis.findings if f.rule_id == "component/flux/unsupported"]
@@ -73,13 +67,13 @@ def test_a_flux_instance_pins_the_flux_it_names_and_its_crd_versions_are_judged_
 
 def test_the_flux_instance_chart_pins_flux_at_the_value_line_of_its_release(tmp_path):
     values = "instance:\n  distribution:\n    version: 2.5.1\n"
-    _, [pin] = _flux_pins(_write(tmp_path, {"hr.yaml": _release(values)}))
+    _, [pin] = _flux_pins(write_tree(tmp_path, {"hr.yaml": _release(values)}))
     assert (pin.pin, pin.origin.path.endswith("hr.yaml"), pin.origin.line) == ("2.5.1", True, 13)
     assert "(its values) of HelmRelease flux-system/flux-instance" in pin.what
 
 
 def test_values_generated_from_a_file_pin_flux_at_that_file(tmp_path):
-    root = _write(tmp_path, {
+    root = write_tree(tmp_path, {
         "app/kustomization.yaml": "resources: [hr.yaml]\nconfigMapGenerator:\n  - name: flux-instance-values\n"
                                   "    files: [values.yaml=./helm-values.yaml]\n",
         "app/hr.yaml": _release(values_from="- {kind: ConfigMap, name: flux-instance-values}\n"),
@@ -91,7 +85,7 @@ def test_values_generated_from_a_file_pin_flux_at_that_file(tmp_path):
 
 
 def test_a_release_that_sets_no_version_runs_the_charts_default(tmp_path):
-    _, [pin] = _flux_pins(_write(tmp_path, {"hr.yaml": _release("instance:\n  cluster: {type: kubernetes}\n")}))
+    _, [pin] = _flux_pins(write_tree(tmp_path, {"hr.yaml": _release("instance:\n  cluster: {type: kubernetes}\n")}))
     assert pin.pin == "2.x" and "(the chart's default)" in pin.what
     assert len(pin.releases) > 1  # a range: every 2.x release the data knows
 
@@ -99,8 +93,8 @@ def test_a_release_that_sets_no_version_runs_the_charts_default(tmp_path):
 def test_a_version_kubehop_cannot_read_pins_nothing(tmp_path):
     secret = ("apiVersion: v1\nkind: Secret\nmetadata: {name: flux-values, namespace: flux-system}\n"
               "stringData:\n  values.yaml: ENC[AES256_GCM,data:abc=]\nsops:\n  version: 3.8.1\n")
-    substituted = _write(tmp_path / "a", {"hr.yaml": _release("instance:\n  distribution:\n    version: ${FLUX}\n")})
-    encrypted = _write(tmp_path / "b", {"hr.yaml": _release(values_from="- {kind: Secret, name: flux-values}\n"),
+    substituted = write_tree(tmp_path / "a", {"hr.yaml": _release("instance:\n  distribution:\n    version: ${FLUX}\n")})
+    encrypted = write_tree(tmp_path / "b", {"hr.yaml": _release(values_from="- {kind: Secret, name: flux-values}\n"),
                                         "secret.yaml": secret})
     assert _flux_pins(substituted)[1] == []
     assert _flux_pins(encrypted)[1] == []

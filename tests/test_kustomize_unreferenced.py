@@ -8,6 +8,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from conftest import write_tree
 from scanner.scan import ScanOptions, scan
 from scanner.versions import parse_minor
 
@@ -23,13 +24,6 @@ CERT_MANAGER = textwrap.dedent("""\
           version: v1.9.0
           sourceRef: {kind: HelmRepository, name: jetstack}
     """)
-
-
-def _tree(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    return root
 
 
 def _kustomization(*resources: str, extra: str = "") -> str:
@@ -48,7 +42,7 @@ def _severities(analysis) -> dict[str, str]:
 
 
 def test_a_file_its_kustomization_does_not_list_is_a_notice_saying_why(tmp_path):
-    root = _tree(tmp_path / "tree", {
+    root = write_tree(tmp_path / "tree", {
         "app/kustomization.yaml": _kustomization("./listed.yaml", "# - ./commented.yaml"),
         "app/listed.yaml": INGRESS.format(name="listed"),
         "app/commented.yaml": INGRESS.format(name="commented"),
@@ -63,7 +57,7 @@ def test_a_file_its_kustomization_does_not_list_is_a_notice_saying_why(tmp_path)
 
 
 def test_a_file_below_a_kustomization_without_one_of_its_own_is_judged_by_it(tmp_path):
-    root = _tree(tmp_path / "tree", {
+    root = write_tree(tmp_path / "tree", {
         "net/kustomization.yaml": _kustomization("./gateway/class.yaml"),
         "net/gateway/class.yaml": INGRESS.format(name="class"),
         "net/gateway/old.yaml": INGRESS.format(name="old"),
@@ -72,7 +66,7 @@ def test_a_file_below_a_kustomization_without_one_of_its_own_is_judged_by_it(tmp
 
 
 def test_a_file_another_kustomization_lists_is_deployed(tmp_path):
-    root = _tree(tmp_path / "tree", {
+    root = write_tree(tmp_path / "tree", {
         "base/kustomization.yaml": _kustomization("./a.yaml"),
         "base/a.yaml": INGRESS.format(name="a"),
         "base/shared.yaml": INGRESS.format(name="shared"),
@@ -96,7 +90,7 @@ def test_a_folder_flux_or_argo_cd_points_at_below_the_kustomization_is_deployed_
           source: {repoURL: https://example.org/repo.git, path: apps/argo-plain}
           destination: {server: https://kubernetes.default.svc}
         """)
-    root = _tree(tmp_path / "tree", {
+    root = write_tree(tmp_path / "tree", {
         "apps/kustomization.yaml": _kustomization("./sync.yaml", "./app.yaml"),
         "apps/sync.yaml": flux,
         "apps/app.yaml": argo,
@@ -121,7 +115,7 @@ def test_with_an_applicationset_only_files_beside_their_kustomization_are_judged
               source: {repoURL: https://example.org/repo.git, path: "{{path}}"}
               destination: {server: https://kubernetes.default.svc}
         """)
-    root = _tree(tmp_path / "tree", {
+    root = write_tree(tmp_path / "tree", {
         "apps/kustomization.yaml": _kustomization("./appset.yaml", "# ./beside.yaml"),
         "apps/appset.yaml": appset,
         "apps/beside.yaml": INGRESS.format(name="beside"),
@@ -131,7 +125,7 @@ def test_with_an_applicationset_only_files_beside_their_kustomization_are_judged
 
 
 def test_the_output_beside_a_kustomization_that_renders_a_chart_is_kept(tmp_path):
-    root = _tree(tmp_path / "tree", {
+    root = write_tree(tmp_path / "tree", {
         "cni/kustomization.yaml": _kustomization(extra="helmCharts:\n  - {name: cilium, repo: "
                                                        "https://helm.cilium.io, version: 1.14.5}\n"),
         "cni/install.yaml": INGRESS.format(name="rendered"),  # `kustomize build --enable-helm > install.yaml`
@@ -140,7 +134,7 @@ def test_the_output_beside_a_kustomization_that_renders_a_chart_is_kept(tmp_path
 
 
 def test_a_release_no_kustomization_lists_pins_no_component(tmp_path):
-    root = _tree(tmp_path / "tree", {
+    root = write_tree(tmp_path / "tree", {
         "cert-manager/kustomization.yaml": _kustomization("# - ./helmrelease.yaml"),
         "cert-manager/helmrelease.yaml": CERT_MANAGER,
     })
@@ -152,7 +146,7 @@ def test_a_release_no_kustomization_lists_pins_no_component(tmp_path):
 
 
 def test_a_tree_without_kustomizations_is_read_as_before(tmp_path):
-    root = _tree(tmp_path / "tree", {"a.yaml": INGRESS.format(name="a"), "sub/b.yaml": INGRESS.format(name="b")})
+    root = write_tree(tmp_path / "tree", {"a.yaml": INGRESS.format(name="a"), "sub/b.yaml": INGRESS.format(name="b")})
     analysis = _scan(root)
     assert set(_severities(analysis).values()) == {"error"}
     assert not any("no kustomization lists" in n for n in analysis.notices)
