@@ -84,10 +84,15 @@ def test_values_generated_from_a_file_pin_flux_at_that_file(tmp_path):
     assert (pin.pin, pin.origin.path.endswith("app/helm-values.yaml"), pin.origin.line) == ("2.5.1", True, 5)
 
 
-def test_a_release_that_sets_no_version_runs_the_charts_default(tmp_path):
-    _, [pin] = _flux_pins(write_tree(tmp_path, {"hr.yaml": _release("instance:\n  cluster: {type: kubernetes}\n")}))
-    assert pin.pin == "2.x" and "(the chart's default)" in pin.what
-    assert len(pin.releases) > 1  # a range: every 2.x release the data knows
+def test_a_range_over_several_lines_pins_nothing_and_another_pin_stands(tmp_path):
+    """The chart's default 2.x is whatever Flux 2 the operator's own release resolves it to (budimanjojo/
+    home-cluster: an operator of 2025-12 with 2.x still runs Flux 2.7): no pin, and the tree's other pin of
+    Flux (its bootstrap kustomization's flux2 ref) stands."""
+    bootstrap = "resources:\n  - github.com/fluxcd/flux2/manifests/install?ref=v2.7.5\n"
+    root = write_tree(tmp_path, {"hr.yaml": _release("instance:\n  cluster: {type: kubernetes}\n"),
+                                 "bootstrap/kustomization.yaml": bootstrap})
+    _, pins = _flux_pins(root)
+    assert [(p.pin, p.source) for p in pins] == [("v2.7.5", "kustomize")]
 
 
 def test_a_version_kubehop_cannot_read_pins_nothing(tmp_path):

@@ -2,7 +2,8 @@
 
 The Flux Operator installs the Flux distribution its FluxInstance names (`spec.distribution.version`,
 a semver range such as `2.8.x` or an exact release), and the flux-instance chart writes that
-FluxInstance from its values (`instance.distribution.version`, "2.x" by default). Data files say which
+FluxInstance from its values (`instance.distribution.version`, "2.x" by default: a range over every
+Flux 2 line, which the operator's own release resolves, so no pin). Data files say which
 (detect.version_fields, detect.chart_values): the field is the component's pin, at the line that sets
 it, as the running system reads it. Without these, a tree that runs Flux through the operator pins no
 Flux at all, and its Flux CRD versions are judged against no release.
@@ -40,7 +41,7 @@ def field_pins(fields: Fields, manifest: Manifest) -> Iterator[Detection]:
     for component, path in fields.get((manifest.group, manifest.kind), ()):
         node = value_at(manifest.node, *path)
         version = scalar(node)
-        if version and "${" not in version:
+        if version and "${" not in version and _one_line(component, version):
             yield detection(component, version, False, manifest.origin_at(node), "field",
                             f"{'.'.join(path)} of {manifest.object_ref}")
 
@@ -55,11 +56,18 @@ def values_pins(installed: Sequence[tuple[Component, tuple[str, ...], str]], val
         if state is UNREAD:
             continue
         version = value if state is SET else default
-        if not _readable(version):
+        if not _readable(version) or not _one_line(component, str(version)):
             continue
         said = "its values" if state is SET else "the chart's default"
         yield detection(component, str(version), False, at or chart_pin, "field",
                         f"{'.'.join(path)} {version!r} ({said}) of {what}")
+
+
+def _one_line(component: Component, version: str) -> bool:
+    """A version that names one release line (2.5.1, 2.5.x), or one the data does not know: a range over
+    several lines (the chart's default 2.x) is whatever the installer's own release resolves it to, which
+    kubehop cannot tell, so it pins nothing (and another pin of the component, if any, stands)."""
+    return len(component.releases_admitted(version, False) or ()) <= 1
 
 
 def _readable(version: Any) -> bool:

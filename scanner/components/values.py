@@ -169,8 +169,7 @@ def flux_values(manifest: Manifest, lookup: Lookup) -> ReleaseValues:
     """A helm.toolkit.fluxcd.io HelmRelease: each `valuesFrom`, then `spec.values`."""
     spec = value_at(manifest.node, "spec")
     folder = os.path.dirname(manifest.origin.path) if manifest.line_map is None else None
-    layers = [_generated_values(ref, folder) or _values_from(ref, manifest.namespace, lookup)
-              for ref in sequence_items(mapping_get(spec, "valuesFrom"))]
+    layers = [_values_layer(ref, folder, manifest.namespace, lookup) for ref in sequence_items(mapping_get(spec, "valuesFrom"))]
     layers = [layer for layer in layers if layer is not None]
     if mapping_get(spec, "values") is not None:
         layers.append(_node_layer(mapping_get(spec, "values"), f"spec.values of {manifest.object_ref}",
@@ -211,6 +210,18 @@ def _values_from(ref: Any, namespace: str | None, lookup: Lookup) -> Layer | Non
     if target:
         return Layer(where, _dotted([(target, text)]), typed=False, origin=source.origin)
     return dataclasses.replace(_text_layer(text, where), origin=source.origin)
+
+
+def _values_layer(ref: Any, folder: str | None, namespace: str | None, lookup: Lookup) -> Layer | None:
+    """A `valuesFrom` entry's values: from the file the kustomization beside the release generates them
+    from, else (no such file, or one kubehop may not read) from the ConfigMap or Secret in the tree."""
+    generated = _generated_values(ref, folder)
+    if generated is not None:
+        generated = generated.loaded()
+        if generated.unread is None:
+            return generated
+    found = _values_from(ref, namespace, lookup)
+    return generated if found is not None and found.unread is not None and generated is not None else found
 
 
 def _generated_values(ref: Any, folder: str | None) -> Layer | None:
