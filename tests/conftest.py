@@ -174,11 +174,3 @@ def write_tree(root: Path, files: dict[str, str]) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text).lstrip())
     return root
-
-
-def write_tree(root: Path, files: dict[str, str]) -> Path:
-    """`files` (relative path -> text) written under `root`, folders made; `root` back."""
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    return root
