@@ -82,6 +82,27 @@ def test_a_tfvars_versions_kubernetes_is_the_current_minor_for_scan_and_plan(tmp
         "1.35", "tofu/config.auto.tfvars", 5)
 
 
+def test_a_tfvars_talos_cluster_config_kubernetes_version_is_the_current_minor(tmp_path):
+    # vehagn/homelab's tofu/kubernetes/talos_cluster.auto.tfvars (a heredoc and a nested map around it)
+    root = write(tmp_path, {"tofu/kubernetes/talos_cluster.auto.tfvars": """
+        talos_cluster_config = {
+          name = "talos"
+          # talos_machine_config_version = "v1.9.2"
+          kubernetes_version = "v1.35.3" # renovate: github-releases=kubernetes/kubernetes
+          cilium = {
+            values_file_path = "../../k8s/infra/network/cilium/values.yaml"
+          }
+          gateway_api_version = "v1.6.1" # renovate: github-releases=kubernetes-sigs/gateway-api
+          kubelet = <<-EOT
+            extraArgs:
+              kubernetes_version: v1.20.0
+          EOT
+        }
+        """})
+    assert current(root) == ("1.35", "the tree's version variables: variable talos_cluster_config.kubernetes_version "
+                                     "v1.35.3 at tofu/kubernetes/talos_cluster.auto.tfvars:4")
+
+
 @pytest.mark.parametrize("text", [
     'kubernetes_version = "1.33.2"\n',  # no rule names it (not seen in a public tree kubehop reads)
     'versions = {\n  kubernetes = var.k8s\n}\n',  # an expression
