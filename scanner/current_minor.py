@@ -71,8 +71,8 @@ def resolve_current(target: Minor, given: Minor | None = None, given_by: str = "
         said_by = f"{server.name} ({server.detail})"
         source = CLUSTER if server.pin is None else VERSION_FILE
         return CurrentMinor(server.minor, source, server.pin, said_by, (f"--from {server.minor} taken from {said_by}",))
-    orders = [p for p in pins if not _is_variable(p)]
-    variables = _overriding(p for p in pins if _is_variable(p))
+    orders = [p for p in pins if not p.is_variable]
+    variables = _overriding(p for p in pins if p.is_variable)
     for source, found, what in ((ORDERS, orders, "the tree's upgrade orders"),
                                 (VARIABLES, variables, "the tree's version variables")):
         if not found:
@@ -101,10 +101,6 @@ def _server(version_file: ClusterPin | None, cluster: ClusterState | None) -> _S
     if cluster is not None and cluster.server is not None:
         return _Server(cluster.server, "the cluster dump", f"API server {cluster.server_version}", None)
     return None
-
-
-def _is_variable(pin: ClusterPin) -> bool:
-    return pin.what.startswith("variable ")
 
 
 def _overriding(pins: Iterable[ClusterPin]) -> list[ClusterPin]:

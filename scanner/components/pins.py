@@ -55,6 +55,17 @@ class ClusterPin:
     origin: Origin
     what: str
 
+    @property
+    def is_variable(self) -> bool:
+        """A version the tree's files set for the cluster to be made with (a variable, the kubelet image of a
+        machine-configuration template), rather than an upgrade order: ranked after the orders, and what
+        `plan --fix` sets to each hop's minor."""
+        return self.what.startswith(VARIABLE_PREFIXES)
+
+
+# How a variable pin's `what` starts: "variable k3s_version", "kubelet image ghcr.io/siderolabs/kubelet".
+VARIABLE_PREFIXES = ("variable ", "kubelet image ")
+
 
 def by_component(detections: Iterable[Detection]) -> dict[str, list[Detection]]:
     grouped: dict[str, list[Detection]] = {}

@@ -4,8 +4,9 @@ each pin, and the node files K3s and RKE2 read as they are (rules/cluster-config
 Two readers: `pins_in_documents` takes what a YAML or JSON file gave as it is read (aqua.yaml
 packages, GitHub Actions steps, devcontainer.json features and build args, the images of Jobs and
 CronJobs); `read_tool_files` walks the tree for the files the manifest walk does not read
-(.tool-versions, mise TOML, env files, Dockerfiles, containerd config templates), and the OpenTofu/Terraform
-.tfvars files whose assignments may set the cluster's own version (tfvars.py).
+(.tool-versions, mise TOML, env files, Dockerfiles, containerd config templates), and the files that may
+set the cluster's own version: OpenTofu/Terraform .tfvars (tfvars.py), tracked env-file keys and Talos
+machine-configuration templates (version_lines.py).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from scanner.cluster_config import NODE_FILE, Setting, ToolPin
 from scanner.config_rules import ClientTool, client_tools, node_files
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.nodes import image_values, mapping_get, scalar, sequence_items
+from scanner.sources.cluster.version_lines import env_versions, is_template, template_versions
 from scanner.sources.files.walk import SKIPPED_DIRS, read_file
 
 # The file formats read, by name: asdf/mise tool versions, env files, container builds.
@@ -41,7 +43,7 @@ class ToolFiles:
     settings: list[Setting] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     files_read: int = 0
-    cluster: list[Any] = field(default_factory=list)  # cluster versions .tfvars assign (tfvars.VersionAssignment)
+    cluster: list[Any] = field(default_factory=list)  # cluster versions .tfvars, env files, templates set (VersionAssignment)
 
 
 def _tool_named(name: str) -> ClientTool | None:
@@ -169,12 +171,16 @@ def read_tool_files(paths: list[str], excluded: Iterable[Any] = ()) -> ToolFiles
             from scanner.sources.cluster.tfvars import tfvars_versions  # the cluster's version, not a tool's
 
             found.cluster.extend(tfvars_versions(path, text))
+        elif is_template(name):
+            found.cluster.extend(template_versions(path, name, text))
         elif name in TOOL_VERSIONS:
             found.pins.extend(_tool_versions(path, text))
         elif name in MISE:
             found.pins.extend(_mise(path, text, found.diagnostics))
         else:
             found.pins.extend(_env_lines(path, text))
+            if name.endswith(".env"):
+                found.cluster.extend(env_versions(path, text))
     return found
 
 
@@ -182,7 +188,7 @@ def tool_file(name: str) -> bool:
     """Is a file of this name one `read_tool_files` reads (a .tool-versions, an env file, a Dockerfile, a .tfvars)?"""
     return (name in TOOL_VERSIONS or name in MISE or name.endswith((".env", TFVARS)) or name == ".env"
             or name.startswith(("Dockerfile", "Containerfile")) or name.endswith(".Dockerfile")
-            or name in node_files())
+            or name in node_files() or is_template(name))
 
 
 def _walk(paths: list[str]) -> Iterator[str]:
