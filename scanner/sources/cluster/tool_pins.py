@@ -25,7 +25,8 @@ from scanner.cluster_config import NODE_FILE, Setting, ToolPin
 from scanner.config_rules import ClientTool, client_tools, node_files
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.nodes import image_values, mapping_get, scalar, sequence_items
-from scanner.sources.cluster.version_lines import env_versions, is_template, template_versions
+from scanner.sources.cluster.version_lines import (env_versions, is_template, template_manifest_urls,
+                                                   template_versions)
 from scanner.sources.files.walk import SKIPPED_DIRS, read_file
 
 # The file formats read, by name: asdf/mise tool versions, env files, container builds.
@@ -44,6 +45,7 @@ class ToolFiles:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     files_read: int = 0
     cluster: list[Any] = field(default_factory=list)  # cluster versions .tfvars, env files, templates set (VersionAssignment)
+    manifest_urls: list[tuple[str, Origin]] = field(default_factory=list)  # what Talos templates have Talos apply
 
 
 def _tool_named(name: str) -> ClientTool | None:
@@ -172,7 +174,8 @@ def read_tool_files(paths: list[str], excluded: Iterable[Any] = ()) -> ToolFiles
 
             found.cluster.extend(tfvars_versions(path, text))
         elif is_template(name):
-            found.cluster.extend(template_versions(path, name, text))
+            found.cluster.extend(template_versions(path, text))
+            found.manifest_urls.extend(template_manifest_urls(path, text))
         elif name in TOOL_VERSIONS:
             found.pins.extend(_tool_versions(path, text))
         elif name in MISE:

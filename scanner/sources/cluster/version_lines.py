@@ -1,9 +1,11 @@
-"""The cluster's Kubernetes version in files kubehop reads as lines, not as YAML: an env file's
-`KUBERNETES_VERSION=v1.34.0` that a Renovate comment tracks as the kubelet's release, and the kubelet
-image of a Talos machine-configuration template (`machineconfig.yaml.j2`, which the repository's own
-task renders before talosctl applies it, so it is no YAML kubehop can parse).
+"""What files kubehop reads as lines, not as YAML, say of the cluster: an env file's
+`KUBERNETES_VERSION=v1.34.0` that a Renovate comment tracks as the kubelet's release, and in a Talos
+machine-configuration template (`machineconfig.yaml.j2`, `control-plane.yaml.tftpl`, which the
+repository's own task renders before talosctl applies it, so it is no YAML kubehop can parse) the
+kubelet image's tag and the manifest URLs Talos applies (cluster.extraManifests).
 
-Which keys, images and file names count is data (rules/cluster-version.yaml `env`, `template_images`).
+Which keys, images and file names count is data (rules/cluster-version.yaml `env`,
+`machine_config_templates`; rules/cluster-config/config-sources.yaml `talos.extra_manifests`).
 """
 
 from __future__ import annotations
@@ -18,21 +20,24 @@ from scanner.model import Origin
 from scanner.sources.cluster.tfvars import VersionAssignment
 
 _ENV = re.compile(r'^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=["\']?(v?\d+\.\d+\.\d+[0-9A-Za-z.+-]*)["\']?\s*(?:#.*)?$')
+_URL = re.compile(r'https?://[^\s"\'#{}]+')
 _IMAGE = re.compile(r'^\s*(?:-\s+)?image:\s*["\']?([^\s"\'#:]+(?::\d+)?/[^\s"\'#:]+):(v?\d+\.\d+\.\d+[0-9A-Za-z.+-]*)["\']?\s*(?:#.*)?$')
 
 
 @functools.cache
-def _rules() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
-    """(env key -> what tracks it, image -> the file-name patterns it is read in)."""
+def _rules() -> tuple[dict[str, tuple[str, ...]], tuple[str, ...], frozenset[str], str | None]:
+    """(env key -> what tracks it, template file-name patterns, kubelet images, the extraManifests key)."""
     rules = data.load("rules/cluster-version.yaml")
     env = {entry["name"]: tuple(entry["tracked_by"]) for entry in rules.get("env", ())}
-    images = {entry["image"]: tuple(entry["files"]) for entry in rules.get("template_images", ())}
-    return env, images
+    templates = rules.get("machine_config_templates") or {}
+    manifests = data.load("rules/cluster-config/config-sources.yaml")["talos"].get("extra_manifests")
+    return (env, tuple(templates.get("files", ())), frozenset(templates.get("kubelet_images", ())),
+            manifests.rpartition(".")[2] if manifests else None)
 
 
 def is_template(name: str) -> bool:
-    """Is a file of this name a machine-configuration template whose kubelet image the data reads?"""
-    return any(fnmatch.fnmatchcase(name, pattern) for patterns in _rules()[1].values() for pattern in patterns)
+    """Is a file of this name a machine-configuration template the data has kubehop read?"""
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in _rules()[1])
 
 
 def env_versions(path: str, text: str) -> list[VersionAssignment]:
@@ -47,16 +52,41 @@ def env_versions(path: str, text: str) -> list[VersionAssignment]:
     return found
 
 
-def template_versions(path: str, name: str, text: str) -> list[VersionAssignment]:
+def template_versions(path: str, text: str) -> list[VersionAssignment]:
     """The kubelet versions a machine-configuration template's image lines give, as written."""
-    images = {image for image, patterns in _rules()[1].items()
-              if any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)}
-    found = []
+    images, found = _rules()[2], []
     for number, line in enumerate(text.splitlines(), 1):
         match = _IMAGE.match(line) if "image:" in line else None
         if match and match.group(1) in images:
             found.append(VersionAssignment(match.group(2), Origin(path, number, match.start(2) + 1),
                                            f"kubelet image {match.group(1)}"))
+    return found
+
+
+def template_manifest_urls(path: str, text: str) -> list[tuple[str, Origin]]:
+    """The URLs a machine-configuration template lists under its extraManifests key, each where it is
+    written: the lines indented under the key, a list item's URL on its own line or after a comment line
+    (`- # renovate: ...` then the URL). Template tags and comments are stepped over."""
+    key = _rules()[3]
+    if not key or key not in text:
+        return []
+    found: list[tuple[str, Origin]] = []
+    indent: int | None = None  # the key's, while inside its block
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith(("#", "{%", "{#")):
+            continue
+        depth = len(line) - len(line.lstrip())
+        if indent is not None and (depth < indent or (depth == indent and not stripped.startswith("- "))):
+            indent = None  # the block ended (YAML lets its items sit at the key's own indent)
+        if indent is None:
+            if stripped.rstrip() == f"{key}:" or stripped.startswith(f"{key}: "):
+                indent = depth
+            continue
+        body = "" if stripped.startswith("- #") else stripped.partition(" #")[0]
+        match = _URL.search(body)
+        if match:
+            found.append((match.group(0), Origin(path, number, line.index(match.group(0)) + 1)))
     return found
 
 
