@@ -47,10 +47,16 @@ class ValuesLines:
         self.files = [os.path.join(chart_dir, "values.yaml"), *values_files] \
             if os.path.abspath(template).startswith(os.path.abspath(own)) else []
         self.inline = inline  # texts helm applies after the files, whose lines no file holds
+        self._gaps: dict[tuple[int, int], list[Path]] = {}  # the references of each gap asked about
 
     def in_gap(self, gap: Sequence[str], above: Sequence[str], key_path: Path, value: str | None) -> Place | None:
         """A rendered line no template line holds, printed by the template lines `gap` (`above`: those before)."""
-        return self.place(references_in(gap, above), key_path, value) if self.files else None
+        if not self.files:
+            return None
+        references = self._gaps.get((len(above), len(gap)))  # one object's gaps: told apart by where they are
+        if references is None:
+            references = self._gaps[(len(above), len(gap))] = references_in(gap, above)
+        return self.place(references, key_path, value)
 
     def printed(self, template_line: str, value: str) -> Place | None:
         """A rendered line aligned with `template_line`, which may print its whole value from the values."""

@@ -101,15 +101,20 @@ def _from_values(output: list[str], source: list[str], mapping: list[int | None]
         return {}
     if len(composed) != 1:
         return {}
+    # For each output line, the source lines of the nearest aligned output lines above and below it.
+    above, below, last = [-1] * len(mapping), [len(source)] * len(mapping), -1
+    for i, found_at in enumerate(mapping):
+        above[i], last = last, found_at if found_at is not None else last
+    last = len(source)
+    for i in range(len(mapping) - 1, -1, -1):
+        below[i], last = last, mapping[i] if mapping[i] is not None else last
     found: dict[int, tuple[int, Place]] = {}
     for line, (key_path, value, value_column) in _line_values(composed[0]).items():
         if not 0 <= line < len(mapping):
             continue
         if mapping[line] is None:
-            above = next((mapping[i] for i in range(line - 1, -1, -1) if mapping[i] is not None), -1)
-            below = next((mapping[i] for i in range(line + 1, len(mapping)) if mapping[i] is not None), len(source))
-            gap = source[above + 1:below] if above < below else []
-            place, column = values.in_gap(gap, source[:above + 1], key_path, value), 0
+            start, stop = above[line] + 1, max(below[line], above[line] + 1)
+            place, column = values.in_gap(source[start:stop], source[:start], key_path, value), 0
         else:
             place = values.printed(source[mapping[line]], value) if value is not None else None
             column = value_column
