@@ -21,10 +21,10 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from scanner import data
 from scanner.cluster_config import NODE_FILE, Setting, ToolPin
-from scanner.config_rules import ClientTool, client_tools, node_files
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.nodes import image_values, mapping_get, scalar, sequence_items
 from scanner.sources.files.walk import SKIPPED_DIRS, read_file
+from scanner.tool_rules import ClientTool, client_tools, node_files
 
 # The file formats read, by name: asdf/mise tool versions, env files, container builds.
 TOOL_VERSIONS = (".tool-versions",)
