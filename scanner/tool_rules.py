@@ -16,6 +16,9 @@ from scanner.versions import Minor, parse_minor
 
 @dataclass(frozen=True)
 class NodeFile:
+    """A file a node reads as it is (a containerd config template) that a distribution's minor reads
+    differently."""
+
     file: str
     unless_beside: str | None
     distros: tuple[str, ...]
@@ -26,6 +29,8 @@ class NodeFile:
 
 @dataclass(frozen=True)
 class ToolRange:
+    """The Kubernetes minors one release line of a client tool supports."""
+
     version: tuple[int, int]
     min: Minor
     max: Minor
@@ -33,6 +38,8 @@ class ToolRange:
 
 @dataclass(frozen=True)
 class ClientTool:
+    """A client tool (kubectl, helm, flux): how the tree pins it, its skew and the minors it supports."""
+
     name: str
     skew: int | None
     skew_source: str | None

@@ -37,6 +37,8 @@ _TOOL_PREFIXES = ("aqua:", "asdf:", "ubi:", "github:", "core:", "vfox:")
 
 @dataclass
 class ToolFiles:
+    """What the tool-file walk found: client tool pins, node files, cluster versions."""
+
     pins: list[ToolPin] = field(default_factory=list)
     settings: list[Setting] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
