@@ -51,6 +51,8 @@ class NoCurrentMinor(Exception):
 
 @dataclass
 class Analysis:
+    """Everything one analysis found: what each report and command reads."""
+
     target: Minor
     current: Minor | None
     findings: list[Finding]

@@ -32,6 +32,8 @@ ORDERS, VARIABLES = "upgrade-orders", "version-variables"
 
 @dataclass(frozen=True)
 class CurrentMinor:
+    """The minor the cluster runs today, and who said it (a flag, the configuration, the tree, a dump)."""
+
     minor: Minor | None
     source: str | None = None  # one of the constants above; None: nothing said
     pin: ClusterPin | None = None  # the pin it was read from, when the tree or a dump gave it
@@ -88,6 +90,8 @@ def resolve_current(target: Minor, given: Minor | None = None, given_by: str = "
 
 @dataclass(frozen=True)
 class _Server:
+    """An API server's version, as a dump or a --cluster-version-file gives it."""
+
     minor: Minor
     name: str  # where its version was read
     detail: str

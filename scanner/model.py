@@ -123,6 +123,9 @@ def object_ref(kind: str, namespace: str | None, name: str | None) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Finding:
+    """One upgrade blocker, warning or notice: what breaks, at which object and line, at which minor, and
+    its fix."""
+
     rule_id: str
     severity: str  # "error" (blocks the target), "warning", or "notice" (worth knowing; never fails a scan)
     message: str

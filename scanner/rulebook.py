@@ -14,6 +14,8 @@ from scanner.versions import Minor, parse_minor
 
 @dataclass(frozen=True, slots=True)
 class ApiRule:
+    """A Kubernetes API's deprecation and removal (rules/core): the minors, the replacement, the source."""
+
     id: str
     api_version: str
     kind: str
@@ -64,6 +66,8 @@ class CsiMigration:
 
 @dataclass(frozen=True, slots=True)
 class FieldRule:
+    """A field of an API that a minor deprecates or removes (rules/fields), and the paths it is found at."""
+
     id: str
     title: str
     deprecated_in: Minor | None  # None: deprecated, but the source names no minor
@@ -241,6 +245,8 @@ class ServedApis:
 
 @dataclass(frozen=True)
 class Rulebook:
+    """Every rule of a scan: the API rules, the APIs each minor serves, the field rules, the minors known."""
+
     checked: str
     oldest: Minor
     newest: Minor

@@ -14,8 +14,8 @@ from typing import Iterable, Sequence
 
 from scanner.checks.context import TREE, RuleInfo, Rules, ScanContext
 from scanner.cluster_config import ToolPin
-from scanner.config_rules import ClientTool, client_tools
 from scanner.model import Finding, Manifest
+from scanner.tool_rules import ClientTool, client_tools
 from scanner.versions import Minor
 
 SKEW = "client-tool/kubectl-skew"

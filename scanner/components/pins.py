@@ -27,6 +27,8 @@ _STAMPED = ("label", "image")
 
 @dataclass(frozen=True)
 class Detection:
+    """A component the tree installs, at the version it pins and the line to edit."""
+
     component: str
     pin: str  # as written: "1.16.5", ">=1.7.0 <1.8.0", "3.3.x"
     # The known releases the pin can install, oldest first; empty when none is known.
@@ -49,6 +51,9 @@ class Detection:
 
 @dataclass(frozen=True)
 class ClusterPin:
+    """A version of the cluster itself, where it is written: an upgrade order, a version variable, a saved
+    `kubectl version`."""
+
     version: str
     minor: Minor
     distro: str | None

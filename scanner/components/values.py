@@ -60,6 +60,8 @@ class Layer:
 
 @dataclass(frozen=True)
 class ReleaseValues:
+    """The values a release installs its chart with, as layers merged in order."""
+
     layers: tuple[Layer, ...] = ()  # in the order the installer merges them: the last one wins
 
     def setting(self, path: str) -> tuple[bool | None, str]:

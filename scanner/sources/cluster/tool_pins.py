@@ -22,13 +22,13 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from scanner import data
 from scanner.cluster_config import JOB_REACHES, JOB_UNDECIDED, NODE_FILE, JobReach, Setting, ToolPin
-from scanner.config_rules import ClientTool, client_tools, node_files
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.nodes import image_values, mapping_get, scalar, sequence_items
 from scanner.sources.cluster.ci_jobs import job_reach
 from scanner.sources.cluster.version_lines import (env_versions, is_template, template_manifest_urls,
                                                    template_versions)
 from scanner.sources.files.walk import SKIPPED_DIRS, read_file
+from scanner.tool_rules import ClientTool, client_tools, node_files
 
 # The file formats read, by name: asdf/mise tool versions, env files, container builds.
 TOOL_VERSIONS = (".tool-versions",)
@@ -41,6 +41,8 @@ _TOOL_PREFIXES = ("aqua:", "asdf:", "ubi:", "github:", "core:", "vfox:")
 
 @dataclass
 class ToolFiles:
+    """What the tool-file walk found: client tool pins, node files, cluster versions."""
+
     pins: list[ToolPin] = field(default_factory=list)
     settings: list[Setting] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
