@@ -101,10 +101,12 @@ def analyse_fleet(paths: list[str], target: Minor, current: Minor | None = None,
                            before_render=_Discovery(paths, options.rollout, only))
         except _FleetFound as fleet:
             clusters, plain = fleet.clusters, fleet.plain
+    if clusters:  # each cluster reads part of the repository; the repository still ends where it did, and
+        # what no root of it reaches is what the whole repository's reading found (sources/reach)
+        options = dataclasses.replace(options, repository_roots=tuple(p for p in paths if p != "-"),
+                                      not_deployed=_not_deployed(plain))
     if only is not None or not clusters:
         plain = ScanInput()  # what the files no cluster deploys are told by: a tree's objects need not outlive that
-    if clusters:  # each cluster reads part of the repository; the repository still ends where it did
-        options = dataclasses.replace(options, repository_roots=tuple(p for p in paths if p != "-"))
     if only is not None:
         names = [c.name for c in clusters]
         if only not in names:
@@ -135,6 +137,11 @@ def analyse_fleet(paths: list[str], target: Minor, current: Minor | None = None,
 
 
 NO_CLUSTER = "(no cluster)"
+
+
+def _not_deployed(plain: ScanInput) -> tuple[tuple[str, str], ...]:
+    """(real path, why) of each file no root of the repository reaches."""
+    return tuple(sorted((os.path.realpath(path), why) for path, why in plain.unreached.items()))
 
 
 def _from_for_all(current: Minor, views: Sequence[ClusterAnalysis]) -> list[str]:
@@ -222,7 +229,8 @@ def merge(views: Sequence[ClusterAnalysis]) -> Analysis:
         isolation={k: v for a in analyses for k, v in a.isolation.items()},
         target_source=first.target_source, configuration=first.configuration,
         current_from=CurrentMinor(None), manifests=[], clusters=named,
-        rules={rule_id: info for a in analyses for rule_id, info in a.rules.items()})
+        rules={rule_id: info for a in analyses for rule_id, info in a.rules.items()},
+        not_deployed={path: kind for a in analyses for path, kind in a.not_deployed.items()})
 
 
 def finding_key(finding: Finding) -> tuple:
