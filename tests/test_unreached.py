@@ -153,12 +153,21 @@ def test_a_substituted_path_reaches_every_folder_it_may_name_and_the_rest_is_jud
         "kubernetes/apps/main/web/ingress.yaml": INGRESS.format(name="web"),
         "kubernetes/apps/main/old/kustomization.yaml": _kustomization("./ingress.yaml"),
         "kubernetes/apps/main/old/ingress.yaml": INGRESS.format(name="old"),
+        "kubernetes/flux/infra.yaml": _ks("infra", "./kubernetes/infra"),
+        "kubernetes/infra/kustomization.yaml": _kustomization("./gateway"),
+        "kubernetes/infra/gateway/kustomization.yaml": _kustomization("./ingress.yaml"),
+        "kubernetes/infra/gateway/ingress.yaml": INGRESS.format(name="gateway"),
+        "kubernetes/infra/retired/kustomization.yaml": _kustomization("./ingress.yaml"),
+        "kubernetes/infra/retired/ingress.yaml": INGRESS.format(name="retired"),
     }))
     severities = _severities(_scan(root))
     assert severities["kubernetes/apps/main/web/ingress.yaml"] == "error"
     # `${CLUSTER}` may be `main/old` as well as `main` or `media`: nothing there is taken as undeployed.
     assert severities["kubernetes/apps/main/old/ingress.yaml"] == "error"
     assert severities["kubernetes/apps/media/plex/app/ingress.yaml"] == "error"
+    # what it cannot name is judged still
+    assert severities["kubernetes/infra/gateway/ingress.yaml"] == "error"
+    assert severities["kubernetes/infra/retired/ingress.yaml"] == "notice"
 
 
 def test_a_kustomization_of_another_repository_reaches_nothing_here(tmp_path):
