@@ -31,7 +31,7 @@ from scanner.containment import repository_root, within
 from scanner.model import Manifest
 from scanner.sources import argo
 from scanner.sources.reach import appsets, roots
-from scanner.sources.reach.roots import NOTHING, Target
+from scanner.sources.reach.roots import Target
 
 _ARGO_KINDS = ("Application", "ApplicationSet")
 _HELM = "helm.toolkit.fluxcd.io"
