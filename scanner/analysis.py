@@ -19,7 +19,7 @@ from scanner.current_minor import CurrentMinor, given_by, resolve_current
 from scanner.freshness import data_checked
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK, Diagnostic, Finding, Manifest
 from scanner.options import ScanOptions
-from scanner.policy import apply_policy, latent_as_warnings, unreferenced_as_notices
+from scanner.policy import apply_policy, latent_as_warnings, not_deployed_as_notices
 from scanner.rulebook import load_rulebook
 from scanner.sources import ScanInput, collect
 from scanner.sources.files.retention import Retention
@@ -96,6 +96,9 @@ class Analysis:
     # The upgrade orders among `manifests` (scanner.orders.read), read once: the checks, the cluster's
     # pins and the plan's orders are made of these.
     orders: tuple[UpgradeOrder, ...] = ()
+    # The files read as not deployed: path -> "unlisted" (no kustomization lists it) or "unreached" (no
+    # root of the tree reaches it); their findings are notices, their pins not the tree's.
+    not_deployed: dict[str, str] = field(default_factory=dict)
 
     @property
     def current_source(self) -> str | None:
@@ -181,10 +184,11 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
         findings = run_checks(scan_input.manifests, context, scan_input.diagnostics, tree_checks()) \
             + run_checks(late, context, scan_input.diagnostics, per_object) + early.findings
         # An in-tree volume type keeps working through CSI migration where the tree installs its CSI driver.
-        drivers = installed_drivers(scan_input.manifests, scan_input.latent, scan_input.unreferenced, cluster)
+        drivers = installed_drivers(scan_input.manifests, scan_input.latent,
+                                    {**scan_input.unreferenced, **scan_input.unreached}, cluster)
         findings = latent_as_warnings(settle(findings, drivers, rulebook), scan_input.latent)
-        findings, unreferenced = unreferenced_as_notices(findings, scan_input.unreferenced)
-        notices += [unreferenced] if unreferenced else []
+        findings, not_deployed = not_deployed_as_notices(findings, scan_input.unreferenced, scan_input.unreached)
+        notices += not_deployed
     findings, unused, policy_notices, silenced = apply_policy(findings, scan_input.suppressions, options)
     silenced["excluded"] = scan_input.excluded
     if scan_input.excluded:
@@ -215,6 +219,8 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
         tool_pins=tuple(scan_input.tool_pins),
         rules=describe({f.rule_id for f in findings}, rulebook),
         orders=orders,
+        not_deployed={**dict.fromkeys(scan_input.unreached, "unreached"),
+                      **dict.fromkeys(scan_input.unreferenced, "unlisted")},
     )
 
 

@@ -36,25 +36,25 @@ def find_clusters(paths: list[str], options: ScanOptions) -> list[Cluster]:
     return _clusters_and_objects(paths, options)[0]
 
 
-def _clusters_and_objects(paths: list[str], options: ScanOptions) -> tuple[list[Cluster], list]:
+def _clusters_and_objects(paths: list[str], options: ScanOptions) -> tuple[list[Cluster], ScanInput]:
     if "-" in paths:  # standard input is one stream: no folders to tell clusters apart by
-        return in_rollout_order(options.clusters, options.rollout), []
+        return in_rollout_order(options.clusters, options.rollout), ScanInput()
     plain = _plain_manifests(paths, options)
     if options.clusters:
         return in_rollout_order(options.clusters, options.rollout), plain
     return _declared(plain, paths, options.rollout), plain
 
 
-def _declared(plain: Sequence, paths: list[str], rollout: Sequence[str]) -> list[Cluster]:
+def _declared(plain: ScanInput, paths: list[str], rollout: Sequence[str]) -> list[Cluster]:
     """The clusters Flux is bootstrapped into, else the Argo CD Applications' destinations: none for one."""
-    found = flux_clusters(plain, paths)
+    found = flux_clusters(plain.manifests, paths, plain.unreferenced)
     if len(found) < 2:
-        found = argo_clusters(plain, paths)
+        found = argo_clusters(plain.manifests, paths)
     return in_rollout_order(found, rollout) if len(found) > 1 else []
 
 
 class _FleetFound(Exception):
-    def __init__(self, clusters: list[Cluster], plain: list):
+    def __init__(self, clusters: list[Cluster], plain: ScanInput):
         self.clusters, self.plain = clusters, plain
 
 
@@ -66,9 +66,9 @@ class _Discovery:
         self.paths, self.rollout, self.only = paths, rollout, only
 
     def __call__(self, read: ScanInput) -> None:
-        clusters = _declared(read.manifests, self.paths, self.rollout)
+        clusters = _declared(read, self.paths, self.rollout)
         if clusters:
-            raise _FleetFound(clusters, read.manifests)
+            raise _FleetFound(clusters, read)
         if self.only is not None:
             raise FleetChoiceError(f"--cluster {self.only}: the tree declares one cluster only")
 
@@ -101,10 +101,12 @@ def analyse_fleet(paths: list[str], target: Minor, current: Minor | None = None,
                            before_render=_Discovery(paths, options.rollout, only))
         except _FleetFound as fleet:
             clusters, plain = fleet.clusters, fleet.plain
+    if clusters:  # each cluster reads part of the repository; the repository still ends where it did, and
+        # what no root of it reaches is what the whole repository's reading found (sources/reach)
+        options = dataclasses.replace(options, repository_roots=tuple(p for p in paths if p != "-"),
+                                      not_deployed=_not_deployed(plain))
     if only is not None or not clusters:
-        plain = []  # what the files no cluster deploys are told by: a tree's objects need not outlive that
-    if clusters:  # each cluster reads part of the repository; the repository still ends where it did
-        options = dataclasses.replace(options, repository_roots=tuple(p for p in paths if p != "-"))
+        plain = ScanInput()  # what the files no cluster deploys are told by: a tree's objects need not outlive that
     if only is not None:
         names = [c.name for c in clusters]
         if only not in names:
@@ -119,7 +121,7 @@ def analyse_fleet(paths: list[str], target: Minor, current: Minor | None = None,
     if current is not None:  # the user's word, for every cluster (each as its own tree says is told apart)
         clusters = [dataclasses.replace(c, current=current) for c in clusters]
     views = [ClusterAnalysis(c, _analyse_cluster(c, target, options, analysis)) for c in clusters]
-    left = _deployed_by_none(plain, views, options.repository_roots)
+    left = _deployed_by_none(plain.manifests, views, options.repository_roots)
     notices = _from_for_all(current, views) if current is not None else []
     if left:  # checked as the whole tree was before: no cluster of the repository claims them
         rest = analyse(left, target, current, options, **{**analysis, "need_current": False})
@@ -135,6 +137,11 @@ def analyse_fleet(paths: list[str], target: Minor, current: Minor | None = None,
 
 
 NO_CLUSTER = "(no cluster)"
+
+
+def _not_deployed(plain: ScanInput) -> tuple[tuple[str, str], ...]:
+    """(real path, why) of each file no root of the repository reaches."""
+    return tuple(sorted((os.path.realpath(path), why) for path, why in plain.unreached.items()))
 
 
 def _from_for_all(current: Minor, views: Sequence[ClusterAnalysis]) -> list[str]:
@@ -222,7 +229,8 @@ def merge(views: Sequence[ClusterAnalysis]) -> Analysis:
         isolation={k: v for a in analyses for k, v in a.isolation.items()},
         target_source=first.target_source, configuration=first.configuration,
         current_from=CurrentMinor(None), manifests=[], clusters=named,
-        rules={rule_id: info for a in analyses for rule_id, info in a.rules.items()})
+        rules={rule_id: info for a in analyses for rule_id, info in a.rules.items()},
+        not_deployed={path: kind for a in analyses for path, kind in a.not_deployed.items()})
 
 
 def finding_key(finding: Finding) -> tuple:
@@ -267,13 +275,13 @@ class _NodesLetGo:
         pass
 
 
-def _plain_manifests(paths: list[str], options: ScanOptions) -> list:
-    """The objects of the plain files under `paths`, nothing rendered: enough to see the clusters."""
+def _plain_manifests(paths: list[str], options: ScanOptions) -> ScanInput:
+    """What the plain files under `paths` gave, nothing rendered: enough to see the clusters."""
     def stop(read: ScanInput) -> None:
         raise _Read(read)
 
     try:
         collect(paths, None, dataclasses.replace(options, render=False), on_file=_NodesLetGo(), before_render=stop)
     except _Read as done:
-        return done.read.manifests
-    return []
+        return done.read
+    return ScanInput()

@@ -44,6 +44,12 @@ class ScanOptions:
     # Folders the repository spans beyond the paths read: a fleet's cluster reads part of its repository,
     # whose top still bounds what its files may name (scanner.containment).
     repository_roots: tuple[str, ...] = ()
+    # The files no root of the repository reaches, as the whole repository's reading found them (real
+    # path, why): a fleet's cluster reads part of it, and takes these (scanner.sources.reach.unreached).
+    # None: the scan finds them itself.
+    not_deployed: tuple[tuple[str, str], ...] | None = None
+    # Real paths of the files the user named (not a folder's): never read as not deployed.
+    named_files: tuple[str, ...] = ()
     target_source: str = "flag"
     from_source: str | None = None
     configuration: str | None = None

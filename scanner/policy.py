@@ -45,26 +45,53 @@ def latent_as_warnings(findings: Iterable[Finding], latent: set[str]) -> list[Fi
                          for f in findings)
 
 
-def unreferenced_as_notices(findings: Iterable[Finding], unreferenced: dict[str, str]) -> tuple[list[Finding], str | None]:
-    """Findings of files no kustomization lists (sources/kustomize/unreferenced.py) as notices, each saying
-    why; and the notice that says what was read as not deployed."""
-    if not unreferenced:
-        return list(findings), None
-    kept, moved = [], 0
+def not_deployed_as_notices(findings: Iterable[Finding], unreferenced: dict[str, str],
+                            unreached: dict[str, str]) -> tuple[list[Finding], list[str]]:
+    """Findings of files no kustomization lists (sources/kustomize/unreferenced.py) and of files no root
+    of the tree reaches (sources/reach/unreached.py) as notices, each saying why; and the notices that
+    say what was read as not deployed, one for each kind."""
+    if not unreferenced and not unreached:
+        return list(findings), []
+    kept, moved = [], {"unreferenced": 0, "unreached": 0}
     for finding in findings:
-        governing = unreferenced.get(finding.origin.path)
-        if governing is None or finding.severity == "notice":
+        path = finding.origin.path
+        if finding.severity == "notice" or (path not in unreferenced and path not in unreached):
             kept.append(finding)
             continue
-        why = f"Not deployed: {repo_path(governing)} does not list this file (list it there, or delete the file)."
+        if path in unreferenced:
+            why = f"Not deployed: {repo_path(unreferenced[path])} does not list this file (list it there, or delete the file)."
+            moved["unreferenced"] += 1
+        else:
+            why = f"Not deployed: {unreached[path]}."
+            moved["unreached"] += 1
         note = f"{finding.note.rstrip('.')}. {why}" if finding.note else why
         kept.append(dataclasses.replace(finding, severity="notice", note=note))
-        moved += 1
-    first = min(unreferenced)
-    files = f"{len(unreferenced)} file{'s' if len(unreferenced) != 1 else ''}"
-    return kept, (f"{files} that no kustomization lists, in folders a kustomization governs, read as not deployed "
-                  f"(kustomize builds only what it lists): their findings are notices ({moved}), their component "
-                  f"pins not the tree's; first: {repo_path(first)}, beside {repo_path(unreferenced[first])}")
+    notices = []
+    if unreferenced:
+        first = min(unreferenced)
+        notices.append(f"{_files(len(unreferenced))} that no kustomization lists, in folders a kustomization governs, "
+                       f"read as not deployed (kustomize builds only what it lists): their findings are notices "
+                       f"({moved['unreferenced']}), their component pins not the tree's; first: {repo_path(first)}, "
+                       f"beside {repo_path(unreferenced[first])}")
+    if unreached:
+        notices.append(f"{_files(len(unreached))} that no Flux Kustomization or Argo CD Application of the tree "
+                       f"reaches, read as not deployed: their findings are notices ({moved['unreached']}), their "
+                       f"component pins not the tree's; in {_folders(unreached)}")
+    return kept, notices
+
+
+def _files(number: int) -> str:
+    return f"{number} file{'s' if number != 1 else ''}"
+
+
+def _folders(paths: Iterable[str], shown: int = 8) -> str:
+    """The folders holding `paths`, the outermost ones, a few named."""
+    import os
+
+    folders = sorted({os.path.dirname(repo_path(p)) for p in paths})
+    outer = [f for f in folders if not any(f != o and f.startswith(f"{o}/") for o in folders)]
+    more = len(outer) - shown
+    return ", ".join(outer[:shown]) + (f" and {more} more folder{'s' if more != 1 else ''}" if more > 0 else "")
 
 
 def _with_severity(findings: Sequence[Finding], overrides: Sequence[tuple[str, str]]) -> list[Finding]:

@@ -4,6 +4,7 @@ call this; `plan`, `components` and `inventory` are other views of the same anal
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import TYPE_CHECKING
 
 from scanner import per_scan
@@ -31,6 +32,9 @@ def scan(paths: list[str], target: Minor, current: Minor | None = None, options:
     from scanner.fleet import analyse_fleet
 
     selection = in_context.select(paths)
+    named = tuple(os.path.realpath(p) for p in paths if p != "-" and os.path.isfile(p))
+    if named:  # a file named is checked as deployed, whatever reaches it (sources/reach/unreached.py)
+        options = dataclasses.replace(options, named_files=(*options.named_files, *named))
     if selection.tops:  # a context's files may name what the repository holds beyond the folder analysed
         options = dataclasses.replace(options, repository_roots=(*options.repository_roots, *selection.tops))
     analysis = selection.keep(analyse_fleet(selection.paths, target, current, options, only=cluster,

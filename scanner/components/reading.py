@@ -30,18 +30,21 @@ def pins_of(scan_input: ScanInput, catalog: Catalog,
     read their files, and how many objects those were; `orders`: the upgrade orders of its objects, read
     once (scanner.analysis)."""
     problems = scan_input.diagnostics  # a bug met on one object or document is an input problem there
-    in_documents, cluster = detect_in_documents(scan_input.documents, catalog, problems, scan_input.scanned)
+    # Files no kustomization lists, or no root of the tree reaches, are not deployed: their pins are not the tree's.
+    not_deployed = scan_input.unreferenced.keys() | scan_input.unreached.keys()
+    documents = [d for d in scan_input.documents if d[0] not in not_deployed] if not_deployed else scan_input.documents
+    in_documents, cluster = detect_in_documents(documents, catalog, problems, scan_input.scanned)
     charts: list[ChartPin] = []
     unlisted: list[Detection] = []
     in_manifests = detect_in_manifests(scan_input.manifests, catalog, problems, early, charts, unlisted)
     if scan_input.overlaid:  # each overlay's own chart version (components.overlaid)
         in_manifests = without_unpinned_bases(in_manifests, scan_input.overlaid) + overlaid_pins(
             scan_input.overlaid, catalog, scan_input.manifests, problems, charts)
-    if scan_input.unreferenced:  # files no kustomization lists are not deployed: their pins are not the tree's
+    if not_deployed:
         in_manifests, charts, unlisted = (
-            [p for p in pins if p.origin.path not in scan_input.unreferenced] for pins in (in_manifests, charts, unlisted))
-    chart_entries, local = chart_pins_in_documents(scan_input.documents)
-    unlisted += unlisted_charts(charts + chart_entries, catalog) + unlisted_remotes(scan_input.documents, catalog)
+            [p for p in pins if p.origin.path not in not_deployed] for pins in (in_manifests, charts, unlisted))
+    chart_entries, local = chart_pins_in_documents(documents)
+    unlisted += unlisted_charts(charts + chart_entries, catalog) + unlisted_remotes(documents, catalog)
     return TreeComponents(
         detections=unique(in_manifests + in_documents),
         cluster=list(cluster_pins_in_manifests(scan_input.manifests, orders)) + cluster,

@@ -98,6 +98,9 @@ def render(result: ScanResult, color: bool = False) -> str:
             # "demoted": blockers the configuration's `severity` made warnings; "excluded": files `exclude` left out.
             "silenced": {key: result.silenced.get(key, 0)
                          for key in ("comments", "configuration", "baseline", "demoted", "excluded")},
+            # Files read as not deployed, their findings notices: "unlisted", no kustomization lists them;
+            # "unreached", no Flux Kustomization or Argo CD Application of the tree reaches them.
+            "not_deployed": {kind: list(result.not_deployed.values()).count(kind) for kind in ("unlisted", "unreached")},
         },
         "hops": list(hops.values()),
         **({"clusters": _clusters(result)} if result.clusters else {}),

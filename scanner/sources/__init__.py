@@ -83,6 +83,11 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     for source in (s for s in sources if s.prepare and items[s.name]):  # before anything renders
         result.extend(_guarded(path_of(items[source.name][0]), _prepared, source, items[source.name], result,
                                reading))
+    if options.not_deployed:  # what the whole repository's reading found no root reaches (scanner.fleet)
+        told = dict(options.not_deployed)
+        result.unreached.update({path: told[real] for path in {*(m.origin.path for m in result.manifests),
+                                                               *(path for path, _ in result.documents)}
+                                 if (real := os.path.realpath(path)) in told})
     if before_render is not None:
         before_render(result)
     _read_rendered([source for source in sources if source.stage == RENDERED], items, reading, result)

@@ -51,6 +51,9 @@ class ScanInput:
     # Plain files in a kustomization's folder that no kustomization lists (kustomize/unreferenced.py):
     # path -> the kustomization file that governs it. Not deployed: findings notices, pins not the tree's.
     unreferenced: dict[str, str] = field(default_factory=dict)
+    # Plain files no root of the tree reaches (sources/reach/unreached.py): path -> why, in words.
+    # Not deployed either: findings notices, pins not the tree's.
+    unreached: dict[str, str] = field(default_factory=dict)
 
     def extend(self, other: "ScanInput") -> None:
         self.manifests.extend(other.manifests)
@@ -61,6 +64,7 @@ class ScanInput:
         self.tool_pins.extend(other.tool_pins)
         self.overlaid.extend(other.overlaid)
         self.unreferenced.update(other.unreferenced)
+        self.unreached.update(other.unreached)
         self.diagnostics.extend(other.diagnostics)
         self.unrendered.extend(other.unrendered)
         self.suppressions.extend(other.suppressions)

@@ -1,6 +1,7 @@
 """The kustomize source's step before anything renders (sources/registry.py), with nothing of the builds
 imported: the plain files' objects that its kustomizations apply as patches are marked (patches.py),
-the plain files none of them lists are named (unreferenced.py), and each object is given the
+the plain files none of them lists are named (unreferenced.py), so are those no root of the tree reaches
+(sources/reach/unreached.py), and each object is given the
 namespace its builds put it in (namespaces.py), so that the Helm source renders a Flux HelmRelease in
 the namespace it is deployed in."""
 
@@ -12,6 +13,7 @@ from scanner.containment import repository_root
 from scanner.sources.kustomize import flux as kustomize_flux, namespaces
 from scanner.sources.kustomize.patches import mark_patches
 from scanner.sources.kustomize.unreferenced import unreferenced_files
+from scanner.sources.reach.unreached import unreached_files
 
 if TYPE_CHECKING:
     from scanner.sources.files.walk import KustomizeFolder
@@ -23,5 +25,8 @@ def prepare(folders: list["KustomizeFolder"], so_far: "ScanInput", reading: "Rea
     paths = [folder.path for folder in folders]
     mark_patches(so_far.manifests, paths)
     so_far.unreferenced.update(unreferenced_files(so_far.manifests, paths, reading.scanned))
+    if reading.options.not_deployed is None:  # else the whole repository's reading said them (scanner.fleet)
+        so_far.unreached.update(unreached_files(so_far.manifests, reading.scanned, so_far.unreferenced,
+                                                reading.options.named_files, paths))
     targets = kustomize_flux.target_namespaces(so_far.manifests, reading.scanned)
     namespaces.assign(so_far.manifests, paths, targets, lambda folder: repository_root(folder, reading.scanned))
