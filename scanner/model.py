@@ -151,6 +151,8 @@ class Finding:
     fix: str | None = None
     # The clusters of a fleet repository this finding breaks in (scanner.fleet); empty: one cluster.
     clusters: tuple[str, ...] = ()
+    # In a file no build deploys (scanner.policy.not_deployed_as_notices): a notice, whatever it breaks.
+    not_deployed: bool = False
 
     @property
     def text(self) -> str:

@@ -65,7 +65,7 @@ def not_deployed_as_notices(findings: Iterable[Finding], unreferenced: dict[str,
             why = f"Not deployed: {unreached[path]}."
             moved["unreached"] += 1
         note = f"{finding.note.rstrip('.')}. {why}" if finding.note else why
-        kept.append(dataclasses.replace(finding, severity="notice", note=note))
+        kept.append(dataclasses.replace(finding, severity="notice", note=note, not_deployed=True))
     notices = []
     if unreferenced:
         first = min(unreferenced)
@@ -77,7 +77,7 @@ def not_deployed_as_notices(findings: Iterable[Finding], unreferenced: dict[str,
         notices.append(f"{_files(len(unreached))} that no Flux Kustomization or Argo CD Application of the tree "
                        f"reaches, read as not deployed: their findings are notices ({moved['unreached']}), their "
                        f"component pins not the tree's; in {_folders(unreached)}")
-    return kept, notices
+    return sort_findings(kept), notices
 
 
 def _files(number: int) -> str:

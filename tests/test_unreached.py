@@ -296,6 +296,10 @@ def test_the_json_summary_counts_the_files_read_as_not_deployed(tmp_path):
     report = json.loads(done.stdout)
     assert report["summary"]["not_deployed"] == {"unlisted": 1, "unreached": 3}
     assert report["summary"]["notices"] == 1 and report["summary"]["errors"] == 1
+    # grouped apart, not as a deprecation that "still works at 1.36": nothing applies the file
+    assert {f["object"]["name"]: f["hop"] for f in report["findings"]} == {"jellyfin": "hop to 1.22", "plex": "not deployed"}
+    text = invoke("scan", "--no-config", "--no-render", "--target", "1.36", str(root)).stdout
+    assert text.index("Hop to 1.22: 1 finding") < text.index("Not deployed: 1 finding")
 
 
 def test_in_a_fleet_the_whole_repositorys_roots_say_what_is_not_deployed(tmp_path):

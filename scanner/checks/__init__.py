@@ -104,6 +104,8 @@ def _object_by_object(check: Check, manifests: Sequence[Manifest], context: Scan
 
 def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
     far = Minor(99, 0)
-    # Findings tied to no minor (CRDs, cluster state) come first: they block whatever the hop.
+    # Findings tied to no minor (CRDs, cluster state) come first: they block whatever the hop; those of
+    # files no build deploys last, in one group.
     return sorted(findings, key=lambda f: (
-        not f.unscheduled, f.breaks_in or far, f.origin.path, f.origin.line, f.origin.column, f.rule_id))
+        f.not_deployed, not f.unscheduled, f.breaks_in or far, f.origin.path, f.origin.line, f.origin.column,
+        f.rule_id))

@@ -46,6 +46,8 @@ def reporter(fmt: str) -> Callable[[ScanResult, bool], str]:
 
 def hop_label(finding: Finding, result: ScanResult) -> str:
     """The group a finding belongs to in a report: the hop where it breaks."""
+    if finding.not_deployed:  # what it would break is in its note; nothing applies the file
+        return "not deployed"
     if finding.unscheduled:
         return "at any Kubernetes version"
     # A warning about a deprecation (or an error a severity override promoted, with no minor) is not a hop's;
