@@ -512,11 +512,11 @@ def test_a_step_left_to_a_person_is_annotated_at_its_pin_and_summarised(action):
                  target="1.31", **{"change-set": "true"})
     assert job.step_outputs["change-set"]["outputs"]["exit-code"] == "1"  # steps are left to a person
     assert ("::notice file=deploy/ingress/kustomization.yaml,line=6,title=kubehop%3A W1 left to a person::"
-            "ingress-nginx 1.10 → 1.12: kustomization helmCharts ingress-nginx pins '4.10.1'") in job.log
+            "ingress-nginx 1.10.1 → 1.12: kustomization helmCharts ingress-nginx pins '4.10.1'") in job.log
     assert "### kubehop: change set of W1, Kubernetes 1.30 → 1.31" in job.summary
     assert ("0 files in the diff, 2 steps left to a person: the diff and the pull request's body are the run's "
             "artifact `kubehop-change-set`.") in job.summary  # the hop waits for the person's step
-    assert "- **ingress-nginx 1.10 → 1.12**: kustomization helmCharts ingress-nginx pins '4.10.1'" in job.summary
+    assert "- **ingress-nginx 1.10.1 → 1.12**: kustomization helmCharts ingress-nginx pins '4.10.1'" in job.summary
 
 
 def test_a_hostile_pin_of_the_change_set_reaches_the_log_and_the_summary_escaped(action):
@@ -524,7 +524,7 @@ def test_a_hostile_pin_of_the_change_set_reaches_the_log_and_the_summary_escaped
 
     job = action({"deploy/plans.yaml": K3S_PLAN, f"deploy/{HOSTILE_FILE}/kustomization.yaml": INGRESS_CHART},
                  target="1.31", **{"change-set": "true"})
-    assert job.log.count("title=kubehop%3A W1 left to a person::ingress-nginx 1.10 → 1.12: ") == 1
+    assert job.log.count("title=kubehop%3A W1 left to a person::ingress-nginx 1.10.1 → 1.12: ") == 1
     assert log_problems(job.log, commands_allowed=True) == [] and log_problems(job.summary) == []
     pytest.importorskip("cmarkgfm")
     from test_markdown_html import Page, assert_inert, github_html

@@ -231,7 +231,7 @@ def test_every_kind_of_pin_in_its_own_style(tmp_path):
         "+  - https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.2.0/standard-install.yaml",
     ]
     # The exact chart version of the kustomize helmCharts entry: kubehop knows the line, not which 4.12.z exist.
-    assert ("left to a person: ingress-nginx 1.10 → 1.12: kustomization helmCharts ingress-nginx pins '4.10.1': the "
+    assert ("left to a person: ingress-nginx 1.10.1 → 1.12: kustomization helmCharts ingress-nginx pins '4.10.1': the "
             "pin names one chart version and kubehop knows no Ingress-NGINX Controller chart version on line 4.12"
             in done.stderr)
 

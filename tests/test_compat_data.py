@@ -90,7 +90,8 @@ def test_rule_file_is_named_after_what_it_covers(relative):
 def _all_sources() -> list[str]:
     sources = []
     for component in COMPONENTS.values():
-        sources += [component.get("one_minor_at_a_time_source"), component["detect"].get("chart_versions_source")]
+        sources += [component.get("one_minor_at_a_time_source"), component["detect"].get("chart_versions_source"),
+                    component["detect"].get("app_patches_source")]
         for release in component["releases"]:
             sources.append(release["source"])
             sources += [req.get("source") for req in release.get("requires", ())]
@@ -140,6 +141,43 @@ def test_chart_lines_name_known_releases_once(name):
     assert len(pairs) == len(set(pairs))
     known = {r["version"] for r in COMPONENTS[name]["releases"]}
     assert {app for _, app in pairs} <= known
+
+
+def _with_app_patches() -> list[str]:
+    return sorted(name for name, c in COMPONENTS.items() if isinstance(c["detect"].get("chart_versions"), list)
+                  and any("app_patches" in entry for entry in c["detect"]["chart_versions"]))
+
+
+@pytest.mark.parametrize("name", _with_app_patches())
+def test_the_app_patch_of_each_chart_version_is_on_its_lines_and_never_goes_back(name):
+    """A chart version listed once, on its entry's line, shipping a patch of its entry's app minor; on
+    each line a later chart version never ships an older app patch (what a range past the listed ones
+    relies on: components.chart_patches)."""
+    seen: set[str] = set()
+    for entry in COMPONENTS[name]["detect"]["chart_versions"]:
+        pairs = sorted((_key(chart), _key(app)) for chart, app in entry.get("app_patches", {}).items())
+        assert not seen & set(entry.get("app_patches", {})), f"{name}: a chart version in two entries"
+        seen |= set(entry.get("app_patches", {}))
+        line = _key(entry["chart"])
+        assert all(chart[:len(line)] == line and app[:2] == _key(entry["app"]) for chart, app in pairs), entry
+        assert [app for _, app in pairs] == sorted(app for _, app in pairs), entry
+
+
+def test_the_schema_asks_a_source_of_app_patches():
+    component = {"name": "x", "title": "X", "data_checked": "2026-12-01", "one_minor_at_a_time": "unknown",
+                 "detect": {"charts": [{"name": "x", "repositories": ["https://example.org/charts"]}],
+                            "chart_versions_source": "https://example.org/chart",
+                            "chart_versions": [{"chart": "4.10", "app": "1.10", "app_patches": {"4.10.1": "1.10.1"}}]},
+                 "releases": [{"version": "1.10", "released": None, "kubernetes": {"min": None, "max": None},
+                               "source": "https://example.org/x", "source_kind": "primary"}]}
+    schema = data.schema_for("compat-matrix/x.yaml")
+    with pytest.raises(data.DataError, match="app_patches_source"):
+        data.validate(component, schema, "x.yaml")
+    component["detect"]["app_patches_source"] = "https://example.org/index.yaml"
+    data.validate(component, schema, "x.yaml")
+    component["detect"]["chart_versions"][0]["app_patches"] = {"4.10.1": "v1.10.1"}
+    with pytest.raises(data.DataError):
+        data.validate(component, schema, "x.yaml")
 
 
 @pytest.mark.parametrize("name", sorted(COMPONENTS))

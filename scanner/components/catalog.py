@@ -12,6 +12,7 @@ from pathlib import Path
 
 from scanner import data
 from scanner.components.ranges import SUPPORTED, UNKNOWN, UNSUPPORTED, PatchRange, Range, Requirement  # noqa: F401
+from scanner.components.chart_patches import exact_version
 from scanner.semver import admits_line, parse_pin, parse_version
 from scanner.minor_releases import newest_out_on
 from scanner.versions import Minor, parse_minor
@@ -51,6 +52,9 @@ class Component:
     # Chart lines that state a range of their own (Chart.yaml kubeVersion), which replaces the app
     # release's for those chart versions: (chart line, range, source).
     chart_ranges: tuple[tuple[str, Range, str], ...] = ()
+    # (chart version, app version) of each chart version the data lists on its lines (app_patches):
+    # the app patch a chart pin installs (components.chart_patches).
+    chart_patches: tuple[tuple[str, str], ...] = ()
     images: tuple[str, ...] = ()
     crd_groups: tuple[str, ...] = ()
     kustomize_urls: tuple[str, ...] = ()
@@ -114,6 +118,10 @@ class Component:
             return None
         if chart_version and self.chart_lines is not None:
             apps = {release_key(app) for line, app in self.chart_lines if admits_line(intervals, line)}
+            exact = exact_version(pin)
+            shipped = next((app for chart, app in self.chart_patches if exact == chart), None) if exact else None
+            if shipped is not None:  # a chart line that ships two minors (Argo CD 9.5): this version's
+                apps = {release_key(shipped)}
             return tuple(r for r in self.releases if r.key in apps)
         return tuple(r for r in self.releases if admits_line(intervals, r.version))
 
@@ -231,6 +239,8 @@ def component_from_data(document: dict) -> Component:
         chart_lines=None if mapping == "same" else tuple((str(m["chart"]), str(m["app"])) for m in mapping),
         chart_ranges=() if mapping == "same" else tuple(
             (str(m["chart"]), _range(m["kubernetes"], through), m["source"]) for m in mapping if "kubernetes" in m),
+        chart_patches=() if mapping == "same" else tuple(
+            (str(chart), str(app)) for m in mapping for chart, app in (m.get("app_patches") or {}).items()),
         images=tuple(detect.get("images", ())),
         crd_groups=tuple(detect.get("crd_groups", ())),
         kustomize_urls=tuple(detect.get("kustomize_urls", ())),

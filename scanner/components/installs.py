@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from scanner.components.catalog import Catalog, Component, Release
+from scanner.components.catalog import Catalog, Component, Release, release_key
+from scanner.components.chart_patches import app_patch
 from scanner.components.pins import Detection
 from scanner.semver import parse_version
 from scanner.components.timeline import ComponentState
@@ -77,8 +78,9 @@ def _installed(detection: Detection) -> Release:
 def _at_pinned_patch(release: Release, pins: list[Detection], component: Component) -> Release:
     """The release as the pins install it: an exact app version pins its patch (1.7.2 runs with the
     range Longhorn restated in 1.7.1); a range installs its newest patch; a chart version of its own
-    numbering pins the .0, with the range its chart line states itself when every pin is on such a
-    line (kube-prometheus-stack 50 ships the operator of 49 with a higher kubeVersion floor)."""
+    numbering pins the range its chart line states itself when every pin is on such a line
+    (kube-prometheus-stack 50 ships the operator of 49 with a higher kubeVersion floor), else the app
+    patch the data lists it ships (_shipped), else the minor with its patch unknown."""
     exact = [d.pin for d in pins if not d.floating and (d.source != "chart" or component.chart_lines is None)
              and parse_version(d.pin) is not None and release.key == _key_or_none(d.pin)]
     if len(exact) == len(pins) and exact:
@@ -92,9 +94,24 @@ def _at_pinned_patch(release: Release, pins: list[Detection], component: Compone
         return dataclasses.replace(installed, min=stated.min, max=stated.max, open_ended=stated.open_ended,
                                    through=stated.through, source=source)
     own_numbering = component.chart_lines is not None and all(d.source == "chart" for d in pins)
+    if own_numbering and (shipped := _shipped(component, release, pins)) is not None:
+        return shipped
     if own_numbering and not ranges and release.patches:  # chart 9.1.9 ships some 3.2.z: which, the data
         return dataclasses.replace(release, patch_unknown=True)  # does not say; its patches may disagree
     return installed
+
+
+def _shipped(component: Component, release: Release, pins: list[Detection]) -> Release | None:
+    """The release at the app patch its chart pins ship, where the data lists their chart versions
+    (ingress-nginx chart 4.10.1 ships 1.10.1, which states Kubernetes 1.30); a range that admits chart
+    versions past the newest listed ships that one's patch or a later one: where those disagree, unknown."""
+    lines = tuple(line for line, app in component.chart_lines or () if release_key(app) == release.key)
+    found = {app_patch(component.chart_patches, lines, d.pin, release.key) for d in pins}
+    shipped = found.pop() if len(found) == 1 else None
+    if shipped is None:
+        return None
+    at = release.at_patch(shipped.app)
+    return dataclasses.replace(at, patch_unknown=True) if shipped.or_later and at.patches else at
 
 
 def _key_or_none(version: str) -> tuple[int, int] | None:

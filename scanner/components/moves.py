@@ -84,7 +84,12 @@ def no_range_said(release: Release, minor: str) -> str:
     if not release.listed:
         return "is a release kubehop has no data on (its range is unknown)"
     if release.patch_unknown:
-        return (f"is pinned by a chart version that does not say which {release.version} patch it ships, and "
+        minor_of = ".".join(map(str, release.key))
+        if release.version != minor_of:  # a chart range past the chart versions the data lists (chart_patches)
+            return (f"is pinned by a chart range that installs {release.version} or a later {minor_of} patch "
+                    f"(from chart versions the data does not list), and those disagree on {minor} "
+                    f"({release.support_text})")
+        return (f"is pinned by a chart version that does not say which {minor_of} patch it ships, and "
                 f"its patches disagree on {minor} ({release.support_text})")
     return f"does not state support for {minor}"
 
