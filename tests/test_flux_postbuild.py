@@ -342,7 +342,7 @@ def test_hostile_sources_and_text_never_crash_and_are_said(tmp_path):
 
 def test_an_upgrade_order_version_from_a_generated_env_file_is_edited_there(tmp_path):
     """kashalls/home-cluster: system-upgrade Plans take ${KUBERNETES_VERSION} from talos/talos.env."""
-    root = tree(tmp_path, {
+    root = tree(tmp_path / "repo", {
         "talos/talos.env": "TALOS_VERSION=v1.10.7\nKUBERNETES_VERSION=v1.34.0\n",
         "kubernetes/flux/apps.yaml": kustomization("apps", "./kubernetes/apps"),
         "kubernetes/apps/kustomization.yaml": """
@@ -379,6 +379,10 @@ def test_an_upgrade_order_version_from_a_generated_env_file_is_edited_there(tmp_
         ("v1.34.0", "talos.env", 2, 20)]
     report = scan_json(root)
     assert report["from"] == "1.34"
+    done = run_kubehop_text("plan", "--no-config", "--target", "1.35", "--orders", str(tmp_path / "orders"), str(root))
+    assert "its version is a Flux post-build variable, set at " in done.stdout and "talos.env:2: set it there" \
+        in done.stdout
+    assert not list((tmp_path / "orders").rglob("*.yaml"))  # the Plan is not written with a version of its own
 
 
 def test_a_kustomization_applied_from_another_source_builds_none_of_the_trees_files(tmp_path):
@@ -438,7 +442,8 @@ def test_a_parents_patch_sets_a_childs_inline_variable_from_its_own(tmp_path):
     patch = PARENT_PATCH.replace("""              substituteFrom:
                 - kind: ConfigMap
                   name: cluster-settings""", """              substitute:
-                version: v${MESH_VERSION}""").replace("          labelSelector: substitution.flux/disabled notin (true)\n", "")
+                version: v${MESH_VERSION}""").replace(
+        "          labelSelector: substitution.flux/disabled notin (true)\n", "")
     files = {
         "clusters/prod/apps.yaml": parent_with_patch(patch),
         "clusters/prod/settings.yaml": config_map("cluster-settings", "MESH_VERSION: 1.19.2"),
@@ -521,3 +526,41 @@ def test_files_read_by_worker_processes_are_filled_in_the_same(tmp_path, monkeyp
         monkeypatch.setattr(parallel, "PARALLEL_FROM", threshold)
         reports.append((pins(root), scan_json(root)["findings"]))
     assert reports[0] == reports[1] and reports[0][0][0][1] == "1.18.2"
+
+
+def test_an_image_tag_from_a_variable_is_pinned_where_it_is_set(tmp_path):
+    deployment = """
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: mesh, namespace: net}
+        spec:
+          template:
+            spec:
+              containers:
+                - name: mesh
+                  image: quay.io/example/mesh:${MESH_TAG}
+        """
+    root = tree(tmp_path, {"clusters/prod/apps.yaml": kustomization("apps", "./apps", FROM_VERSIONS),
+                           "clusters/prod/settings.yaml": config_map("mesh-version", "MESH_TAG: v1.18.2"),
+                           "apps/deploy.yaml": deployment})
+    assert [p[:5] for p in pins(root)] == [("mesh", "v1.18.2", "clusters/prod/settings.yaml", 7, 13)]
+    assert "image: quay.io/example/mesh:${MESH_TAG} at" in pins(root)[0][5]
+
+
+def test_kustomizations_and_sources_of_every_shape_never_crash(tmp_path):
+    shapes = {
+        "a.yaml": kustomization("a", "./apps", "") + "  postBuild: just-text\n",
+        "b.yaml": kustomization("b", "./apps", "substituteFrom: {kind: ConfigMap, name: x}\n"),
+        "c.yaml": kustomization("c", "./apps", "substituteFrom: [7, null, {kind: ConfigMap}, {kind: Pod, name: p}]\n"),
+        "d.yaml": kustomization("d", "./apps", "substitute: [a, b]\n"),
+        "e.yaml": kustomization("e", "./apps", "substitute: {A: {nested: map}}\n"),
+        "f.yaml": kustomization("f", "${PATH_VAR}", "substitute: {A: x}\n"),
+        "g.yaml": kustomization("g", "./apps", "substitute: {A: x}\n") + "  patches:\n    - patch: 7\n"
+                  "    - {patch: 'postBuild: [', target: {name: '(a+)+$'}}\n    - {patch: 'x', target: [1]}\n",
+        "x.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: flux-system}\ndata: [1, 2]\n",
+        "apps/obj.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: o, namespace: o}\ndata:\n  deep: '"
+                         + "${A:=" * 40 + "}" * 40 + "'\n  odd: '${A:2} ${#A} ${A/x/y} $${A} ${ A}'\n",
+    }
+    report = scan_json(tree(tmp_path, shapes))
+    assert report["exit_code"] in (0, 1)
+    assert not [d for d in report["diagnostics"] if "kubehop could not" in d["message"]]

@@ -57,9 +57,9 @@ def fill_object(node: Any, builders: Sequence["Builder"], path: str, diagnostics
             results = [_expanded(scalar.value, builder) for builder in builders]
         except Broken as err:
             line = line_of(scalar)
-            diagnostics.append(Diagnostic(path, f"{_shown(scalar.value)}: {err}: Flux's post-build substitution fails on "
-                                                f"it ({builders[0].what}); the object is read as written", line,
-                                          level="notice"))
+            message = f"{_shown(scalar.value)}: {err}: Flux's post-build substitution fails on it " \
+                      f"({builders[0].what}); the object is read as written"
+            diagnostics.append(Diagnostic(path, message, line, level="notice"))
             return node, None
         except Unsure:
             continue

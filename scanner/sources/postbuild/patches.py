@@ -23,7 +23,8 @@ from scanner.sources.files.walk import read_file
 from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, compose_documents
 
 _GROUP = "kustomize.toolkit.fluxcd.io"
-_SELECTOR = re.compile(r"^\s*(!?)([A-Za-z0-9._/-]+)\s*(?:(==|=|!=)\s*([A-Za-z0-9._-]*)|\s+(in|notin)\s*\(([^)]*)\))?\s*$")
+_SELECTOR = re.compile(r"^\s*(!?)([A-Za-z0-9._/-]+)\s*"  # [!]key
+                       r"(?:(==|=|!=)\s*([A-Za-z0-9._-]*)|\s+(in|notin)\s*\(([^)]*)\))?\s*$")  # = v, in (a, b)
 
 
 class Unsure(Exception):
@@ -81,10 +82,16 @@ def _targets(target: Any, patch: Any, child: Any) -> bool:
 
 
 def _regex(pattern: str, value: str) -> bool:
+    """kustomize's anchored name match (Go's RE2). Python's regular expressions backtrack: a pattern with a
+    group or many repeats from the tree is not run (it could take a scan's time), but left unknown."""
+    if re.escape(pattern) == pattern:
+        return pattern == value
+    if "(" in pattern or sum(pattern.count(c) for c in "*+?{") > 3 or len(pattern) > 253:
+        raise Unsure(f"a patch's target {pattern[:80]!r} is a pattern kubehop does not match")
     try:
         return re.fullmatch(pattern, value) is not None
     except re.error as err:
-        raise Unsure(f"a patch's target {pattern!r} is no regular expression") from err
+        raise Unsure(f"a patch's target {pattern[:80]!r} is no regular expression") from err
 
 
 def _selects(selector: str, labels: Any) -> bool:
