@@ -33,6 +33,8 @@ _TRANSFORMING = ("commonAnnotations", "commonLabels", "labels", "patches", "patc
 
 @dataclass
 class Build:
+    """What a Flux Kustomization's build holds, and what in it kubehop cannot read for sure."""
+
     files: set[str] = field(default_factory=set)  # real paths of the files whose objects it applies
     folders: set[str] = field(default_factory=set)  # real kustomization folders it builds
     opt_out: bool = False  # a kustomization it reaches names the opt-out key

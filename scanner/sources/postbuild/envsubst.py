@@ -31,6 +31,8 @@ _CASES = {"^": lambda s: s[:1].upper() + s[1:], "^^": str.upper, ",": lambda s: 
 
 @dataclass(frozen=True)
 class Set:
+    """A variable set to `text`, edited at `origin`."""
+
     text: str
     origin: Origin  # where a person edits it: the ConfigMap entry, the inline substitute entry
 
@@ -59,6 +61,8 @@ class Unsure(Exception):
 
 @dataclass(frozen=True)
 class Expansion:
+    """A text as Flux's substitution leaves it, and the variables whose values went into it."""
+
     text: str
     used: tuple[Set, ...]  # the set variables whose values are in the text, in order
 

@@ -65,6 +65,8 @@ class Builder:
 
 @dataclass
 class Plan:
+    """Which Flux Kustomizations build each file and folder of a scan (what the sources fill in with)."""
+
     files: dict[str, tuple[Builder, ...]]  # real path of a file -> the builds that hold it
     folders: dict[str, tuple[Builder, ...]]  # real kustomization folder -> the builds that build it
     diagnostics: list[Diagnostic]

@@ -20,6 +20,8 @@ FLUX = "kustomize.toolkit.fluxcd.io"
 
 @dataclass
 class Found:
+    """The Flux Kustomizations of the plain files, and where their ConfigMaps and Secrets may be."""
+
     kustomizations: list[tuple[Manifest, str]] = field(default_factory=list)  # (object, real path of its file)
     candidates: list[str] = field(default_factory=list)  # files that may hold a ConfigMap or Secret
 
