@@ -4,10 +4,12 @@
     python bench/bench_startup.py                     # this checkout
     python bench/bench_startup.py --rounds 15
     python bench/bench_startup.py --compare /tmp/old  # and another checkout (e.g. `git archive main`), side by side
+    python bench/bench_startup.py --against main      # the same, for a git ref of this repository
 
 Each round starts, in turn, `python -c pass`, `python -c 'import scanner.cli'` and the hook's command
 (`kubehop scan --target 1.36 FILE` in the folder holding FILE, one small manifest with one removed API),
-and, with --compare, the same command of the other checkout. Each side's processor time (user +
+and, with --compare (or --against, a ref archived into a temporary folder), the same command of the
+other checkout. Each side's processor time (user +
 system, the kernel's accounting of the finished child) is printed as the best and the median of the
 rounds, and the hook's ratio to each other side is taken round by round (the machine drifts; pairs
 do not), its best and median printed.
@@ -23,11 +25,13 @@ hook's second commit finds it.
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import shutil
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 from pathlib import Path
 
@@ -67,10 +71,25 @@ def bare_copy(repo: Path, tmp: Path) -> Path:
     return copy
 
 
+def archived(ref: str, tmp: Path) -> Path:
+    """The checkout of `ref` (a branch, tag or commit of this repository), as `git archive` gives it."""
+    if ref.startswith("-"):
+        sys.exit(f"not a git ref: {ref}")
+    tree = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", ref], capture_output=True, check=True)
+    folder = tmp / "against"
+    with tarfile.open(fileobj=io.BytesIO(tree.stdout)) as archive:
+        if hasattr(tarfile, "data_filter"):  # Python 3.11.4 and later: nothing outside the folder
+            archive.extractall(folder, filter="data")
+        else:
+            archive.extractall(folder)
+    return folder
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=11)
     parser.add_argument("--compare", type=Path, help="another kubehop checkout, run in turn with this one")
+    parser.add_argument("--against", metavar="REF", help="a git ref of this repository (e.g. main), run as --compare")
     parser.add_argument("--no-bytecode", action="store_true", help="compile kubehop's modules on every start")
     args = parser.parse_args()
     python = sys.executable
@@ -79,6 +98,8 @@ def main() -> None:
         tmp = Path(name)
         (tmp / "gitops").mkdir()
         (tmp / "gitops" / "ingress.yaml").write_text(MANIFEST)
+        if args.against:
+            args.compare = archived(args.against, tmp)
         checkouts = [REPO] + ([args.compare.resolve()] if args.compare else [])
         if args.no_bytecode:
             checkouts = [bare_copy(checkout, tmp) for checkout in checkouts]

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from scanner.checks import RuleInfo, ScanContext, per_object_checks, run_checks, tree_checks
+from scanner.checks.csi_drivers import installed_drivers, settle
 from scanner.checks.registry import describe
 from scanner.cluster_state import ClusterState, live_notice, load_cluster_state, split_live
 from scanner.crds import CrdIndex
@@ -50,6 +51,8 @@ class NoCurrentMinor(Exception):
 
 @dataclass
 class Analysis:
+    """Everything one analysis found: what each report and command reads."""
+
     target: Minor
     current: Minor | None
     findings: list[Finding]
@@ -129,6 +132,7 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
     files gave before anything is rendered, and may raise to stop there (scanner.fleet: the clusters)."""
     from scanner.components.catalog import load_catalog
     from scanner.components.cluster_pin import assigned_pins
+    from scanner.components.file_pins import manifest_url_pins
 
     rulebook = load_rulebook(options.rule_folders)
     catalog = load_catalog()
@@ -162,6 +166,7 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
         orders = _orders(scan_input.manifests)
         tree = _pins(scan_input, catalog, early, orders)
         tree.cluster += assigned
+        tree.detections += manifest_url_pins(tools.manifest_urls, catalog)  # what Talos templates have it apply
         found = resolve_current(target, current, given_by(options), version_file, cluster, tree.cluster)
         notices += found.notices
         if need_current and found.minor is None:
@@ -173,10 +178,11 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
                               cluster_config=tuple(scan_input.cluster_config),
                               tool_pins=tuple(scan_input.tool_pins),
                               duplicate_keys=tuple(scan_input.duplicate_keys), orders=orders)
-        findings = latent_as_warnings(
-            run_checks(scan_input.manifests, context, scan_input.diagnostics, tree_checks())
-            + run_checks(late, context, scan_input.diagnostics, per_object) + early.findings,
-            scan_input.latent)
+        findings = run_checks(scan_input.manifests, context, scan_input.diagnostics, tree_checks()) \
+            + run_checks(late, context, scan_input.diagnostics, per_object) + early.findings
+        # An in-tree volume type keeps working through CSI migration where the tree installs its CSI driver.
+        drivers = installed_drivers(scan_input.manifests, scan_input.latent, scan_input.unreferenced, cluster)
+        findings = latent_as_warnings(settle(findings, drivers, rulebook), scan_input.latent)
         findings, unreferenced = unreferenced_as_notices(findings, scan_input.unreferenced)
         notices += [unreferenced] if unreferenced else []
     findings, unused, policy_notices, silenced = apply_policy(findings, scan_input.suppressions, options)

@@ -35,6 +35,25 @@ class Setting:
     via: str  # how the tree gives it, for a person: "K3s config kubelet-arg", "Talos machine config", ...
 
 
+# Whether the CI job a pin is written in reaches a cluster (sources/cluster/ci_jobs.py).
+JOB_REACHES = "reaches"  # it has credentials for a cluster, or talks to one
+JOB_UNDECIDED = "undecided"  # it runs what kubehop does not read: judged as one that reaches it
+JOB_OWN_CLUSTER = "own-cluster"  # it talks only to a cluster it creates itself (kind), of its own version
+JOB_OFFLINE = "offline"  # it runs no client against a cluster (renders, lints, packages)
+
+
+@dataclass(frozen=True, slots=True)
+class JobReach:
+    job: str  # its key under `jobs`
+    state: str  # JOB_*
+    why: str  # for a person: "step Deploy runs `kubectl apply`"
+
+    @property
+    def judged(self) -> bool:
+        """Is a pin of this job held against the hops of the cluster kubehop plans?"""
+        return self.state in (JOB_REACHES, JOB_UNDECIDED)
+
+
 @dataclass(frozen=True, slots=True)
 class ToolPin:
     """A client tool's version the tree pins (a .tool-versions line, an image tag, a CI step)."""
@@ -43,3 +62,4 @@ class ToolPin:
     version: str  # as written, e.g. v1.31.4
     origin: Origin
     via: str  # where it is pinned, for a person: ".tool-versions", "image of CronJob ns/name", ...
+    job: JobReach | None = None  # a CI step's pin: whether its job reaches a cluster

@@ -38,6 +38,8 @@ _VERSION_KEYS = ("clientVersion", "serverVersion", "Client Version", "Server Ver
 
 @dataclass(frozen=True)
 class ClusterNode:
+    """A Node of a cluster dump: its kubelet's version and labels."""
+
     name: str
     kubelet: Minor
     kubelet_version: str  # as the node reports it, e.g. v1.33.4+k3s1
@@ -47,6 +49,8 @@ class ClusterNode:
 
 @dataclass
 class ClusterState:
+    """What a cluster dump (--cluster-state, or one met in the tree) says the cluster holds."""
+
     crds: CrdIndex = field(default_factory=CrdIndex)
     objects: list[Manifest] = field(default_factory=list)  # everything that is neither a CRD nor a Node
     nodes: list[ClusterNode] = field(default_factory=list)

@@ -31,6 +31,8 @@ _ARTIFACTS = "source.extensions.fluxcd.io"
 
 @dataclass(frozen=True)
 class Cluster:
+    """A cluster of the repository: its name, the paths it deploys and what declares it."""
+
     name: str
     paths: tuple[str, ...]  # the folders and files it deploys, as the scan names them
     declared_by: str  # for a person: "the Flux bootstrap folder clusters/prod", ".kubehop.yaml clusters[1]"

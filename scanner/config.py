@@ -31,6 +31,8 @@ class ConfigError(Exception):
 
 @dataclass(frozen=True)
 class Config:
+    """What a `.kubehop.yaml` (or `[tool.kubehop]`) says: defaults the command-line flags override."""
+
     path: Path | None = None  # the file it was read from; None: no configuration
     target: str | None = None
     current: str | None = None  # the `from` key

@@ -1,5 +1,7 @@
-"""What each Kubernetes minor refuses in a component's configuration, and what each client tool
-supports, read once from rules/cluster-config/ and rules/client-tools.yaml (validated by schema)."""
+"""What each Kubernetes minor refuses in a component's configuration, read once from
+rules/cluster-config/ (validated by schema) by the cluster-config check, for a tree that configures a
+component. What every scan's tool-file walk needs (the node files, the client tools) is
+scanner.tool_rules'."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import functools
 from dataclasses import dataclass
 
 from scanner import data
+from scanner.tool_rules import NodeFile, node_files
 from scanner.versions import Minor, parse_minor
 
 PROJECTED = "projected"
@@ -61,16 +64,6 @@ class DeprecatedSetting:
 
 
 @dataclass(frozen=True)
-class NodeFile:
-    file: str
-    unless_beside: str | None
-    distros: tuple[str, ...]
-    changed_in: Minor
-    detail: str
-    source: str
-
-
-@dataclass(frozen=True)
 class ConfigRules:
     gates: dict[str, Gate]
     gate_semantics: str  # where the answers to removed and locked gates are read
@@ -81,28 +74,6 @@ class ConfigRules:
     settings: tuple[DeprecatedSetting, ...]
     node_files: dict[str, NodeFile]
     runtime_config_source: str  # where a --runtime-config version the API server lacks is answered
-
-
-@dataclass(frozen=True)
-class ToolRange:
-    version: tuple[int, int]
-    min: Minor
-    max: Minor
-
-
-@dataclass(frozen=True)
-class ClientTool:
-    name: str
-    skew: int | None
-    skew_source: str | None
-    ranges: tuple[ToolRange, ...]
-    ranges_source: str | None
-    pairs_with: str | None  # the compat-matrix component whose release the tool's version is
-    pairing_source: str | None
-    names: tuple[str, ...]
-    env_keys: tuple[str, ...]
-    images: tuple[str, ...]
-    actions: tuple[str, ...]
 
 
 @functools.cache
@@ -129,31 +100,6 @@ def config_rules() -> ConfigRules:
     )
 
 
-@functools.cache
-def node_files() -> dict[str, NodeFile]:
-    """The node files by name: every scan looks for them (sources/cluster/tool_pins.py), so they are read
-    without the rest of the configuration facts, which only a tree that configures a component needs."""
-    return {e["file"]: NodeFile(e["file"], e.get("unless_beside"), tuple(e["distros"]), parse_minor(e["changed_in"]),
-                                e["detail"], e["source"])
-            for e in data.load("rules/cluster-config/config-apis.yaml")["node_files"]}
-
-
-@functools.cache
-def client_tools() -> dict[str, ClientTool]:
-    tools = {}
-    for entry in data.load("rules/client-tools.yaml")["tools"]:
-        skew, pairs = entry.get("skew") or {}, entry.get("pairs_with") or {}
-        tools[entry["name"]] = ClientTool(
-            name=entry["name"], skew=skew.get("minors"), skew_source=skew.get("source"),
-            ranges=tuple(ToolRange(_major_minor(r["version"]), parse_minor(r["min"]), parse_minor(r["max"]))
-                         for r in entry.get("ranges", ())),
-            ranges_source=entry.get("ranges_source"),
-            pairs_with=pairs.get("component"), pairing_source=pairs.get("source"),
-            names=tuple(entry["names"]), env_keys=tuple(entry["env_keys"]), images=tuple(entry["images"]),
-            actions=tuple(entry["actions"]))
-    return tools
-
-
 def _gate(entry: dict) -> Gate:
     stages = entry.get("stages", ())
     history = ", ".join(f"{'GA' if s['stage'] == 'stable' else s['stage']} {s['from']}"
@@ -170,8 +116,3 @@ def _gate(entry: dict) -> Gate:
 def _removed(name: str, entry: dict, **extra) -> RemovedName:
     return RemovedName(name, parse_minor(entry["removed_in"]), entry["replacement"], entry["source"],
                        entry.get("status") == PROJECTED, **extra)
-
-
-def _major_minor(text: str) -> tuple[int, int]:
-    major, _, minor = text.partition(".")
-    return int(major), int(minor)

@@ -20,6 +20,8 @@ CRD_KIND = "CustomResourceDefinition"
 
 @dataclass(frozen=True)
 class CrdVersion:
+    """One version of a CustomResourceDefinition: served, stored, deprecated, and its schema."""
+
     name: str
     served: bool
     storage: bool
@@ -31,6 +33,8 @@ class CrdVersion:
 
 @dataclass(frozen=True)
 class Crd:
+    """A CustomResourceDefinition from the tree or a cluster dump: its names, scope and versions."""
+
     name: str  # <plural>.<group>, the name kubectl takes
     group: str
     kind: str

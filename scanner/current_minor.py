@@ -32,6 +32,8 @@ ORDERS, VARIABLES = "upgrade-orders", "version-variables"
 
 @dataclass(frozen=True)
 class CurrentMinor:
+    """The minor the cluster runs today, and who said it (a flag, the configuration, the tree, a dump)."""
+
     minor: Minor | None
     source: str | None = None  # one of the constants above; None: nothing said
     pin: ClusterPin | None = None  # the pin it was read from, when the tree or a dump gave it
@@ -71,8 +73,8 @@ def resolve_current(target: Minor, given: Minor | None = None, given_by: str = "
         said_by = f"{server.name} ({server.detail})"
         source = CLUSTER if server.pin is None else VERSION_FILE
         return CurrentMinor(server.minor, source, server.pin, said_by, (f"--from {server.minor} taken from {said_by}",))
-    orders = [p for p in pins if not _is_variable(p)]
-    variables = _overriding(p for p in pins if _is_variable(p))
+    orders = [p for p in pins if not p.is_variable]
+    variables = _overriding(p for p in pins if p.is_variable)
     for source, found, what in ((ORDERS, orders, "the tree's upgrade orders"),
                                 (VARIABLES, variables, "the tree's version variables")):
         if not found:
@@ -88,6 +90,8 @@ def resolve_current(target: Minor, given: Minor | None = None, given_by: str = "
 
 @dataclass(frozen=True)
 class _Server:
+    """An API server's version, as a dump or a --cluster-version-file gives it."""
+
     minor: Minor
     name: str  # where its version was read
     detail: str
@@ -101,10 +105,6 @@ def _server(version_file: ClusterPin | None, cluster: ClusterState | None) -> _S
     if cluster is not None and cluster.server is not None:
         return _Server(cluster.server, "the cluster dump", f"API server {cluster.server_version}", None)
     return None
-
-
-def _is_variable(pin: ClusterPin) -> bool:
-    return pin.what.startswith("variable ")
 
 
 def _overriding(pins: Iterable[ClusterPin]) -> list[ClusterPin]:

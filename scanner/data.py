@@ -11,6 +11,7 @@ import hashlib
 import json
 import marshal
 import os
+import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -102,9 +103,18 @@ def schema_for(relative_file: str) -> str:
 
 def load(relative: str, root: Path | None = None) -> Any:
     """Read one data file and validate it against the schema its folder declares."""
-    with open(os.path.join(root or data_root(), relative), "rb") as handle:  # not pathlib: a run reads 130
-        raw = handle.read()
-    return load_validated(raw, schema_for(relative), relative, parse_yaml)
+    path, schema_path = os.path.join(root or data_root(), relative), schema_for(relative)
+    return kept_by_metadata(b"file\0" + relative.encode(), [path, _schema_file(schema_path)],
+                            lambda: load_validated(_read_bytes(path), schema_path, relative, parse_yaml))
+
+
+def _read_bytes(path: str) -> bytes:
+    with open(path, "rb") as handle:  # not pathlib: a run may read 200 data files
+        return handle.read()
+
+
+def _schema_file(schema_path: str) -> str:
+    return os.path.join(data_root(), schema_path)
 
 
 def load_validated(raw: bytes, schema_path: str, where: str, parse: Callable[[bytes], Any]) -> Any:
@@ -120,7 +130,8 @@ def load_validated(raw: bytes, schema_path: str, where: str, parse: Callable[[by
 
 # A run on one file (a pre-commit hook) must not pay for parsing every data file and importing
 # jsonschema to validate it. Data that passed its schema is kept, keyed by the hash of its bytes
-# and of the schema's, so any edit to either is parsed and validated again.
+# and of the schema's, so any edit to either is parsed and validated again (and looked up first by
+# the files' metadata: kept_by_metadata).
 _MISSING = object()
 
 
@@ -141,6 +152,43 @@ def _entry(key: Sequence[bytes]) -> str:
 @functools.cache
 def _schema_digest(schema_path: str) -> bytes:
     return hashlib.sha256((data_root() / schema_path).read_bytes()).digest()
+
+
+# A data file that changed since an entry was written has other metadata: another size or modification
+# time and, whatever a tool restores, another change time (or inode). So a run looks its data up by the
+# files' metadata first, as Python trusts a module's bytecode, without reading them, and reads and hashes
+# them only when that finds nothing (opening, reading and hashing the ~220 of them was a twentieth of a
+# one-file run). Such an entry is written only for files none of which changed in the last
+# _SETTLED_NS: a file written twice within one tick of the file system's clock can keep its times, so,
+# as git does with such "racily clean" files, a file that recent is read every time until it settles.
+_SETTLED_NS = 2_000_000_000
+
+
+def kept_by_metadata(label: bytes, paths: Sequence[str], compute: Callable[[], Any]) -> Any:
+    """`compute()`, or what a run kept for the same `label` and `paths` (files, or folders whose listing
+    matters) with the same metadata. `compute` must depend only on the files' content (and `label`)."""
+    entry, settled = _metadata_entry(label, paths)
+    value = _read_cached(entry)
+    if value is _MISSING:
+        value = compute()
+        if settled:
+            _write_cached(entry, value)
+    return value
+
+
+def _metadata_entry(label: bytes, paths: Sequence[str]) -> tuple[str | None, bool]:
+    if os.environ.get("KUBEHOP_NO_CACHE"):
+        return None, False
+    key, newest = [b"metadata\0", label], 0
+    for path in paths:
+        try:
+            found = os.stat(path)
+        except OSError:
+            return None, False  # a file that is not there: compute says so
+        key.append(f"\0{path}\0{found.st_size}\0{found.st_mtime_ns}\0{found.st_ctime_ns}\0{found.st_ino}\0"
+                   f"{found.st_dev}".encode())
+        newest = max(newest, found.st_mtime_ns, found.st_ctime_ns)
+    return _entry(key), newest < time.time_ns() - _SETTLED_NS
 
 
 def _read_cached(entry: str | None) -> Any:
@@ -174,8 +222,8 @@ def load_folder(relative: str, root: Path | None = None, extra_rules: Sequence[P
     `later`: top-level keys whose values come as `Later`, read when asked for (the catalog's releases).
     """
     root = root or data_root()
-    folder = root / relative
-    names = sorted(p.name for p in folder.glob("*.yaml")) if folder.is_dir() else []
+    folder = os.path.join(root, relative)
+    names = sorted(name for name in os.listdir(folder) if name.endswith(".yaml")) if os.path.isdir(folder) else []
     loaded = _load_all([f"{relative}/{name}" for name in names], root, later)
     for extra in extra_rules:
         for path in sorted((extra / relative.removeprefix("rules/")).glob("*.yaml")):
@@ -203,17 +251,21 @@ def _load_all(files: list[str], root: Path, later: tuple[str, ...]) -> list[tupl
     schema's): a run reads one entry for a folder, not one per file (compat-matrix/ holds 140)."""
     if not files:
         return []
-    raws = []
-    for relative in files:
-        with open(os.path.join(root, relative), "rb") as handle:
-            raws.append(handle.read())
+    paths = [os.path.join(root, relative) for relative in files]
+    schemas = sorted({_schema_file(schema_for(relative)) for relative in files})
+    kept = kept_by_metadata(b"folder\0" + repr((files, later)).encode(), [*paths, *schemas],
+                            lambda: _parsed_all(files, [_read_bytes(path) for path in paths], later))
+    return [(relative, _with_later(document, blobs, later)) for relative, (document, blobs) in zip(files, kept)]
+
+
+def _parsed_all(files: list[str], raws: list[bytes], later: tuple[str, ...]) -> list[tuple[Any, dict[str, bytes]]]:
     entry = _folder_entry(files, raws, later)
     kept = _read_cached(entry)
     if kept is _MISSING:
         kept = [_held_back(load_validated(raw, schema_for(relative), relative, parse_yaml), later)
                 for relative, raw in zip(files, raws)]
         _write_cached(entry, kept)
-    return [(relative, _with_later(document, blobs, later)) for relative, (document, blobs) in zip(files, kept)]
+    return kept
 
 
 def _folder_entry(files: list[str], raws: list[bytes], later: tuple[str, ...]) -> str | None:

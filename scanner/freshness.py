@@ -48,42 +48,53 @@ def _top_level(pattern: re.Pattern, key: str, text: str) -> str | None:
     return match.group(1) if match else None
 
 
-@functools.cache
-def _heads() -> dict[str, str]:
-    """data file (relative to the data root) -> its first _HEAD bytes, as text. Every command reads
-    these (200 files): listed and read with os, as bytes; pathlib and text files took twice as long."""
-    root = str(data.data_root())
-    heads: dict[str, str] = {}
+def _fact_files(root: str) -> list[str]:
+    """The fact files (relative to the data root), listed with os: every command reads their dates."""
+    found: list[str] = []
     for entry in FACT_FILES:
         if entry.endswith(".yaml"):
-            files = [entry]
-        else:
-            try:
-                files = [f"{entry}/{name}" for name in sorted(os.listdir(os.path.join(root, entry)))
-                         if name.endswith(".yaml")]
-            except OSError:
-                continue
-        for file in files:
-            try:
-                with open(os.path.join(root, file), "rb") as handle:
-                    heads[file] = handle.read(_HEAD).decode("utf-8", "replace")
-            except OSError:
-                continue
-    return heads
+            found.append(entry)
+            continue
+        try:
+            found += [f"{entry}/{name}" for name in sorted(os.listdir(os.path.join(root, entry))) if name.endswith(".yaml")]
+        except OSError:
+            continue
+    return found
+
+
+@functools.cache
+def _dates() -> dict[str, tuple[str | None, str | None]]:
+    """data file (relative to the data root) -> its data_checked and sources_as_of, read from the first
+    _HEAD bytes of each (200 files), as bytes (pathlib and text files took twice as long), or kept from
+    a run that read the same files (scanner.data.kept_by_metadata)."""
+    root = str(data.data_root())
+    files = _fact_files(root)
+    return data.kept_by_metadata(b"dates\0" + repr(files).encode(), [os.path.join(root, f) for f in files],
+                                 lambda: _read_dates(root, files))
+
+
+def _read_dates(root: str, files: list[str]) -> dict[str, tuple[str | None, str | None]]:
+    dates: dict[str, tuple[str | None, str | None]] = {}
+    for file in files:
+        try:
+            with open(os.path.join(root, file), "rb") as handle:
+                head = handle.read(_HEAD).decode("utf-8", "replace")
+        except OSError:
+            continue
+        dates[file] = (read_data_checked(head), read_sources_as_of(head))
+    return dates
 
 
 @functools.cache
 def checked_dates() -> dict[str, str]:
     """data file (relative to the data root) -> its data_checked; files without one are left out."""
-    dates = {path: read_data_checked(head) for path, head in _heads().items()}
-    return {path: checked for path, checked in dates.items() if checked}
+    return {path: checked for path, (checked, _) in _dates().items() if checked}
 
 
 @functools.cache
 def sources_dates() -> dict[str, str]:
     """component file (relative to the data root) -> its sources_as_of; files without one are left out."""
-    dates = {path: read_sources_as_of(head) for path, head in _heads().items() if path.startswith(COMPONENTS + "/")}
-    return {path: as_of for path, as_of in dates.items() if as_of}
+    return {path: as_of for path, (_, as_of) in _dates().items() if path.startswith(COMPONENTS + "/") and as_of}
 
 
 def data_checked() -> str:

@@ -37,6 +37,8 @@ _RESOURCE_FIELDS = frozenset({"resources", "bases"})
 
 @dataclass(frozen=True)
 class Context:
+    """The Helm chart or kustomization a file given belongs to, checked as a whole."""
+
     kind: str  # "Helm chart" or "kustomization"
     folder: str  # as it is analysed (the file's own spelling, up to the folder)
     real: str

@@ -49,8 +49,9 @@ class Manifest:
     _node: Any = field(repr=False)
     _body: Any = field(repr=False)
     # For an object read from a tool's output (a render, a build): its nodes' (line, column) there ->
-    # (line, column) in origin.path (sources/yaml/line_map.py). None: the nodes were read from that file.
-    line_map: Callable[[int, int], tuple[int, int]] | None = field(repr=False)
+    # (line, column) in origin.path, or (line, column, file) in the file that sets the value (a chart's
+    # values.yaml) (sources/yaml/line_map.py). None: the nodes were read from that file.
+    line_map: Callable[[int, int], tuple] | None = field(repr=False)
     # Composes a released node again (sources/files/retention.py); None while the node is held.
     _recompose: Callable[["Manifest"], Any] | None = field(repr=False)
     # A file a kustomization in the tree applies as a patch (sources/kustomize/patches.py): a partial
@@ -95,10 +96,12 @@ class Manifest:
         filled = self.filled_at(node)
         if filled is not None:
             return filled
-        line, column = node.start_mark.line + 1, node.start_mark.column + 1
+        line, column, path = node.start_mark.line + 1, node.start_mark.column + 1, self.origin.path
         if self.line_map is not None:
-            line, column = self.line_map(line, column)
-        return Origin(self.origin.path, line, column, self.origin.via)
+            placed = self.line_map(line, column)
+            line, column = placed[0], placed[1]
+            path = placed[2] if len(placed) > 2 else path  # set in another file: a chart's values.yaml
+        return Origin(path, line, column, self.origin.via)
 
     def filled_at(self, node: Any) -> Origin | None:
         """Where the value of a node Flux's post-build substitution filled in is set, when one entry sets it."""
@@ -132,6 +135,9 @@ def object_ref(kind: str, namespace: str | None, name: str | None) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Finding:
+    """One upgrade blocker, warning or notice: what breaks, at which object and line, at which minor, and
+    its fix."""
+
     rule_id: str
     severity: str  # "error" (blocks the target), "warning", or "notice" (worth knowing; never fails a scan)
     message: str

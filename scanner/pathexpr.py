@@ -79,6 +79,8 @@ class Match:
 
 @dataclass(frozen=True)
 class PathExpr:
+    """A compiled field path (`spec.template.spec.containers[*].image`): its text and its steps."""
+
     text: str
     steps: tuple[Step, ...]
 

@@ -43,6 +43,8 @@ class ReferenceField:
 
 @dataclass(frozen=True)
 class ReferenceFields:
+    """The fields that name an API (rules/references.yaml), by the kind of object that holds them."""
+
     fields: tuple[ReferenceField, ...]
     trees: dict[tuple[str, str], PathTree[ReferenceField]]  # (group, kind) of the holding object -> its fields
 

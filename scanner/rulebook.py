@@ -14,6 +14,8 @@ from scanner.versions import Minor, parse_minor
 
 @dataclass(frozen=True, slots=True)
 class ApiRule:
+    """A Kubernetes API's deprecation and removal (rules/core): the minors, the replacement, the source."""
+
     id: str
     api_version: str
     kind: str
@@ -54,7 +56,18 @@ class Successor:
 
 
 @dataclass(frozen=True, slots=True)
+class CsiMigration:
+    """The CSI driver that CSI migration sends an in-tree volume plugin's operations to."""
+
+    driver: str  # the CSIDriver object's name, e.g. ebs.csi.aws.com
+    on_by_default_in: Minor  # from then the in-tree provisioner provisions only through the driver
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
 class FieldRule:
+    """A field of an API that a minor deprecates or removes (rules/fields), and the paths it is found at."""
+
     id: str
     title: str
     deprecated_in: Minor | None  # None: deprecated, but the source names no minor
@@ -62,9 +75,11 @@ class FieldRule:
     replacement: str | None
     note: str
     source: str
+    csi_migration: CsiMigration | None = None
 
     @classmethod
     def from_data(cls, entry: dict) -> "FieldRule":
+        migration = entry.get("csi_migration")
         return cls(
             id=entry["id"],
             title=entry["title"],
@@ -73,6 +88,8 @@ class FieldRule:
             replacement=entry["replacement"],
             note=entry["note"],
             source=entry["source"],
+            csi_migration=CsiMigration(migration["driver"], parse_minor(migration["on_by_default_in"]),
+                                       migration["source"]) if migration else None,
         )
 
     def applies_at(self, target: Minor) -> bool:
@@ -90,6 +107,18 @@ class FieldCheck:
     unless: tuple[PathExpr, ...] = ()  # any of these present: the object already uses the replacement
     api_versions: frozenset[str] = frozenset()  # empty: every version of the kind
     entry: bool = False  # the path ends at a map entry (PathExpr.ends_at_entry): its key is what counts
+    provisioning: bool = False  # it names the in-tree provisioner: under CSI migration, no fallback
+
+    def breaks_in(self, driver_installed: bool = False) -> Minor | None:
+        """The first minor where what it matched stops working: with the rule's CSI driver installed,
+        none (CSI migration keeps it working); without, a provisioner already when migration is on by
+        default, anything else when the in-tree driver is gone."""
+        migration = self.rule.csi_migration
+        if migration is None:
+            return self.rule.removed_in
+        if driver_installed:
+            return None
+        return migration.on_by_default_in if self.provisioning else self.rule.removed_in
 
     def concerns(self, api_version: str, target: Minor) -> bool:
         return self.rule.applies_at(target) and (not self.api_versions or api_version in self.api_versions)
@@ -107,7 +136,7 @@ class FieldCheck:
 
 # One `match` of a field rule, compiled: the rule, its path, its `unless` paths, its `values` and
 # `apiVersions` (a tuple: each dataclass made costs every start of kubehop about 0.4 ms).
-_FieldMatch = tuple[FieldRule, PathExpr, tuple[PathExpr, ...], tuple[Glob, ...], frozenset[str]]
+_FieldMatch = tuple[FieldRule, PathExpr, tuple[PathExpr, ...], tuple[Glob, ...], frozenset[str], bool]
 
 
 class FieldRules:
@@ -131,8 +160,9 @@ class FieldRules:
 
 def _tree(matches: list[tuple[PathExpr, _FieldMatch]]) -> PathTree[FieldCheck]:
     tree: PathTree[FieldCheck] = PathTree()
-    for prefix, (rule, path, unless, values, api_versions) in matches:
-        check = FieldCheck(rule, values, tuple(prefix.then(u) for u in unless), api_versions, path.ends_at_entry)
+    for prefix, (rule, path, unless, values, api_versions, provisioning) in matches:
+        check = FieldCheck(rule, values, tuple(prefix.then(u) for u in unless), api_versions, path.ends_at_entry,
+                           provisioning)
         tree.add(prefix.then(path), check)
     return tree
 
@@ -150,9 +180,12 @@ def load_field_rules(extra_rules: tuple[Path, ...] = ()) -> FieldRules:
                 raise data.DataError(f"{where}: rule {rule.id} is defined twice")
             rules[rule.id] = rule
             for match in entry["match"]:
+                if match.get("provisioning") and rule.csi_migration is None:
+                    raise data.DataError(f"{where}: rule {rule.id}: `provisioning` needs the rule's csi_migration")
                 compiled = (rule, _compile(match["path"], f"{where}: {rule.id}"),
                             tuple(_compile(text, f"{where}: {rule.id}") for text in match.get("unless", ())),
-                            tuple(Glob(v) for v in match.get("values", ())), frozenset(match.get("apiVersions", ())))
+                            tuple(Glob(v) for v in match.get("values", ())), frozenset(match.get("apiVersions", ())),
+                            bool(match.get("provisioning")))
                 for key, prefix in _objects(match["object"], pod_templates):
                     matches.setdefault(key, []).append((prefix, compiled))
     return FieldRules(tuple(rules.values()), matches)
@@ -212,6 +245,8 @@ class ServedApis:
 
 @dataclass(frozen=True)
 class Rulebook:
+    """Every rule of a scan: the API rules, the APIs each minor serves, the field rules, the minors known."""
+
     checked: str
     oldest: Minor
     newest: Minor

@@ -23,6 +23,8 @@ _EXPECTED = "expected '# kubehop: ignore[rule-id, ...] -- reason'"
 
 @dataclass(frozen=True, slots=True)
 class Suppression:
+    """A `# kubehop: ignore[...]` comment: the lines it covers, the rules it silences, and why."""
+
     path: str
     line: int  # where the comment is
     last_line: int  # the same line, or the end of the document it heads

@@ -47,7 +47,8 @@ def test_every_place_a_tree_pins_a_client_is_read():
     assert {where: (f["object"]["name"], f["breaks_in"], f["severity"]) for where, f in found.items()} == {
         # a CronJob's kubectl image: 1.25 fits 1.26, not 1.27
         ("apps/maintenance/restart.yaml", 16): ("kubectl v1.25.4", "1.27", "warning"),
-        # a GitHub Actions step: 1.27.3 is a minor ahead of 1.26, fits 1.28, not 1.29
+        # a GitHub Actions step of a job that diffs against the cluster: 1.27.3 is a minor ahead of 1.26,
+        # fits 1.28, not 1.29
         (".github/workflows/validate.yaml", 12): ("kubectl v1.27.3", "1.29", "warning"),
         # .tool-versions: kubectl 1.28 is two minors ahead of 1.26 already; helm 4.3 is past the policy's table
         (".tool-versions", 1): ("kubectl 1.28.2", "1.26", "warning"),

@@ -283,3 +283,25 @@ def test_a_library_warning_reaches_standard_error_printable(tmp_path, monkeypatc
     done = invoke(["fix", "--no-config", "--target", "1.36", "."], tmp_path, {"NO_COLOR": "1"})
     assert log_problems(done.stderr) == []
     assert done.stderr.startswith(f"kubehop: warning: UserWarning: quoting the tree:\\n{shown(HOSTILE)}\n")
+
+
+def test_text_that_is_printable_holds_nothing_printable_escapes():
+    """printable() passes a text str.isprintable() passes as it is, without its pattern (compiled only
+    for a text that needs it): that holds only while no character it escapes is printable to Python."""
+    from scanner.report.plain import UNSAFE
+
+    assert [hex(code) for code in UNSAFE if chr(code).isprintable()] == []
+
+
+def test_printable_and_log_json_escape_as_their_patterns_do():
+    """The shortcuts (printable text, ASCII JSON without DEL) change no output: each character up to
+    U+3000, the surrogates and a few beyond, alone and inside text, comes out as the patterns make it."""
+    from scanner.report.plain import _escaped, _json_unsafe, _unsafe, log_json
+
+    codes = [*range(0x3000), *range(0xD800, 0xE000), 0xFEFF, 0xFFFD, 0x1F600, 0xE0001, 0x10FFFF]
+    for code in codes:
+        for text in (chr(code), f"name-{chr(code)}-x"):
+            assert printable(text) == _unsafe().sub(_escaped, text), hex(code)
+            raw = json.dumps({"name": text}, indent=2, ensure_ascii=False)
+            expected = _json_unsafe().sub(lambda m: f"\\u{ord(m.group(0)):04x}", raw).replace("##[", "##\\u005b")
+            assert log_json({"name": text}) == expected + "\n", hex(code)

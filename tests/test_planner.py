@@ -130,6 +130,20 @@ def test_a_pin_that_matches_no_known_release_is_reported_not_planned():
     assert plan.components[0].start is None
 
 
+def test_a_chart_version_past_the_chart_lines_the_data_maps_says_where_they_end():
+    """kube-vip's chart lines end at 0.9 (kube-vip 1.0) while its releases go on to 1.2: a chart 0.11.0
+    pin is unknown because its chart line is, which 'the newest release is 1.2' alone does not say."""
+    newer = store()
+    newer["releases"].append(release("1.10", "1.27", "1.34"))
+    book = catalog([newer])
+    [problem] = plan_for(book, [pinned(book, "store", "8.1.0")], "1.31", "1.32").windows[0].problems
+    assert ("(the newest release kubehop knows is 1.10; the newest chart line it maps is 7, which ships 1.9: "
+            "a chart version past it is unknown); its moves cannot be planned") in problem.message
+    [problem] = plan_for(book, [pinned(book, "store", "v1.12.0", chart=False, source="image")],
+                         "1.31", "1.32").windows[0].problems
+    assert "chart line" not in problem.message  # an image tag is the app's own version
+
+
 def test_a_range_is_planned_from_the_newest_release_it_admits():
     """Flux, Argo CD and helm dependency update install the newest release a range admits (seed 002:
     Longhorn ">=1.7.0 <1.8.0" runs 1.7.3, CNPG ">=0.22.0 <1.0.0" runs chart 0.29.0)."""

@@ -84,11 +84,12 @@ def test_field_findings_of_a_render_point_at_the_template_lines(tmp_path):
     template = str(chart / "templates" / "daemonset.yaml")
     code, report = scan_json("--target", "1.36", str(chart), env=env)
     found = {f["rule"]: (f["file"], f["line"], f["column"]) for f in report["findings"]}
-    # The literal annotation at its own line; the toleration, written by values.yaml, at the key that
-    # takes it in the template (the nearest line of the object helm's output has a counterpart for).
+    # The literal annotation at its own line; the toleration, which `toYaml .Values.tolerations` prints,
+    # at the line of values.yaml that sets it: the line a person edits.
     assert found["field/annotation/critical-pod"] == (template, 20, 9)
-    assert found["field/node-label/master-role"][:2] == (template, 25)
-    assert line_of(template, 25).strip() == "tolerations:"
+    values = str(chart / "values.yaml")
+    assert found["field/node-label/master-role"] == (values, 4, 5)
+    assert line_of(values, 4).strip() == "- key: node-role.kubernetes.io/master"
 
 
 def test_a_finding_never_points_outside_its_object():
@@ -202,3 +203,106 @@ def test_field_findings_of_a_release_secret_point_at_the_secret(tmp_path):
 @pytest.fixture(autouse=True)
 def _empty(tmp_path):
     (tmp_path / "empty").mkdir()
+
+
+STORAGE_CLASS_TEMPLATE = """\
+{{- if .Values.gp2.enabled }}
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: gp2
+  annotations:
+    {{- with .Values.gp2.annotations }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+parameters:
+  {{- .Values.gp2.parameters | toYaml | nindent 2 }}
+  fsType: {{ .Values.fsType }}
+{{ .Values.gp2.spec | toYaml }}
+{{- end }}
+"""
+STORAGE_CLASS_VALUES = """\
+fsType: ext4
+gp2:
+  enabled: true
+  annotations:
+    storageclass.kubernetes.io/is-default-class: "false"
+  parameters:
+    type: gp2
+  spec:
+    provisioner: kubernetes.io/aws-ebs
+    reclaimPolicy: Delete
+"""
+STORAGE_CLASS_OUTPUT = """\
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: gp2
+  annotations:
+    storageclass.kubernetes.io/is-default-class: "false"
+parameters:
+  type: gp2
+  fsType: ext4
+provisioner: kubernetes.io/aws-ebs
+reclaimPolicy: Delete
+---
+""".split("\n")
+
+
+def storage_class_chart(root: Path, template: str = STORAGE_CLASS_TEMPLATE, folder: str = "templates") -> tuple:
+    chart = root / "ebs"
+    (chart / folder).mkdir(parents=True)
+    (chart / "values.yaml").write_text(STORAGE_CLASS_VALUES)
+    (chart / folder / "gp2.yaml").write_text(template)
+    return chart, str(chart / folder / "gp2.yaml")
+
+
+def values_line(chart: Path, line: int) -> str:
+    return (chart / "values.yaml").read_text().split("\n")[line - 1].strip()
+
+
+def test_what_to_yaml_prints_from_values_points_at_the_values_line(tmp_path):
+    from scanner.sources.helm.values_lines import ValuesLines
+
+    chart, template = storage_class_chart(tmp_path)
+    where = aligned(STORAGE_CLASS_OUTPUT, 1, 12, template, 2, ValuesLines(str(chart), template))
+    line, column, path = where(10, 1)  # provisioner, from `{{ .Values.gp2.spec | toYaml }}`
+    assert path == str(chart / "values.yaml") and values_line(chart, line) == "provisioner: kubernetes.io/aws-ebs"
+    assert column == 5
+    assert values_line(chart, where(11, 16)[0]) == "reclaimPolicy: Delete"
+    assert values_line(chart, where(8, 3)[0]) == "type: gp2"  # under parameters, the template's own key
+    # `with .Values.gp2.annotations` then `toYaml .`: the annotation, at its values line
+    assert values_line(chart, where(6, 5)[0]) == 'storageclass.kubernetes.io/is-default-class: "false"'
+    # `fsType: {{ .Values.fsType }}`: the key is the template's, the value values.yaml's
+    assert where(9, 3) == (12, 3)
+    assert where(9, 11)[2] == str(chart / "values.yaml") and values_line(chart, where(9, 11)[0]) == "fsType: ext4"
+    # What the template writes itself stays at its template line
+    assert where(3, 1) == (4, 1) and where(7, 1) == (10, 1)
+
+
+def test_a_value_the_values_files_do_not_hold_stays_at_the_template(tmp_path):
+    """Inline values of a release (a Flux HelmRelease's) have no file here; a subchart's values nest
+    under its parent's; a value that is not what values.yaml says came from elsewhere."""
+    from scanner.sources.helm.values_lines import ValuesLines
+
+    chart, template = storage_class_chart(tmp_path)
+    inline = "gp2:\n  spec:\n    provisioner: kubernetes.io/aws-ebs\n"
+    where = aligned(STORAGE_CLASS_OUTPUT, 1, 12, template, 2, ValuesLines(str(chart), template, inline=[inline]))
+    assert len(where(10, 1)) == 2 and where(8, 3)[2] == str(chart / "values.yaml")  # only what inline sets stays
+    other = [text.replace("kubernetes.io/aws-ebs", "kubernetes.io/gce-pd") for text in STORAGE_CLASS_OUTPUT]
+    where = aligned(other, 1, 12, template, 2, ValuesLines(str(chart), template))
+    assert len(where(10, 1)) == 2
+    sub, sub_template = storage_class_chart(tmp_path / "parent", folder="charts/ebs/templates")
+    where = aligned(STORAGE_CLASS_OUTPUT, 1, 12, sub_template, 2, ValuesLines(str(sub), sub_template))
+    assert len(where(10, 1)) == 2
+
+
+def test_a_later_values_file_that_sets_the_value_is_the_line_to_edit(tmp_path):
+    from scanner.sources.helm.values_lines import ValuesLines
+
+    chart, template = storage_class_chart(tmp_path)
+    prod = tmp_path / "prod.yaml"
+    prod.write_text("gp2:\n  spec:\n    reclaimPolicy: Delete\n")
+    where = aligned(STORAGE_CLASS_OUTPUT, 1, 12, template, 2, ValuesLines(str(chart), template, [str(prod)]))
+    assert where(11, 1) == (3, 5, str(prod))
+    assert where(10, 1)[2] == str(chart / "values.yaml")

@@ -14,7 +14,8 @@ from conftest import REPO
 REMOVED = "apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata:\n  name: web\nspec: {}\n"
 # Prefixes of what a plain file given alone never needs.
 NEVER = ("scanner.sources.helm", "scanner.sources.kustomize", "scanner.sources.tools", "scanner.sources.releases",
-         "scanner.cli_plan", "scanner.cli_tools", "scanner.fix", "scanner.plan", "scanner.client_calls", "jsonschema")
+         "scanner.cli_plan", "scanner.cli_tools", "scanner.fix", "scanner.plan", "scanner.client_calls", "jsonschema",
+         "scanner.config_rules")
 
 _MODULES_AFTER_MAIN = """
 import atexit, json, sys

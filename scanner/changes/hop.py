@@ -65,7 +65,7 @@ def version_variables(pins: Sequence[ClusterPin], source: Minor, target: Minor, 
     """Cluster version variables that say the cluster runs `source`, set to `target`'s newest known patch."""
     edits = []
     for pin in pins:
-        if not pin.what.startswith("variable ") or pin.minor != source:
+        if not pin.is_variable or pin.minor != source:
             continue
         place = where(pin.origin.path, pin.origin.line, pin.origin.column)
         release = newest_patch(pin.distro or "kubernetes", target)

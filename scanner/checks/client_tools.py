@@ -2,6 +2,9 @@
 kubectl outside its skew of the API server, helm outside the minors its release supports, and a flux
 CLI whose own Flux release (what `flux install` and `flux bootstrap` write) does not support the
 hop. Each is a warning at the first hop where the pin leaves the window, at the line of the pin.
+A CI job's pin is held against the hops only when its job reaches the cluster, or kubehop cannot
+tell (ToolPin.job, sources/cluster/ci_jobs.py): a job that only renders, or talks only to a kind
+cluster of its own, is bound by no skew of the cluster kubehop plans.
 """
 
 from __future__ import annotations
@@ -11,8 +14,8 @@ from typing import Iterable, Sequence
 
 from scanner.checks.context import TREE, RuleInfo, Rules, ScanContext
 from scanner.cluster_config import ToolPin
-from scanner.config_rules import ClientTool, client_tools
 from scanner.model import Finding, Manifest
+from scanner.tool_rules import ClientTool, client_tools
 from scanner.versions import Minor
 
 SKEW = "client-tool/kubectl-skew"
@@ -47,8 +50,8 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
     tools, seen = client_tools(), set()
     for pin in context.tool_pins:
         tool, version = tools.get(pin.tool), _version(pin.version)
-        if tool is None or version is None:
-            continue
+        if tool is None or version is None or (pin.job is not None and not pin.job.judged):
+            continue  # a CI job that reaches no cluster kubehop plans is bound by no skew of it
         if tool.skew is not None:
             finding = _skew(pin, tool, Minor(*version), hops, context.current)
         elif tool.ranges:

@@ -2,19 +2,23 @@
 locked feature gates, removed flags and admission plugins, configuration versions and scheduler
 plugins a component no longer reads, and settings it deprecates; each at the line of the flag or
 field, at the hop where it breaks. The settings come from the sources (sources/cluster/settings.py);
-the facts from rules/cluster-config/ (scanner.config_rules).
+the facts from rules/cluster-config/ (scanner.config_rules), imported by the functions that read them:
+a tree that configures no component (a pre-commit hook's run on a manifest) creates none of their
+classes.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from scanner.checks.context import TREE, RuleInfo, Rules, ScanContext
 from scanner.cluster_config import ADMISSION_PLUGIN, CONFIG_FIELD, CONFIG_VERSION, FEATURE_GATE, FLAG, NODE_FILE, \
     RUNTIME_CONFIG, SCHEDULER_PLUGIN, Setting
-from scanner.config_rules import ConfigRules, Gate, config_rules
 from scanner.model import Finding, Manifest
 from scanner.versions import Minor
+
+if TYPE_CHECKING:
+    from scanner.config_rules import ConfigRules, Gate
 
 GATE_REMOVED = "cluster-config/feature-gate-removed"
 GATE_LOCKED = "cluster-config/feature-gate-locked"
@@ -31,6 +35,8 @@ SCOPE = TREE
 def _rules(_rulebook) -> dict[str, RuleInfo]:
     """Each rule and its severity once it applies; the page that answers it, where one page does (a
     finding names the source of its own gate, flag or version)."""
+    from scanner.config_rules import config_rules  # here: see the module's docstring
+
     rules = config_rules()
     semantics, runtime_config = rules.gate_semantics, rules.runtime_config_source
     return {
@@ -66,6 +72,8 @@ RULES = Rules(_rules)
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:
     if not context.cluster_config:
         return  # the common case: the facts are read only for a tree that configures a component
+    from scanner.config_rules import config_rules  # here: see the module's docstring
+
     rules = config_rules()
     readers = {FEATURE_GATE: _gate, FLAG: _flag, ADMISSION_PLUGIN: _admission_plugin, CONFIG_VERSION: _config_version,
                SCHEDULER_PLUGIN: _scheduler_plugin, CONFIG_FIELD: _setting, NODE_FILE: _node_file}

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ScanContext:
+    """What the analysis hands every check: the target and current minors, the rulebook and what the tree
+    holds."""
+
     target: Minor
     rulebook: Rulebook
     current: Minor | None = None  # --from: the minor the cluster runs today

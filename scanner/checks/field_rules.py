@@ -10,10 +10,11 @@ from typing import Iterable, Sequence
 
 from scanner.checks.context import OBJECT, RuleInfo, Rules, ScanContext
 from scanner.checks.findings import minors_said, rule_finding
-from scanner.model import Finding, Manifest
+from scanner.model import Finding, Manifest, Origin
 from scanner.pathexpr import Match
 from scanner.rulebook import FieldCheck, FieldRule, Rulebook
 from scanner.nodes import scalar
+from scanner.versions import Minor
 
 SCOPE = OBJECT
 
@@ -51,14 +52,36 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
 
 def _finding(manifest: Manifest, field_check: FieldCheck, match: Match, context: ScanContext) -> Finding:
     rule = field_check.rule
-    removed = rule.removed_in is not None and rule.removed_in <= context.target
-    return rule_finding(manifest, rule, removed, f"{match.where}: {_verdict(rule, removed)}",
-                        manifest.origin_at(match.key), fix=f"use {rule.replacement}" if rule.replacement else None)
+    # Whether the tree installs a CSI migration's driver is known once the whole tree is read: these
+    # findings say it is not, and scanner.checks.csi_drivers settles them (installed_drivers).
+    breaks = field_check.breaks_in()
+    removed = breaks is not None and breaks <= context.target
+    return rule_finding(manifest, rule, removed, f"{match.where}: {verdict(field_check, breaks, removed)}",
+                        _origin(manifest, field_check, match), breaks_in=breaks,
+                        fix=f"use {rule.replacement}" if rule.replacement else None)
 
 
-def _verdict(rule: FieldRule, removed: bool) -> str:
+def _origin(manifest: Manifest, field_check: FieldCheck, match: Match) -> Origin:
+    """The key's line; for a rule about a value (a provisioner's name) set in another file than the key
+    (a chart's values.yaml, not the template that prints it: sources/helm/values_lines.py), the value's."""
+    at = manifest.origin_at(match.key)
+    if field_check.values and match.node is not match.key:
+        value_at = manifest.origin_at(match.node)
+        if value_at.path != at.path:
+            return value_at
+    return at
+
+
+def verdict(field_check: FieldCheck, breaks: Minor | None, removed: bool) -> str:
+    """What a finding of `field_check` says of what it matched, the rule's CSI driver not in the tree."""
+    rule, migration = field_check.rule, field_check.rule.csi_migration
+    unless = "" if migration is None else \
+        f" unless the {migration.driver} CSI driver is installed on the cluster (kubehop sees none in the tree)"
     if removed:
-        return f"{rule.title} does not work from Kubernetes {rule.removed_in}"
+        if migration is not None and field_check.provisioning:
+            return (f"{rule.title} provisions nothing from Kubernetes {breaks} (CSI migration, on by default from "
+                    f"then, has no in-tree fallback for provisioning){unless}")
+        return f"{rule.title} does not work from Kubernetes {breaks}{unless}"
     since = f" since {rule.deprecated_in}" if rule.deprecated_in else ""
-    until = f" and stops working in {rule.removed_in}" if rule.removed_in else ""
+    until = f" and stops working in {breaks}{unless}" if breaks else ""
     return f"{rule.title} is deprecated{since}{until}"

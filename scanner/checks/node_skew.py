@@ -45,6 +45,8 @@ RULES = Rules(_rules)
 
 @dataclass(frozen=True)
 class SkewPolicy:
+    """Kubernetes' version skew policy (rules/lifecycle/version-skew.yaml)."""
+
     apiserver_max_skew: int
     kubelet_newer_allowed: bool
     kubelet_max_older: tuple[tuple[Minor, int], ...]  # (kubelet from, minors), newest first
@@ -92,6 +94,8 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
 
 @dataclass(frozen=True)
 class _Blocker:
+    """The first hop a node's kubelet blocks, and the kubelet version that clears it."""
+
     hop: Minor  # the first hop of the API server the node blocks
     rule_id: str
     needed: Minor | None  # the kubelet version that clears it (None: the API server must move)

@@ -20,6 +20,8 @@ from scanner.components.release import Release, placeholder, release_key  # noqa
 
 @dataclass(frozen=True)
 class Chart:
+    """A Helm chart that installs a component, and the repositories it is published in."""
+
     name: str
     repositories: tuple[str, ...] = ()
 
@@ -37,6 +39,8 @@ class Generated:
 
 @dataclass(frozen=True)
 class Component:
+    """A component of compat-matrix/: how the tree shows it (detection) and its releases."""
+
     name: str
     title: str
     one_minor_at_a_time: bool | None  # None: unknown
@@ -150,6 +154,8 @@ class Component:
 
 @dataclass(frozen=True)
 class CrdRule:
+    """An API of a component's CRD that a release deprecates or removes (rules/crds)."""
+
     component: str
     id: str
     api_version: str
@@ -172,6 +178,8 @@ class CrdRule:
 
 @dataclass(frozen=True)
 class HopNote:
+    """What a distribution says of a hop to one minor (rules/hop-notes)."""
+
     distro: str
     minor: Minor
     title: str
@@ -182,6 +190,8 @@ class HopNote:
 
 @dataclass(frozen=True)
 class Catalog:
+    """Every component, CRD rule and hop note of the data."""
+
     components: dict[str, Component]
     crd_rules: tuple[CrdRule, ...] = ()
     hop_notes: dict[str, tuple[HopNote, ...]] = field(default_factory=dict)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from typing import Any, Iterable, Iterator, Sequence
 
 from yaml.nodes import MappingNode
@@ -17,6 +16,7 @@ from scanner.nodes import mapping_get, scalar, value_at
 from scanner.orders.read import UpgradeOrder, cluster_pins, read_orders
 from scanner.orders.version import distro_of
 from scanner.sources.cluster.talos import is_talconfig
+from scanner.sources.cluster.version_lines import renovate_tracks
 from scanner.sources.files.walk import read_file
 from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, compose_documents
 from scanner.versions import parse_minor
@@ -64,7 +64,7 @@ def cluster_variables(node: Any, path: str) -> Iterator[ClusterPin]:
                     continue
                 if rule.get("tracked_by"):
                     lines = _lines(path) if lines is None else lines
-                    if not tracked(lines, key.start_mark.line, rule["tracked_by"]):
+                    if not renovate_tracks(lines, key.start_mark.line, rule["tracked_by"]):
                         continue  # not kept current by the repository: a leftover, not the cluster's version
                 pin = version_pin(scalar(value), origin_of(path, value), f"variable {key.value}")
                 if pin:
@@ -77,16 +77,6 @@ def variable_rules(file_name: str, node: Any = None) -> list[dict]:
     return [v for v in _cluster_version_rules()["variables"]
             if file_name in v.get("files", (file_name,))
             or (v.get("shape") == "talconfig" and node is not None and is_talconfig(node))]
-
-
-def tracked(lines: Sequence[str], line: int, names: Sequence[str]) -> bool:
-    """A Renovate comment on line `line` (0-based: the key's) or the one above names one of `names` as
-    what it tracks (`depName=ghcr.io/siderolabs/kubelet`, `github-releases=kubernetes/kubernetes`)."""
-    for text in lines[max(line - 1, 0):line + 1]:
-        comment = text.partition("#")[2] if "renovate:" in text.partition("#")[2] else ""
-        if any(re.search(rf"(?:^|[=\s]){re.escape(name)}(?:$|[\s\"'])", comment) for name in names):
-            return True
-    return False
 
 
 def _lines(path: str) -> list[str]:

@@ -19,7 +19,7 @@ from scanner.semver import parse_version
 from scanner.components.unlisted import known_url, remote_ref
 from scanner.components.values import kustomize_values
 from scanner.guard import unexpected
-from scanner.model import Diagnostic
+from scanner.model import Diagnostic, Origin
 from scanner.nodes import mapping_get, scalar, sequence_items
 from scanner.sources.files.walk import KUSTOMIZATION_FILES
 
@@ -164,6 +164,17 @@ def _named_first(stem: str, catalog: Catalog):
     if component is not None and "chart" in stem.split("-") and component.chart_lines is not None:
         return None
     return component
+
+
+def manifest_url_pins(urls: Iterable[tuple[str, Origin]], catalog: Catalog,
+                      what: str = "Talos extraManifests URL") -> Iterator[Detection]:
+    """The components whose release URLs Talos is given to apply (a machine-configuration template's
+    cluster.extraManifests): each URL's version is a pin, as a kustomization's remote resource is."""
+    for url, origin in urls:
+        version = remote_version(url) if "://" in url else None
+        component = known_url(url, catalog) if version else None
+        if component is not None:
+            yield detection(component, version, False, origin, "url", f"{what} {url}")
 
 
 def _release_urls(key: Any, value: Any, path: str, catalog: Catalog) -> Iterator[Detection]:

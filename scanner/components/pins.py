@@ -27,6 +27,8 @@ _STAMPED = ("label", "image")
 
 @dataclass(frozen=True)
 class Detection:
+    """A component the tree installs, at the version it pins and the line to edit."""
+
     component: str
     pin: str  # as written: "1.16.5", ">=1.7.0 <1.8.0", "3.3.x"
     # The known releases the pin can install, oldest first; empty when none is known.
@@ -49,11 +51,25 @@ class Detection:
 
 @dataclass(frozen=True)
 class ClusterPin:
+    """A version of the cluster itself, where it is written: an upgrade order, a version variable, a saved
+    `kubectl version`."""
+
     version: str
     minor: Minor
     distro: str | None
     origin: Origin
     what: str
+
+    @property
+    def is_variable(self) -> bool:
+        """A version the tree's files set for the cluster to be made with (a variable, the kubelet image of a
+        machine-configuration template), rather than an upgrade order: ranked after the orders, and what
+        `plan --fix` sets to each hop's minor."""
+        return self.what.startswith(VARIABLE_PREFIXES)
+
+
+# How a variable pin's `what` starts: "variable k3s_version", "kubelet image ghcr.io/siderolabs/kubelet".
+VARIABLE_PREFIXES = ("variable ", "kubelet image ")
 
 
 def by_component(detections: Iterable[Detection]) -> dict[str, list[Detection]]:

@@ -31,6 +31,8 @@ def placeholder(version: str) -> bool:
 
 @dataclass(frozen=True)
 class Release:
+    """One release of a component and the Kubernetes minors it supports, as its source states them."""
+
     version: str
     released: str | None
     min: Minor | None  # of the .0 release; None: the project states no bound (unknown, not "any")

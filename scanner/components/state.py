@@ -160,8 +160,20 @@ def _unresolved(state: ComponentState) -> str:
         lines = component.chart_lines_of(last.version) if component.chart_lines else None
         named = f"{last.version} (chart {lines})" if lines else last.version  # pins may be chart versions
         newest = f" (the newest release kubehop knows is {named}" + \
-                 (f", released {last.released})" if last.released else ")")
+                 (f", released {last.released}" if last.released else "") + _newest_chart_line(state) + ")"
     return f"{component.title}: no known release matches {pins}{newest}; its moves cannot be planned"
+
+
+def _newest_chart_line(state: ComponentState) -> str:
+    """For chart-version pins of a chart versioned apart from its app: the newest chart line the data
+    maps, which a chart version past it is not (kube-vip chart 0.11.0, where the lines end at 0.9)."""
+    lines = state.component.chart_lines
+    if not lines or not any(d.source == "chart" for d in state.detections):
+        return ""
+    line, app = max(lines, key=lambda entry: tuple(int(part) for part in entry[0].split(".")))
+    if app == state.component.releases[-1].version:
+        return ""  # named with the newest release already: "1.13 (chart 1.45–1.46)"
+    return f"; the newest chart line it maps is {line}, which ships {app}: a chart version past it is unknown"
 
 
 def _resolve_hop(hop: Hop, states: dict[str, ComponentState], releases: dict[str, Release], judged: set[str],

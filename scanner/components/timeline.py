@@ -35,6 +35,8 @@ NO_DATA = "no-data"  # the tree deploys it and no data file names it: every hop 
 
 @dataclass(frozen=True)
 class Step:
+    """A component's move from one release to another, before a hop."""
+
     component: Component
     source: Release
     target: Release
@@ -49,6 +51,8 @@ class Step:
 
 @dataclass(frozen=True)
 class Problem:
+    """What a component's support or move says of a hop (a blocker, an unknown, a warning)."""
+
     severity: str  # BLOCKER, UNKNOWN or WARNING, after the --unknown policy
     component: str | None
     message: str
@@ -69,6 +73,8 @@ class Problem:
 
 @dataclass(frozen=True)
 class Migration:
+    """Objects of a CRD API a component's release drops, and the move that drops it."""
+
     rule: CrdRule
     objects: tuple[Manifest, ...]
     # The move that crosses the release dropping the API; None: the pinned release already dropped it.

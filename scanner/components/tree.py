@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class TreeComponents:
+    """The components and cluster versions the tree pins, with what reading them found."""
+
     detections: list[Detection] = field(default_factory=list)
     cluster: list[ClusterPin] = field(default_factory=list)
     manifests: list[Manifest] = field(default_factory=list)

@@ -28,6 +28,7 @@ from scanner.model import Manifest, Origin
 from scanner.nodes import construct, mapping_get, scalar, sequence_items, value_at
 from scanner.sources.files.walk import KUSTOMIZATION_FILES, read_file
 from scanner.containment import leaves, repository_root
+from scanner.paths import repo_path
 
 SET, NOT_SET, UNREAD = True, False, None
 _DEFAULT_VALUES_KEY = "values.yaml"
@@ -59,6 +60,8 @@ class Layer:
 
 @dataclass(frozen=True)
 class ReleaseValues:
+    """The values a release installs its chart with, as layers merged in order."""
+
     layers: tuple[Layer, ...] = ()  # in the order the installer merges them: the last one wins
 
     def setting(self, path: str) -> tuple[bool | None, str]:
@@ -345,21 +348,22 @@ def _file_layer(folder: str, name: str, root: str) -> Layer:
     path = os.path.normpath(os.path.join(folder, name))
     if "://" in name:
         return Layer(path, unread=f"values file {name} is remote; not read")
-    return Layer(f"values file {path}", file=(folder, name, root))
+    return Layer(f"values file {repo_path(path)}", file=(folder, name, root))
 
 
 def _read_file_layer(folder: str, name: str, root: str) -> Layer:
     path = os.path.normpath(os.path.join(folder, name))
+    shown = repo_path(path)  # as every report names a file
     why = leaves(name, folder or ".", root)  # as every path the tree names (scanner.containment)
     if why:
-        return Layer(path, unread=f"values file {path} {why}; not read")
+        return Layer(path, unread=f"values file {shown} {why}; not read")
     text, problem = read_file(path)
     if text is None:
-        return Layer(path, unread=f"values file {path}: {problem.message if problem else 'not read'}")
+        return Layer(path, unread=f"values file {shown}: {problem.message if problem else 'not read'}")
     if len(text) > _MAX_VALUES_BYTES:
-        return Layer(path, unread=f"values file {path} is over 4 MiB; not read")
+        return Layer(path, unread=f"values file {shown} is over 4 MiB; not read")
     try:  # composed, so that each value knows its line in the file
         node = yaml.compose(text, Loader=_Loader)
     except yaml.YAMLError:
-        return Layer(path, unread=f"values file {path} is not valid YAML; not read")
-    return _node_layer(node, f"values file {path}", lambda at: Origin(path, at.start_mark.line + 1, at.start_mark.column + 1))
+        return Layer(path, unread=f"values file {shown} is not valid YAML; not read")
+    return _node_layer(node, f"values file {shown}", lambda at: Origin(path, at.start_mark.line + 1, at.start_mark.column + 1))

@@ -14,6 +14,8 @@ CONTROL_PLANE, WORKER = "control-plane", "worker"
 
 @dataclass(frozen=True)
 class MaxUnavailable:
+    """Where an upgrade order says how many nodes may be down at once, and its default."""
+
     path: tuple[str, ...]
     default: int
     ceiling_percent: int
@@ -23,6 +25,8 @@ class MaxUnavailable:
 
 @dataclass(frozen=True)
 class OrderKind:
+    """A kind of upgrade order (rules/upgrade-orders.yaml): where it keeps its version, role and channel."""
+
     family: str  # "yaki", "system-upgrade", "cluster-api"
     kind: str
     api_versions: tuple[str, ...]

@@ -29,12 +29,16 @@ _CAPI_CLUSTER = ("cluster.x-k8s.io", "Cluster")
 
 @dataclass(frozen=True)
 class Prepare:
+    """An upgrade order's prepare step, and the order it waits for."""
+
     waits_for: str | None  # the Plan the prepare step waits for; None: it waits for none
     origin: Origin
 
 
 @dataclass(frozen=True)
 class UpgradeOrder:
+    """An upgrade order of the tree: its kind, the role it upgrades and the version it moves to."""
+
     manifest: Manifest
     kind: OrderKind
     role: str | None  # CONTROL_PLANE, WORKER, or None when the object does not say

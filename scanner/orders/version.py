@@ -16,6 +16,8 @@ _BUILD_NUMBER = re.compile(r"(?<!\d)(\d{1,18})$")
 
 @dataclass(frozen=True)
 class OrderVersion:
+    """The version an upgrade order names, as its distribution writes it (v1.33.4+k3s1)."""
+
     text: str  # as written
     minor: Minor
     patch: int | None  # None: only the minor is named (v1.33)

@@ -13,6 +13,7 @@ SARIF message text (scanner.report.sarif), a patch's file names (scanner.report.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -47,14 +48,27 @@ def _char_class(codes: list[int]) -> re.Pattern:
                                     for first, last in ranges) + "]")
 
 
-_UNSAFE = _char_class(UNSAFE)
-# What JSON text may hold raw: json.dumps escapes C0 controls in strings itself, and its raw newlines are its own.
-_JSON_UNSAFE = _char_class([code for code in UNSAFE if code >= 0x20])
+# The classes are compiled the first time a text needs them, not at import: a class reaching past
+# Latin-1 makes re build a map of 65,536 characters (3 ms, a fiftieth of a one-file run), and most
+# text needs neither. Each character of UNSAFE is a control, a format character, a line or paragraph
+# separator or a surrogate, none of which str.isprintable() passes (tests/test_hostile_output.py): a
+# printable text holds none of them.
+@functools.cache
+def _unsafe() -> re.Pattern:
+    return _char_class(UNSAFE)
+
+
+@functools.cache
+def _json_unsafe() -> re.Pattern:
+    """What JSON text may not hold raw: json.dumps escapes C0 controls in strings itself, and its raw
+    newlines are its own."""
+    return _char_class([code for code in UNSAFE if code >= 0x20])
 
 
 def printable(text: object) -> str:
     """`text` on one line, with nothing a terminal or a log reader would act on."""
-    return _UNSAFE.sub(_escaped, str(text))
+    text = str(text)
+    return text if text.isprintable() else _unsafe().sub(_escaped, text)
 
 
 def _escaped(match: re.Match) -> str:
@@ -85,7 +99,8 @@ def log_json(document: object, indent: int | None = 2, ensure_ascii: bool = Fals
     would escape is written as a \\u escape, and so is the `[` of `##[` (JSON's own syntax is ASCII
     and holds no `#`, so both can only be inside a string, where the escape means the character)."""
     text = json_text.dumps(document, indent=indent, ensure_ascii=ensure_ascii)
-    text = _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    if not text.isascii() or "\x7f" in text:  # ASCII text holds no character of UNSAFE from 0x20 on but DEL
+        text = _json_unsafe().sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
     return text.replace("##[", "##\\u005b") + "\n"
 
 

@@ -48,6 +48,8 @@ RENDERED = "rendered"  # read after `before_render`: rendered, built, or what a 
 
 @dataclass(frozen=True)
 class Source:
+    """A source as the registry knows it: what it claims, the module that reads it, its stage."""
+
     name: str
     module: str  # whose read(items, so_far, reading) reads what it claims
     stage: str  # PLAIN or RENDERED

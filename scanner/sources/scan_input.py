@@ -15,6 +15,8 @@ from scanner.suppress import Suppression
 
 @dataclass
 class ScanInput:
+    """What the sources read from the paths given: the manifests and everything found beside them."""
+
     manifests: list[Manifest] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     # Charts, kustomizations and files holding template syntax that were not rendered, with the reason.

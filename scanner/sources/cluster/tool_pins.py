@@ -2,10 +2,11 @@
 each pin, and the node files K3s and RKE2 read as they are (rules/cluster-config/config-apis.yaml).
 
 Two readers: `pins_in_documents` takes what a YAML or JSON file gave as it is read (aqua.yaml
-packages, GitHub Actions steps, devcontainer.json features and build args, the images of Jobs and
-CronJobs); `read_tool_files` walks the tree for the files the manifest walk does not read
-(.tool-versions, mise TOML, env files, Dockerfiles, containerd config templates), and the OpenTofu/Terraform
-.tfvars files whose assignments may set the cluster's own version (tfvars.py).
+packages, GitHub Actions steps with whether their job reaches a cluster, devcontainer.json features
+and build args, the images of Jobs and CronJobs); `read_tool_files` walks the tree for the files the
+manifest walk does not read (.tool-versions, mise TOML, env files, Dockerfiles, containerd config
+templates), and the files that may set the cluster's own version: OpenTofu/Terraform .tfvars
+(tfvars.py), tracked env-file keys and Talos machine-configuration templates (version_lines.py).
 """
 
 from __future__ import annotations
@@ -20,11 +21,14 @@ from typing import Any, Iterable, Iterator
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from scanner import data
-from scanner.cluster_config import NODE_FILE, Setting, ToolPin
-from scanner.config_rules import ClientTool, client_tools, node_files
+from scanner.cluster_config import JOB_REACHES, JOB_UNDECIDED, NODE_FILE, JobReach, Setting, ToolPin
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.nodes import image_values, mapping_get, scalar, sequence_items
+from scanner.sources.cluster.ci_jobs import job_reach
+from scanner.sources.cluster.version_lines import (env_versions, is_template, template_manifest_urls,
+                                                   template_versions)
 from scanner.sources.files.walk import SKIPPED_DIRS, read_file
+from scanner.tool_rules import ClientTool, client_tools, node_files
 
 # The file formats read, by name: asdf/mise tool versions, env files, container builds.
 TOOL_VERSIONS = (".tool-versions",)
@@ -37,11 +41,14 @@ _TOOL_PREFIXES = ("aqua:", "asdf:", "ubi:", "github:", "core:", "vfox:")
 
 @dataclass
 class ToolFiles:
+    """What the tool-file walk found: client tool pins, node files, cluster versions."""
+
     pins: list[ToolPin] = field(default_factory=list)
     settings: list[Setting] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     files_read: int = 0
-    cluster: list[Any] = field(default_factory=list)  # cluster versions .tfvars assign (tfvars.VersionAssignment)
+    cluster: list[Any] = field(default_factory=list)  # cluster versions .tfvars, env files, templates set (VersionAssignment)
+    manifest_urls: list[tuple[str, Origin]] = field(default_factory=list)  # what Talos templates have Talos apply
 
 
 def _tool_named(name: str) -> ClientTool | None:
@@ -93,15 +100,27 @@ def _aqua(path: str, root: Any) -> Iterator[ToolPin]:
 
 
 def _workflow(path: str, root: Any) -> Iterator[ToolPin]:
-    """GitHub Actions steps `uses: azure/setup-kubectl@v4` with `with: version: v1.31.0`."""
-    for job in (v for _, v in mapping_get(root, "jobs").value) if isinstance(mapping_get(root, "jobs"),
-                                                                            MappingNode) else ():
+    """GitHub Actions steps `uses: azure/setup-kubectl@v4` with `with: version: v1.31.0`, each with
+    whether its job reaches a cluster (ci_jobs.py): read once a job, for a job that pins one."""
+    jobs = mapping_get(root, "jobs")
+    for key, job in jobs.value if isinstance(jobs, MappingNode) else ():
+        reach = None
         for step in sequence_items(mapping_get(job, "steps")):
             uses = (scalar(mapping_get(step, "uses")) or "").partition("@")[0]
             tool = next((t for t in client_tools().values() if uses in t.actions), None)
             version = mapping_get(mapping_get(step, "with"), "version")
             if tool is not None and scalar(version) and _pinned(scalar(version)):
-                yield ToolPin(tool.name, scalar(version), _origin(path, version), f"GitHub Actions step {uses}")
+                reach = reach or job_reach(path, root, scalar(key) or "", job)
+                yield ToolPin(tool.name, scalar(version), _origin(path, version),
+                              f"GitHub Actions step {uses} of job {reach.job}{_reach_said(reach)}", reach)
+
+
+def _reach_said(reach: JobReach) -> str:
+    if reach.state == JOB_REACHES:
+        return f", which reaches a cluster: {reach.why}"
+    if reach.state == JOB_UNDECIDED:
+        return f", which kubehop cannot tell reaches no cluster: {reach.why}"
+    return f", which reaches no cluster kubehop plans: {reach.why}"
 
 
 def _devcontainer(path: str, root: Any) -> Iterator[ToolPin]:
@@ -169,12 +188,17 @@ def read_tool_files(paths: list[str], excluded: Iterable[Any] = ()) -> ToolFiles
             from scanner.sources.cluster.tfvars import tfvars_versions  # the cluster's version, not a tool's
 
             found.cluster.extend(tfvars_versions(path, text))
+        elif is_template(name):
+            found.cluster.extend(template_versions(path, text))
+            found.manifest_urls.extend(template_manifest_urls(path, text))
         elif name in TOOL_VERSIONS:
             found.pins.extend(_tool_versions(path, text))
         elif name in MISE:
             found.pins.extend(_mise(path, text, found.diagnostics))
         else:
             found.pins.extend(_env_lines(path, text))
+            if name.endswith(".env"):
+                found.cluster.extend(env_versions(path, text))
     return found
 
 
@@ -182,7 +206,7 @@ def tool_file(name: str) -> bool:
     """Is a file of this name one `read_tool_files` reads (a .tool-versions, an env file, a Dockerfile, a .tfvars)?"""
     return (name in TOOL_VERSIONS or name in MISE or name.endswith((".env", TFVARS)) or name == ".env"
             or name.startswith(("Dockerfile", "Containerfile")) or name.endswith(".Dockerfile")
-            or name in node_files())
+            or name in node_files() or is_template(name))
 
 
 def _walk(paths: list[str]) -> Iterator[str]:

@@ -30,6 +30,8 @@ def build_file(origin) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class ManifestFile:
+    """A YAML or JSON file the walk found, as the user is shown it."""
+
     path: str  # as shown to the user: the argument joined with the relative path
     chart_template: bool = False  # under a Helm chart's templates/ (rendered by the Helm source)
 

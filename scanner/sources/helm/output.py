@@ -11,12 +11,14 @@ from __future__ import annotations
 import functools
 import os
 import re
+from typing import Sequence
 
 from scanner import data
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.sources.helm.chart_dependencies import dependency_file
 from scanner.sources.helm.chart_templates import locate
 from scanner.sources.helm.render import FILENAME_ANNOTATION, ChartRelease, RenderOutcome
+from scanner.sources.helm.values_lines import ValuesLines
 from scanner.sources.yaml.line_map import aligned, fixed
 from scanner.sources.yaml.rendered import annotation, drop_annotation, read_output, reorigin, source_comments
 
@@ -24,10 +26,12 @@ _FILENAME_LINE = re.compile(rf"^(?:\s*{re.escape(FILENAME_ANNOTATION)}:\s*['\"]?
                             re.MULTILINE)
 
 
-def manifests_of(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagnostic], int]:
-    """Objects of a rendered release that Helm installs, pointing at their template lines; problems;
-    and how many templates produced them."""
-    manifests, problems, templates = (_remote_manifests if outcome.release.remote else _chart_manifests)(outcome)
+def manifests_of(outcome: RenderOutcome, values_files: Sequence[str] = ()) -> tuple[list[Manifest], list[Diagnostic], int]:
+    """Objects of a rendered release that Helm installs, pointing at their template lines (at the values
+    file line for what a template prints from its values: values_lines.py; `values_files`, the --values
+    files the render was given); problems; and how many templates produced them."""
+    manifests, problems, templates = _remote_manifests(outcome) if outcome.release.remote \
+        else _chart_manifests(outcome, values_files)
     installed = []
     for manifest in manifests:
         hook = _unknown_hook(manifest)
@@ -40,7 +44,7 @@ def manifests_of(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagnosti
     return installed, problems, templates
 
 
-def _chart_manifests(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagnostic], int]:
+def _chart_manifests(outcome: RenderOutcome, values_files: Sequence[str]) -> tuple[list[Manifest], list[Diagnostic], int]:
     release = outcome.release
     display = f"{release.chart_dir} (rendered)"
     manifests, diagnostics = read_output(outcome.text or "", display)
@@ -69,7 +73,8 @@ def _chart_manifests(outcome: RenderOutcome) -> tuple[list[Manifest], list[Diagn
         line, column = locate(path, manifest.api_version, manifest.kind, occurrence)
         line, column = (line, column) if line else (1, 1)
         node = manifest.node
-        manifest.line_map = aligned(output, node.start_mark.line + 1, node.end_mark.line + 1, path, line)
+        values = ValuesLines(release.chart_dir, path, values_files, release.values)
+        manifest.line_map = aligned(output, node.start_mark.line + 1, node.end_mark.line + 1, path, line, values)
         return Origin(path, line, column, release.via)
 
     found = reorigin(manifests, where)

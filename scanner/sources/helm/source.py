@@ -76,7 +76,7 @@ def _rendered(outcome: Any, options: "ScanOptions", capabilities: Any) -> tuple[
         found, problems, not_rendered, templates = chart_fallback.unrenderable(outcome, capabilities)
         return ScanInput(found, problems + notices, not_rendered, files_read=templates), 0
     try:
-        found, problems, templates = manifests_of(outcome)
+        found, problems, templates = manifests_of(outcome, options.values_files)
     except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
         found, problems, templates = [], [unexpected(outcome.release.where, err)], 0
     duplicates, problems = split_duplicate_keys(found, problems)
