@@ -62,6 +62,10 @@ class Manifest:
     # For an object a kustomize overlay patched: where a patch set a key path of it (the line a person
     # edits for that value: sources/kustomize/overlays.py), e.g. {("spec", "chart", "spec", "version"): ...}.
     patched_at: dict = field(repr=False)
+    # For an object a Flux Kustomization's post-build substitution filled in (sources/postbuild/): id(node)
+    # of each filled-in scalar -> where a person edits its value (the ConfigMap entry that sets it, `via`
+    # naming the `${...}` it replaced), or None (its line, a default written there). None: nothing filled.
+    filled: dict | None = field(repr=False)
 
     def __init__(self, api_version: str, kind: str, name: str | None, namespace: str | None, origin: Origin,
                  node: Any = None, line_map: Callable[[int, int], tuple[int, int]] | None = None):
@@ -69,6 +73,7 @@ class Manifest:
         self._node, self._body, self.line_map, self._recompose = node, None, line_map, None
         self.patch = self.text_only = False
         self.patched_at = {}
+        self.filled = None
 
     @property
     def node(self) -> Any:
@@ -88,12 +93,19 @@ class Manifest:
 
     def origin_at(self, node: Any) -> Origin:
         """Where a person edits `node` (a key, an item) of this object: its file, line and column."""
+        filled = self.filled_at(node)
+        if filled is not None:
+            return filled
         line, column, path = node.start_mark.line + 1, node.start_mark.column + 1, self.origin.path
         if self.line_map is not None:
             placed = self.line_map(line, column)
             line, column = placed[0], placed[1]
             path = placed[2] if len(placed) > 2 else path  # set in another file: a chart's values.yaml
         return Origin(path, line, column, self.origin.via)
+
+    def filled_at(self, node: Any) -> Origin | None:
+        """Where the value of a node Flux's post-build substitution filled in is set, when one entry sets it."""
+        return self.filled.get(id(node)) if self.filled else None
 
     @property
     def body(self) -> dict:

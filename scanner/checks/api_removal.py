@@ -11,6 +11,7 @@ from typing import Iterable, Sequence
 from scanner.checks.context import TREE, RuleInfo, Rules, ScanContext
 from scanner.checks.findings import minors_said, rule_finding
 from scanner.model import Finding, Manifest
+from scanner.nodes import mapping_get
 from scanner.rulebook import ApiRule, Rulebook, Successor
 
 SCOPE = TREE
@@ -85,8 +86,10 @@ def verdict(rule: ApiRule, context: ScanContext) -> Verdict:
 def _finding(manifest: Manifest, rule: ApiRule, context: ScanContext) -> Finding:
     said = verdict(rule, context)
     message = f"{rule.api_version} {rule.kind} {said.state}{said.instead}"
-    return rule_finding(manifest, rule, said.removed, message, replacement=said.replacement, migrate=said.migrate,
-                        fix=said.fix)
+    # An apiVersion a Flux Kustomization's variable filled in is edited where the variable is set.
+    origin = manifest.filled_at(mapping_get(manifest.node, "apiVersion")) if manifest.filled else None
+    return rule_finding(manifest, rule, said.removed, message, origin, replacement=said.replacement,
+                        migrate=said.migrate, fix=said.fix)
 
 
 def _when_to_migrate(successor: Successor, context: ScanContext) -> str | None:

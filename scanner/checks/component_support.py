@@ -112,7 +112,9 @@ def problem_findings(timeline: Timeline) -> list[Finding]:
 def _problem_finding(problem: Problem, timeline: Timeline) -> Finding:
     state = next(s for s in timeline.states if s.key == (problem.state or problem.component))
     first = state.detections[0]
-    origin = Origin(first.origin.path, first.origin.line, first.origin.column, via=first.what)
+    # A pin a Flux variable filled in is where the variable is set; its `via` says where it is used.
+    via = f"{first.what}; {first.origin.via}" if first.origin.via else first.what
+    origin = Origin(first.origin.path, first.origin.line, first.origin.column, via=via)
     others = problem.pins[1:]
     also = tuple(f"also edit {where(o.path, o.line)}" for o in others[:_ALSO_EDIT])
     if len(others) > _ALSO_EDIT:

@@ -101,6 +101,9 @@ _VERSION_PATH = ("spec", "chart", "spec", "version")  # as sources/kustomize/ove
 def _version_origin(manifest: Manifest, node: Any) -> Origin | None:
     """Where a built object's chart version is edited: the overlay patch that set it, else its line in
     the object's file (a built object's nodes are lines of the build's output). None: read from its file."""
+    filled = manifest.filled_at(node)  # a Flux Kustomization's variable: where it is set (`via`: its use)
+    if filled is not None:
+        return filled
     patched = manifest.patched_at.get(_VERSION_PATH)
     if patched is not None:
         return Origin(patched.path, patched.line, patched.column)
@@ -111,9 +114,10 @@ def _version_origin(manifest: Manifest, node: Any) -> Origin | None:
 
 
 def _located(manifest: Manifest, node: Any) -> Origin:
-    """A node of an object, at its line in the file the object came from (a render's line map)."""
+    """A node of an object, at its line in the file the object came from (a render's line map); a value
+    a Flux Kustomization's variable filled in, where the variable is set (`via`: where it is used)."""
     found = manifest.origin_at(node)
-    return Origin(found.path, found.line, found.column)
+    return found if manifest.filled_at(node) is not None else Origin(found.path, found.line, found.column)
 
 
 class PinFinder:
@@ -296,7 +300,8 @@ class PinFinder:
                 yield from self._chart_pin(chart, scalar(value_at(source, "repoURL")), value_at(source, "targetRevision"),
                                            value_at(source, "chart"), manifest.origin.path,
                                            f"{manifest.object_ref} (chart {chart})",
-                                           argo_values(source, manifest.object_ref))
+                                           argo_values(source, manifest.object_ref),
+                                           at=manifest.filled_at(value_at(source, "targetRevision")))
 
     def _k3s_helm_chart(self, manifest: Manifest) -> Iterator[Detection]:
         """The Helm controller K3s and RKE2 bundle: spec.chart, spec.version, spec.repo."""
@@ -305,7 +310,7 @@ class PinFinder:
         config = self.objects.get(("HelmChartConfig", manifest.namespace, manifest.name))
         yield from self._chart_pin(chart, scalar(value_at(spec, "repo")), value_at(spec, "version"), value_at(spec, "chart"),
                                    manifest.origin.path, f"{manifest.object_ref} (chart {chart})",
-                                   k3s_values(manifest, config))
+                                   k3s_values(manifest, config), at=manifest.filled_at(value_at(spec, "version")))
 
     def _chart_pin(self, chart: str | None, repo: str | None, version_node: Any, fallback_node: Any,
                    path: str, what: str, values: ReleaseValues | None = None,

@@ -42,8 +42,9 @@ def field_pins(fields: Fields, manifest: Manifest) -> Iterator[Detection]:
         node = value_at(manifest.node, *path)
         version = scalar(node)
         if version and "${" not in version and _one_line(component, version):
-            yield detection(component, version, False, manifest.origin_at(node), "field",
-                            f"{'.'.join(path)} of {manifest.object_ref}")
+            at = manifest.origin_at(node)  # `via` only for a value a Flux variable filled in: where it is used
+            yield detection(component, version, False, at if manifest.filled_at(node) else
+                            Origin(at.path, at.line, at.column), "field", f"{'.'.join(path)} of {manifest.object_ref}")
 
 
 def values_pins(installed: Sequence[tuple[Component, tuple[str, ...], str]], values: ReleaseValues | None,

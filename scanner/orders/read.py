@@ -72,7 +72,11 @@ class UpgradeOrder:
         return node
 
     def origin_of(self, path: Sequence[str]) -> Origin:
-        """The line of the deepest key of `path` the object has (the field, or its nearest parent)."""
+        """The line of the deepest key of `path` the object has (the field, or its nearest parent); for a
+        value a Flux Kustomization's variable filled in, where the variable is set (`via`: where it is used)."""
+        filled = self.manifest.filled_at(self.node(path)) if self.manifest.filled else None
+        if filled is not None:
+            return filled
         found = locate(self.manifest.node, path)
         mark = getattr(found, "start_mark", None)
         if mark is None or found is self.manifest.node:

@@ -118,6 +118,13 @@ def _in_place(group: Cluster, number: int, target: Minor, root: str, notes: list
                 notes.append(f"{order.what} at {where(order.manifest.origin.path, order.manifest.origin.line)} names no "
                              f"version or channel in its file: set it where the tree sets it")
             continue
+        if order.manifest.filled_at(order.node(order.kind.version)) or order.manifest.filled_at(
+                order.node(order.kind.channel or order.kind.version)):
+            if number == 1:  # its file says `${VAR}`: the version is where the variable is set
+                at = where(order.origin.path, order.origin.line)
+                notes.append(f"{order.what} at {where(order.manifest.origin.path, order.manifest.origin.line)}: its "
+                             f"version is a Flux post-build variable, set at {at}: set it there")
+            continue
         by_file.setdefault(order.manifest.origin.path, []).append(order)
     control_planes = {o.manifest.origin.path for o in group.control_planes}
     for path, orders in sorted(by_file.items(), key=lambda item: (item[0] not in control_planes, item[0])):

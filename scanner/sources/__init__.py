@@ -8,6 +8,8 @@ sub-package's `source.py`:
 - helm/       chart folders and Flux HelmReleases, rendered by helm or read as text;
 - kustomize/  kustomizations, built as Flux builds them;
 - releases/   Helm's release Secrets (--helm-releases);
+- postbuild/  Flux Kustomizations' post-build substitution: which of them build each file, what their
+              variables are (read from the plain files first), each object filled in as they apply it;
 - cluster/    what the plain files hand the cluster's components (flags, feature gates, Talos and
               kubeadm configuration) and the client tools the tree pins, read as files/ reads each
               file, and the tool files no manifest walk reads (walked by the analysis).
@@ -16,11 +18,13 @@ They stand on yaml/ (YAML text into Manifests) and tools/ (the outside tools, ke
 every source returns a ScanInput (scan_input.py); hazards.py holds back from the tools a chart or
 kustomization that would read a file kubehop refused. A source's module is imported only when a
 scan has such input. What collect keeps for itself: the walk, the exclusions, the cluster dumps met
-in the tree, the hooks (`on_file`, `before_render`) and the last line of defence around each read.
+in the tree, the hooks (`on_file`, `before_render`), the post-build plan every source reads with
+(`Reading.postbuild`) and the last line of defence around each read.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 import sys
@@ -32,7 +36,7 @@ from scanner.guard import unexpected
 from scanner.model import STDIN_PATH, Diagnostic, Manifest
 from scanner.sources import registry
 from scanner.sources.files.parallel import read_all
-from scanner.sources.files.walk import MANIFEST_SUFFIXES, ManifestFile, walk
+from scanner.sources.files.walk import MANIFEST_SUFFIXES, KustomizeFolder, ManifestFile, walk
 from scanner.sources.hazards import hazardous_files, held_back
 from scanner.sources.registry import PLAIN, RENDERED, Reading, Source, module_of, path_of
 from scanner.sources.scan_input import ScanInput
@@ -78,6 +82,7 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     reading = Reading(target, options, scanned, sys.stdin.buffer.read() if "-" in paths else None)
     sources = registry.SOURCES
     items, met = _walked(paths, sources, options, result)
+    reading = dataclasses.replace(reading, postbuild=_postbuild(items, reading, result))
     for source in (s for s in sources if s.stage == PLAIN and items[s.name]):
         _read_plain(source, items[source.name], reading, on_file, result)
     for source in (s for s in sources if s.prepare and items[s.name]):  # before anything renders
@@ -117,6 +122,29 @@ def _walked(paths: list[str], sources: tuple[Source, ...], options: "ScanOptions
         elif not (isinstance(item, ManifestFile) and _tool_file_given(item.path)):
             items[claimed_by[type(item)]].append(item)
     return items, met
+
+
+def _postbuild(items: dict[str, list[Any]], reading: Reading, result: ScanInput):
+    """Which Flux Kustomizations build each file and what their post-build substitution sets, read from
+    the plain files first (sources/postbuild): every source then reads objects as Flux applies them."""
+    walked = [item for found in items.values() for item in found]
+    files = [i.path for i in walked if isinstance(i, ManifestFile) and i.path != "-" and not i.chart_template]
+    if not files:
+        return None
+    from scanner.sources.postbuild.read import read_flux
+
+    try:
+        found = read_flux(files)
+        if found is None:  # no Flux Kustomization substitutes: nothing of the builds is imported
+            return None
+        from scanner.sources.postbuild.plan import make_plan
+
+        plan = make_plan(found, [i.path for i in walked if isinstance(i, KustomizeFolder)], reading.scanned)
+    except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard): read as written
+        result.diagnostics.append(unexpected(files[0], err))
+        return None
+    result.diagnostics.extend(plan.diagnostics)
+    return plan
 
 
 def _read_rendered(sources: list[Source], items: dict[str, list[Any]], reading: Reading,

@@ -39,6 +39,7 @@ from scanner.sources.hazards import in_chart, in_kustomization
 
 if TYPE_CHECKING:
     from scanner.options import ScanOptions
+    from scanner.sources.postbuild.plan import Plan
     from scanner.versions import Minor
 
 PLAIN = "plain"  # read first, file by file, before anything is rendered
@@ -71,6 +72,9 @@ class Reading:
     options: "ScanOptions"
     scanned: list[str]
     stdin_bytes: bytes | None = None
+    # Which Flux Kustomizations build each file, and what their post-build substitution sets
+    # (sources/postbuild/plan.py): the objects are read as they fill them in. None: none substitutes.
+    postbuild: "Plan | None" = None
 
 
 SOURCES: tuple[Source, ...] = (

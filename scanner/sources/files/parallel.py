@@ -46,14 +46,16 @@ def read_all(files: Sequence[ManifestFile], read: Callable) -> Iterator:
 
 def _in_worker(file: ManifestFile):
     """In a worker: what the file gave, ready to cross; None to have the scan read it itself (documents
-    that pin versions keep their nodes, which do not cross processes)."""
+    that pin versions, and objects Flux's substitution filled in, keep their nodes, which do not cross
+    processes)."""
     try:
         found, answers = _read(file)
     except Exception as err:  # noqa: BLE001 - the last line of defence (scanner.guard)
         from scanner.sources.scan_input import ScanInput
 
         return ScanInput(diagnostics=[unexpected(file.path, err)], files_read=1), []
-    return None if found.documents else (found, answers)
+    filled = any(m.filled for m in found.manifests) or any(m.filled for answer in answers for m in answer[0])
+    return None if found.documents or filled else (found, answers)
 
 
 def _received(found, answers):

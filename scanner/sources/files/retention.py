@@ -60,7 +60,8 @@ def _built_in() -> frozenset[tuple[str, str]]:
 
 def recomposable(manifest: Manifest) -> bool:
     """Was the object read from a file of its own, which can be read again?"""
-    return manifest.origin.path != STDIN_PATH and manifest.line_map is None and not manifest.origin.via
+    return manifest.origin.path != STDIN_PATH and manifest.line_map is None and not manifest.origin.via \
+        and manifest.filled is None  # filled in by Flux's post-build substitution: not what the file says
 
 
 class Recomposer:

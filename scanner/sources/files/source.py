@@ -18,11 +18,12 @@ from scanner.sources.cluster.settings import may_hold_config, read_config
 from scanner.sources.cluster.tool_pins import pins_in_documents
 from scanner.sources.files.walk import KUSTOMIZATION_FILES, ManifestFile, read_file
 from scanner.sources.scan_input import ScanInput
-from scanner.sources.yaml.yamldoc import DocumentProblem, NotStreamable, TemplateSyntax, read_text, stream_text
+from scanner.sources.yaml.yamldoc import DocumentProblem, Fill, NotStreamable, TemplateSyntax, read_text, stream_text
 from scanner.suppress import MARKER, read_suppressions
 
 if TYPE_CHECKING:
     from scanner.sources import FileHook
+    from scanner.sources.postbuild.plan import Plan
     from scanner.sources.registry import Reading
 
 
@@ -59,17 +60,17 @@ def _nested_variables() -> dict[str, frozenset[str]]:
 def read(items: list[ManifestFile], so_far: None, reading: "Reading") -> ScanInput:
     """Each plain file on its own: `collect` hands them one at a time, maybe in a worker process."""
     if len(items) == 1:
-        return read_manifest_file(items[0], reading.stdin_bytes)
+        return read_manifest_file_streamed(items[0], reading.stdin_bytes, None, reading.postbuild)[0]
     result = ScanInput()
     for item in items:
-        result.extend(read_manifest_file(item, reading.stdin_bytes))
+        result.extend(read_manifest_file_streamed(item, reading.stdin_bytes, None, reading.postbuild)[0])
     return result
 
 
 def read_streamed(item: ManifestFile, reading: "Reading", on_objects: FileHook) -> tuple[ScanInput, list]:
     """One plain file, each document's objects handed to `on_objects` as it is read (collect's hook):
     what the file gives, and the hook's answers (read_manifest_file_streamed)."""
-    return read_manifest_file_streamed(item, reading.stdin_bytes, on_objects)
+    return read_manifest_file_streamed(item, reading.stdin_bytes, on_objects, reading.postbuild)
 
 
 def read_manifest_file(item: ManifestFile, stdin_bytes: bytes | None = None) -> ScanInput:
@@ -77,12 +78,13 @@ def read_manifest_file(item: ManifestFile, stdin_bytes: bytes | None = None) -> 
     return read_manifest_file_streamed(item, stdin_bytes, None)[0]
 
 
-def read_manifest_file_streamed(item: ManifestFile, stdin_bytes: bytes | None,
-                                on_objects: FileHook | None) -> tuple[ScanInput, list]:
+def read_manifest_file_streamed(item: ManifestFile, stdin_bytes: bytes | None, on_objects: FileHook | None,
+                                postbuild: "Plan | None" = None) -> tuple[ScanInput, list]:
     """What the file gives, and the answers of `on_objects`, which sees the objects of each document as
     soon as it is read, while they hold their nodes (sources.FileHook), one answer a document. With
     `on_objects`, the file is composed one document at a time: a hook that lets the nodes go (the scan's
-    does, retention.py) never has a whole file's composed at once."""
+    does, retention.py) never has a whole file's composed at once. With `postbuild`, the objects are
+    those the Flux Kustomizations that build the file apply (sources/postbuild)."""
     result = ScanInput(files_read=1)
     display = STDIN_PATH if item.path == "-" else item.path
     if item.chart_template:
@@ -92,7 +94,7 @@ def read_manifest_file_streamed(item: ManifestFile, stdin_bytes: bytes | None,
     if problem is not None:
         result.diagnostics.append(dataclasses.replace(problem, path=display))
         return result, []
-    reading = _Reading(display, text)
+    reading = _Reading(display, text, _filler(postbuild, item.path, display, text))
     answers: list = []
     try:
         if on_objects is None:
@@ -115,18 +117,30 @@ def read_manifest_file_streamed(item: ManifestFile, stdin_bytes: bytes | None,
     return result, answers
 
 
+def _filler(postbuild: "Plan | None", path: str, display: str, text: str) -> Fill | None:
+    """What fills in the file's objects as the Flux Kustomizations that build it apply them, if any does."""
+    if postbuild is None or path == "-" or "$" not in text:
+        return None
+    builders = postbuild.for_file(path)
+    if not builders:
+        return None
+    from scanner.sources.postbuild.fill import fill_object
+
+    return lambda node, diagnostics: fill_object(node, builders, display, diagnostics)
+
+
 class _Reading:
     """One file's documents into a ScanInput: its objects, the documents that may pin versions, the
     cluster configuration and client tools it holds; all at once, or a document at a time."""
 
-    def __init__(self, display: str, text: str):
-        self.display, self.text = display, text
+    def __init__(self, display: str, text: str, fill: Fill | None = None):
+        self.display, self.text, self.fill = display, text, fill
         self.pin_file = os.path.basename(display) in PIN_FILES
         self.config = may_hold_config(text)  # asked once: the text is the whole file's
 
     def whole(self, result: ScanInput) -> None:
         documents: list[Any] = []
-        result.manifests, result.diagnostics = read_text(self.text, self.display, documents)
+        result.manifests, result.diagnostics = read_text(self.text, self.display, documents, self.fill)
         result.documents = [(self.display, node) for node in documents if self._may_pin(node)]
         self._config(result, documents)
         result.tool_pins = pins_in_documents(self.display, documents, result.manifests)
@@ -135,7 +149,7 @@ class _Reading:
         """Each document into `result`, seen by `on_objects` before the next is composed; of the nodes,
         only those of the documents that may pin versions are kept here."""
         images: list = []
-        for node, manifests in stream_text(self.text, self.display, result.diagnostics):
+        for node, manifests in stream_text(self.text, self.display, result.diagnostics, self.fill):
             if self._may_pin(node):
                 result.documents.append((self.display, node))
             self._config(result, [node])

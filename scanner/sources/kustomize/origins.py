@@ -55,11 +55,14 @@ class Origins:
         self.charts = charts
         self.seen = frozenset(identity(m) for m in read)
         index: dict[str, list[ObjectAt]] = {}
+        filled = set()  # files whose objects a Flux Kustomization filled in: a build gives them as written
         for manifest in read:
             if manifest.origin.via is None and manifest.origin.line:
                 index.setdefault(os.path.normpath(manifest.origin.path), []).append(
                     (manifest.api_version, manifest.kind, manifest.name, manifest.origin.line, manifest.origin.column))
-        self._index = {path: tuple(objects) for path, objects in index.items()}
+                if manifest.filled:
+                    filled.add(os.path.normpath(manifest.origin.path))
+        self._index = {path: tuple(objects) for path, objects in index.items() if path not in filled}
 
     def objects_in(self, path: str) -> tuple[ObjectAt, ...]:
         known = self._index.get(os.path.normpath(path))

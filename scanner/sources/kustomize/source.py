@@ -21,24 +21,27 @@ from scanner.sources.kustomize.overlays import VERSION_PATH, Overlaid, chart_ver
 from scanner.sources.scan_input import ScanInput
 from scanner.sources.tools import no_network
 from scanner.sources.tools.find import kustomize_command
+from scanner.nodes import value_at
+from scanner.sources.postbuild.fill import filled_in
 from scanner.versions import Minor
 
 if TYPE_CHECKING:
     from scanner.options import ScanOptions
     from scanner.sources.files.walk import ChartFolder, KustomizeFolder
+    from scanner.sources.postbuild.plan import Plan
     from scanner.sources.registry import Reading
 
 
 def read(folders: list["KustomizeFolder"], so_far: ScanInput, reading: "Reading") -> ScanInput:
     """The kustomizations built; a file that cannot be read is said once, by its reading (errors.py)."""
     built = build_kustomizations([folder.path for folder in folders], so_far.manifests, reading.target,
-                                 reading.options, reading.scanned)
+                                 reading.options, reading.scanned, reading.postbuild)
     so_far.diagnostics, built.diagnostics = said_once(so_far.diagnostics, built.diagnostics)
     return built
 
 
 def build_kustomizations(folders: list[str], manifests: list[Manifest], target: Minor | None,
-                         options: "ScanOptions", scanned: list[str]) -> ScanInput:
+                         options: "ScanOptions", scanned: list[str], postbuild: "Plan | None" = None) -> ScanInput:
     result = ScanInput()
     command = kustomize_command() if options.render else None
     if command is None:  # worded like the notice for charts read as text
@@ -68,9 +71,15 @@ def build_kustomizations(folders: list[str], manifests: list[Manifest], target: 
         result.unrendered.extend(outcome.unrendered)
         result.diagnostics.extend(outcome.diagnostics)
         result.duplicate_keys.extend(outcome.duplicate_keys)
+        builders = postbuild.for_folder(outcome.folder) if postbuild is not None else ()
         for manifest in outcome.manifests:
-            if id(manifest) in outcome.patched:
-                overlaid = _overlaid(read_at.get(identity(manifest)), manifest, outcome.patched[id(manifest)])
+            patchers = outcome.patched.get(id(manifest))
+            if patchers is None and identity(manifest) in seen:
+                continue
+            if builders:  # as the Flux Kustomizations that build the folder apply it (sources/postbuild)
+                manifest = filled_in(manifest, builders, result.diagnostics)
+            if patchers is not None:
+                overlaid = _overlaid(read_at.get(identity(manifest)), manifest, patchers)
                 if overlaid is not None:
                     result.overlaid.append(overlaid)
                     continue
@@ -91,7 +100,8 @@ def _overlaid(base: Manifest | None, built: Manifest, patchers: list[str]) -> Ov
     version = chart_version(built)
     if version is None or version == chart_version(base):
         return None
-    pin_at = built.patched_at.get(VERSION_PATH) or Origin(patchers[-1], 1, 1, built.origin.via)
+    pin_at = built.filled_at(value_at(built.node, *VERSION_PATH)) or built.patched_at.get(VERSION_PATH) \
+        or Origin(patchers[-1], 1, 1, built.origin.via)
     return Overlaid(base, built, pin_at)
 
 

@@ -14,7 +14,7 @@ import gc
 import re
 import sys
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
@@ -52,6 +52,11 @@ def _plain_tag(value: str) -> str:
     return _STR
 
 
+def plain_tag(value: str) -> str:
+    """The tag the loader gives `value` written unquoted (int, float, bool, null, str...)."""
+    return _plain_tag(value)
+
+
 class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
     def resolve(self, kind: type, value: str | None, implicit: tuple[bool, bool]) -> str:
         if kind is ScalarNode:
@@ -87,20 +92,26 @@ def substitution_placeholder(value: str) -> str | None:
 
 
 
+# Fills in an object's node before it is read: (node, the diagnostics) -> (the node to read, Manifest.filled).
+Fill = Callable[[Any, list[Diagnostic]], tuple[Any, "dict | None"]]
+
+
 class TemplateSyntax(Exception):
     """The text is a Go/Helm template, not YAML: it must be rendered before it can be read."""
 
 
-def read_text(text: str, path: str, documents: list[Any] | None = None) -> tuple[list[Manifest], list[Diagnostic]]:
+def read_text(text: str, path: str, documents: list[Any] | None = None,
+              fill: Fill | None = None) -> tuple[list[Manifest], list[Diagnostic]]:
     """Every Kubernetes object in `text`, and what was wrong with the text.
 
-    `documents`, when given, receives the root node of every trusted document, object or not."""
+    `documents`, when given, receives the root node of every trusted document, object or not; `fill`, when
+    given, fills in each object's node before it is read (sources/postbuild: Flux's substitution)."""
     nodes, diagnostics = compose_documents(text, path)
     if documents is not None:
         documents.extend(nodes)
     manifests: list[Manifest] = []
     for node in nodes:
-        manifests.extend(_manifests_of(node, path, diagnostics))
+        manifests.extend(_manifests_of(node, path, diagnostics, fill))
     return manifests, diagnostics
 
 
@@ -154,7 +165,8 @@ class NotStreamable(Exception):
     around a broken one, a template) is known only from the whole text."""
 
 
-def stream_text(text: str, path: str, diagnostics: list[Diagnostic]) -> Iterator[tuple[Any, list[Manifest]]]:
+def stream_text(text: str, path: str, diagnostics: list[Diagnostic],
+                fill: Fill | None = None) -> Iterator[tuple[Any, list[Manifest]]]:
     """read_text one document at a time: the root node of each trusted document and its Kubernetes
     objects, each document composed only when the one before has been handed on, so a caller that lets
     go of the nodes never holds a whole file's. What is wrong with the text goes to `diagnostics`.
@@ -168,7 +180,7 @@ def stream_text(text: str, path: str, diagnostics: list[Diagnostic]) -> Iterator
             if maybe_template and _templated(node):
                 raise TemplateSyntax()
             if _trusted(node, path, check_tags, anchors, diagnostics):
-                yield node, list(_manifests_of(node, path, diagnostics))
+                yield node, list(_manifests_of(node, path, diagnostics, fill))
     except yaml.YAMLError as err:
         raise NotStreamable() from err
 
@@ -287,7 +299,7 @@ def _templated(root: Any) -> bool:
 
 # --- Kubernetes objects in a document -------------------------------------------------------------
 
-def _manifests_of(node: Any, path: str, diagnostics: list[Diagnostic]) -> Iterator[Manifest]:
+def _manifests_of(node: Any, path: str, diagnostics: list[Diagnostic], fill: Fill | None = None) -> Iterator[Manifest]:
     api_version = scalar(mapping_get(node, "apiVersion"))
     kind = scalar(mapping_get(node, "kind"))
     if not api_version or not kind:
@@ -296,8 +308,15 @@ def _manifests_of(node: Any, path: str, diagnostics: list[Diagnostic]) -> Iterat
         items = mapping_get(node, "items")
         if isinstance(items, SequenceNode):
             for item in items.value:
-                yield from _manifests_of(item, path, diagnostics)
+                yield from _manifests_of(item, path, diagnostics, fill)
             return
+    filled = None
+    if fill is not None:
+        node, filled = fill(node, diagnostics)
+        if filled:
+            api_version, kind = scalar(mapping_get(node, "apiVersion")), scalar(mapping_get(node, "kind"))
+            if not api_version or not kind:
+                return
     for field, value in (("apiVersion", api_version), ("kind", kind)):
         if _PLACEHOLDER.search(value):
             diagnostics.append(Diagnostic(
@@ -314,7 +333,7 @@ def _manifests_of(node: Any, path: str, diagnostics: list[Diagnostic]) -> Iterat
                       f"string (Kubernetes rejects it); object read without it", value.start_mark.line + 1,
                 level="notice"))
     namespace = scalar(mapping_get(metadata, "namespace"))
-    yield Manifest(  # the strings most objects share are shared: a scan keeps every object's
+    manifest = Manifest(  # the strings most objects share are shared: a scan keeps every object's
         api_version=sys.intern(api_version),
         kind=sys.intern(kind),
         name=scalar(mapping_get(metadata, "name")) or scalar(mapping_get(metadata, "generateName")),
@@ -322,3 +341,5 @@ def _manifests_of(node: Any, path: str, diagnostics: list[Diagnostic]) -> Iterat
         origin=Origin(path, mark.line + 1, mark.column + 1),
         node=node,
     )
+    manifest.filled = filled
+    yield manifest
