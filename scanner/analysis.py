@@ -19,7 +19,7 @@ from scanner.current_minor import CurrentMinor, given_by, resolve_current
 from scanner.freshness import data_checked
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK, Diagnostic, Finding, Manifest
 from scanner.options import ScanOptions
-from scanner.policy import apply_policy, latent_as_warnings, not_deployed_as_notices
+from scanner.policy import apply_policy, latent_as_warnings, not_deployed_as_notices, not_deployed_problems
 from scanner.rulebook import load_rulebook
 from scanner.sources import ScanInput, collect
 from scanner.sources.files.retention import Retention
@@ -193,7 +193,7 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
     silenced["excluded"] = scan_input.excluded
     if scan_input.excluded:
         policy_notices.append(f"files left out by `exclude` (the configuration's, or --exclude): {scan_input.excluded}")
-    diagnostics = scan_input.diagnostics + unused
+    diagnostics = not_deployed_problems(scan_input.diagnostics, scan_input.unreferenced, scan_input.unreached) + unused
     projection = rulebook.projection_notice(target)
     return Analysis(
         target=target,

@@ -80,6 +80,17 @@ def not_deployed_as_notices(findings: Iterable[Finding], unreferenced: dict[str,
     return sort_findings(kept), notices
 
 
+def not_deployed_problems(diagnostics: Iterable[Diagnostic], unreferenced: dict[str, str],
+                          unreached: dict[str, str]) -> list[Diagnostic]:
+    """Input problems of files read as not deployed, as notices: a file no build applies leaves no hole in
+    what the scan says of the cluster (an `.archive` kustomization naming a component that is gone made the
+    whole scan exit 3)."""
+    if not unreferenced and not unreached:
+        return list(diagnostics)
+    return [dataclasses.replace(d, level="notice", message=f"{d.message} (not deployed: the scan is complete without it)")
+            if d.level != "notice" and (d.path in unreached or d.path in unreferenced) else d for d in diagnostics]
+
+
 def _files(number: int) -> str:
     return f"{number} file{'s' if number != 1 else ''}"
 

@@ -11,7 +11,7 @@ import json
 import textwrap
 from pathlib import Path
 
-from conftest import invoke, write_tree
+from conftest import invoke, kustomize_or_skip, write_tree
 from scanner.scan import ScanOptions, scan
 from scanner.versions import parse_minor
 
@@ -143,6 +143,25 @@ def test_an_archive_folder_nothing_reaches_is_not_deployed_one_a_root_reaches_is
         f"(it lies in {root}/.archive, an archive folder nothing reaches).")
     (root / "kubernetes/flux/bazarr.yaml").write_text(_ks("bazarr", "./.archive/bazarr/app"))  # deployed from there
     assert _severities(_scan(root))[".archive/bazarr/app/ingress.yaml"] == "error"
+
+
+def test_an_input_problem_of_a_file_no_root_reaches_is_a_notice_and_the_scan_complete(tmp_path):
+    """xunholy/k8s-gitops: an .archive kustomization naming a component folder that is gone made the whole
+    scan exit 3 ("some input could not be read"); nothing applies it, so the scan misses nothing."""
+    broken = _kustomization("./ingress.yaml") + "components:\n  - ../../../components/common\n"
+    kustomize_or_skip()
+    root = write_tree(tmp_path / "tree", _home_ops(**{
+        "kubernetes/apps/media/kustomization.yaml": _kustomization("./jellyfin/ks.yaml"),  # builds with kustomize
+        ".archive/bazarr/app/kustomization.yaml": broken,
+        ".archive/bazarr/app/ingress.yaml": INGRESS.format(name="bazarr")}))
+    analysis = scan([str(root)], target=parse_minor("1.36"))
+    [problem] = [d for d in analysis.diagnostics if "components/common" in d.message]
+    assert problem.level == "notice" and problem.message.endswith("(not deployed: the scan is complete without it)")
+    assert analysis.exit_code == 1  # jellyfin's removed Ingress, not the archive
+    (root / "kubernetes/flux/bazarr.yaml").write_text(_ks("bazarr", "./.archive/bazarr/app"))  # deployed again
+    analysis = scan([str(root)], target=parse_minor("1.36"))
+    assert [d.level for d in analysis.diagnostics if "components/common" in d.message] == ["error"]
+    assert analysis.exit_code == 3
 
 
 def test_a_substituted_path_reaches_every_folder_it_may_name_and_the_rest_is_judged(tmp_path):
