@@ -12,7 +12,7 @@ command line are the user's own and are not checked.
 from __future__ import annotations
 
 import os
-from typing import Iterable
+from typing import Container, Iterable
 
 from scanner import per_scan
 
@@ -24,6 +24,17 @@ def git_top(folder: str) -> str | None:
         return folder
     parent = os.path.dirname(folder)
     return None if parent == folder else git_top(parent)
+
+
+def nearest_folder(here: str, folders: Container[str]) -> str | None:
+    """The nearest of `folders` at or above the folder `here` (normalised paths), else None."""
+    while True:
+        if here in folders:
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
 
 
 def within(path: str, root: str) -> bool:

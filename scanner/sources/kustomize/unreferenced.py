@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from typing import Iterable, Sequence
 
-from scanner.containment import repository_root, within
+from scanner.containment import nearest_folder, repository_root, within
 from scanner.model import Manifest
 from scanner.sources.files.walk import build_file
 from scanner.sources import argo
@@ -66,7 +66,7 @@ def unreferenced_files(manifests: Sequence[Manifest], folders: Iterable[str], sc
         if real in listed:
             continue
         here = os.path.dirname(real)
-        folder = _governing_folder(here, governing)
+        folder = nearest_folder(here, governing)
         if folder is None or not governing[folder][1]:
             continue
         if folder != here and (not all_known or any(within(here, p) and within(p, folder) and p != folder
@@ -74,17 +74,6 @@ def unreferenced_files(manifests: Sequence[Manifest], folders: Iterable[str], sc
             continue  # built whole by Flux or Argo CD (or named by a kustomization, which kustomize refuses)
         found[path] = governing[folder][0]
     return found
-
-
-def _governing_folder(here: str, governing: dict[str, tuple[str, bool]]) -> str | None:
-    """The nearest folder at or above `here` that holds one of the tree's kustomizations."""
-    while True:
-        if here in governing:
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
 
 
 def _pointed_at(manifests: Sequence[Manifest], scanned: list[str]) -> tuple[set[str], bool]:

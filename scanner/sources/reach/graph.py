@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
 from scanner import per_scan
-from scanner.containment import repository_root, within
+from scanner.containment import nearest_folder, repository_root, within
 from scanner.model import Manifest
 from scanner.sources import argo
 from scanner.sources.reach import appsets, roots
@@ -59,15 +59,8 @@ class Reach:
 
     def governs(self, real: str, areas: frozenset[str] | None = None) -> bool:
         """Does the file lie in or below a folder the builds read (so that only they deploy it)?"""
-        here = os.path.dirname(real)
         areas = self.areas() if areas is None else areas
-        while True:
-            if here in areas:
-                return True
-            parent = os.path.dirname(here)
-            if parent == here:
-                return False
-            here = parent
+        return nearest_folder(os.path.dirname(real), areas) is not None
 
 
 class Tree:
