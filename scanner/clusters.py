@@ -51,11 +51,11 @@ def flux_clusters(manifests: Sequence[Manifest], scanned: Sequence[str],
     """The clusters Flux is bootstrapped into under `scanned`, each with the folders it deploys (the
     builds of its bootstrap folder, scanner.sources.reach; `unreferenced`: files no kustomization lists,
     whose Kustomizations deploy nothing)."""
+    if not scanned or "-" in scanned or not any(os.path.isdir(p) for p in scanned):
+        return []  # a bootstrap folder is looked for under the folders scanned (roots.bootstrap_folders)
     from scanner.sources.reach import roots
     from scanner.sources.reach.graph import Tree, Walk
 
-    if not scanned or "-" in scanned:
-        return []
     tree = Tree(manifests, scanned)
     top, dead = tree.top, {os.path.realpath(p) for p in unreferenced}
     tree.by_file = {file: found for file, found in tree.by_file.items() if file not in dead}

@@ -15,7 +15,6 @@ from typing import Sequence
 from scanner import per_scan
 from scanner.analysis import Analysis, ClusterAnalysis, NoCurrentMinor, analyse
 from scanner.checks import sort_findings
-from scanner.argo_clusters import argo_clusters
 from scanner.clusters import Cluster, flux_clusters
 from scanner.current_minor import CurrentMinor
 from scanner.model import Diagnostic, Finding
@@ -48,7 +47,9 @@ def _clusters_and_objects(paths: list[str], options: ScanOptions) -> tuple[list[
 def _declared(plain: ScanInput, paths: list[str], rollout: Sequence[str]) -> list[Cluster]:
     """The clusters Flux is bootstrapped into, else the Argo CD Applications' destinations: none for one."""
     found = flux_clusters(plain.manifests, paths, plain.unreferenced)
-    if len(found) < 2:
+    if len(found) < 2 and any(m.group == "argoproj.io" for m in plain.manifests):
+        from scanner.argo_clusters import argo_clusters  # here: a tree with no Argo CD object needs none of it
+
         found = argo_clusters(plain.manifests, paths)
     return in_rollout_order(found, rollout) if len(found) > 1 else []
 

@@ -24,7 +24,6 @@ from scanner import data
 from scanner.cluster_config import JOB_REACHES, JOB_UNDECIDED, NODE_FILE, JobReach, Setting, ToolPin
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.nodes import image_values, mapping_get, scalar, sequence_items
-from scanner.sources.cluster.ci_jobs import job_reach
 from scanner.sources.cluster.version_lines import (env_versions, is_template, template_manifest_urls,
                                                    template_versions)
 from scanner.sources.files.walk import SKIPPED_DIRS, read_file
@@ -110,6 +109,10 @@ def _workflow(path: str, root: Any) -> Iterator[ToolPin]:
             tool = next((t for t in client_tools().values() if uses in t.actions), None)
             version = mapping_get(mapping_get(step, "with"), "version")
             if tool is not None and scalar(version) and _pinned(scalar(version)):
+                # here: only a workflow step that pins a client needs the job's commands read (a one-file
+                # run, the pre-commit hook, imports none of the CI readers)
+                from scanner.sources.cluster.ci_jobs import job_reach
+
                 reach = reach or job_reach(path, root, scalar(key) or "", job)
                 yield ToolPin(tool.name, scalar(version), _origin(path, version),
                               f"GitHub Actions step {uses} of job {reach.job}{_reach_said(reach)}", reach)

@@ -7,13 +7,13 @@ the namespace it is deployed in."""
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from scanner.containment import repository_root
 from scanner.sources.kustomize import flux as kustomize_flux, namespaces
 from scanner.sources.kustomize.patches import mark_patches
 from scanner.sources.kustomize.unreferenced import unreferenced_files
-from scanner.sources.reach.unreached import unreached_files
 
 if TYPE_CHECKING:
     from scanner.sources.files.walk import KustomizeFolder
@@ -25,7 +25,11 @@ def prepare(folders: list["KustomizeFolder"], so_far: "ScanInput", reading: "Rea
     paths = [folder.path for folder in folders]
     mark_patches(so_far.manifests, paths)
     so_far.unreferenced.update(unreferenced_files(so_far.manifests, paths, reading.scanned))
-    if reading.options.not_deployed is None:  # else the whole repository's reading said them (scanner.fleet)
+    # The whole repository's reading may have said them already (scanner.fleet); files named one by one, with
+    # no kustomization among them, are judged as they are, so the walk of the roots is not even imported.
+    if reading.options.not_deployed is None and (paths or any(os.path.isdir(p) for p in reading.scanned)):
+        from scanner.sources.reach.unreached import unreached_files
+
         so_far.unreached.update(unreached_files(so_far.manifests, reading.scanned, so_far.unreferenced,
                                                 reading.options.named_files, paths))
     targets = kustomize_flux.target_namespaces(so_far.manifests, reading.scanned)
