@@ -16,7 +16,7 @@ from scanner.checks.registry import describe
 from scanner.cluster_state import ClusterState, live_notice, load_cluster_state, split_live
 from scanner.crds import CrdIndex
 from scanner.current_minor import CurrentMinor, given_by, resolve_current
-from scanner.freshness import data_checked
+from scanner.freshness import data_checked, relied_on
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK, Diagnostic, Finding, Manifest
 from scanner.options import ScanOptions
 from scanner.policy import apply_policy, latent_as_warnings, not_deployed_as_notices, not_deployed_problems
@@ -175,6 +175,7 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
         if need_current and found.minor is None:
             raise NoCurrentMinor(_no_current(found))
         timeline = _components(tree, scan_input, catalog, target, found.minor, options)
+        relied_on(d.component for d in tree.detections)  # what the stale-data notice dates
         context = ScanContext(target=target, current=found.minor, rulebook=rulebook, crds=crds, cluster=cluster,
                               current_from_tree=found.from_tree, current_said_by=found.said_by,
                               components=timeline, unknown=options.unknown,

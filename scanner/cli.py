@@ -136,12 +136,14 @@ def fix_command(paths, target, current, write, config_file, no_config) -> None:
     from scanner.model import Diagnostic
     from scanner.rulebook import load_rulebook
     from scanner.exclusions import Exclusions
+    from scanner.freshness import relied_on
 
     if "-" in paths:
         raise click.UsageError("fix rewrites files; it cannot read standard input")
     config = config_for(config_file, no_config, paths)
     paths, target, current = settings(config, paths, target, current,
                                        f"give PATHS to fix, or `paths` in {CONFIG_FILE}")
+    relied_on()
     try:
         result = fix(paths, Planner(target, current, load_rulebook(config.rules), config.ignore),
                      [Exclusions(str(config.folder), config.exclude)])
@@ -205,11 +207,12 @@ def rules_command(removed_in, fmt, fields, every_check) -> None:
       kubehop rules --checks
     """
     from scanner.checks.registry import rules_from
-    from scanner.freshness import data_checked
+    from scanner.freshness import data_checked, relied_on
     from scanner.report.plain import log_json, log_lines
     from scanner.rulebook import load_rulebook
 
     book = load_rulebook()
+    relied_on()
     if every_check:
         if fields or removed_in is not None:
             raise click.UsageError("--checks lists every rule: it takes neither --fields nor --removed-in")

@@ -115,9 +115,18 @@ def cli() -> None:
     Example:
       kubehop scan --target 1.36 platform/
     """
-    from scanner.freshness import stale_notice
+    from scanner.freshness import forget_relied
 
-    notice = stale_notice()
+    forget_relied()
+    click.get_current_context().call_on_close(_stale_data_notice)
+
+
+def _stale_data_notice() -> None:
+    """Once the command is done, the notice when the data it relied on is old: the Kubernetes rules and
+    the components it judged, not the files of components the tree does not deploy (nor for --help)."""
+    from scanner.freshness import relied_notice
+
+    notice = relied_notice()
     if notice:
         click.echo(f"kubehop: notice: {notice}", err=True)
 

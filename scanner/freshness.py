@@ -135,18 +135,61 @@ def oldest_files() -> list[str]:
     return sorted(path for path, checked in checked_dates().items() if checked == oldest)
 
 
-def stale_notice(today: dt.date | None = None) -> str | None:
-    """One notice when the oldest data_checked is more than STALE_AFTER_DAYS before today, else None."""
+# What the running command relies on (`relied_on`): None until it reads the data; then the components
+# whose facts it judged by (an empty set: the Kubernetes rules only). The notice is dated by those.
+_relied: set[str] | None = None
+
+
+def forget_relied() -> None:
+    """A new command starts: it has relied on nothing yet (tests run many in one process)."""
+    global _relied
+    _relied = None
+
+
+def relied_on(components=()) -> None:
+    """The command judged by the Kubernetes rules and by these components' facts."""
+    global _relied
+    _relied = (_relied or set()) | set(components)
+
+
+def relied_notice(today: dt.date | None = None) -> str | None:
+    """The stale-data notice for what the command relied on, or None (it read no data, or that is recent)."""
+    return None if _relied is None else stale_notice(today, components=_relied)
+
+
+def stale_notice(today: dt.date | None = None, components=None) -> str | None:
+    """One notice when a fact file a run relies on was checked more than STALE_AFTER_DAYS before today,
+    else None. `components`: the components the run judged (the rest of compat-matrix/ is not dated);
+    None: every file."""
+    dates = checked_dates()
+    if components is not None:
+        used = {f"{COMPONENTS}/{name}.yaml" for name in components}
+        dates = {path: checked for path, checked in dates.items()
+                 if not path.startswith(COMPONENTS + "/") or path in used}
     try:
-        checked = dt.date.fromisoformat(data_checked())
+        checked = dt.date.fromisoformat(min(dates.values()))
     except ValueError:
         return None
-    age = ((today or _today()) - checked).days
+    now = today or _today()
+    age = (now - checked).days
     if age <= STALE_AFTER_DAYS:
         return None
-    return (f"kubehop's data was last checked against its sources on {checked.isoformat()}, {age} days ago: "
-            "component releases and Kubernetes changes published after that day are unknown to kubehop. "
-            "Install a newer kubehop (or use a newer ref of its GitHub Action) to get newer data.")
+    stale = sorted(path for path, day in dates.items() if (now - dt.date.fromisoformat(day)).days > STALE_AFTER_DAYS)
+    return (f"kubehop's data was last checked against its sources on {checked.isoformat()}, {age} days ago "
+            f"({_stale_files(stale)}): component releases and Kubernetes changes published after that day are "
+            "unknown to kubehop. Install a newer kubehop (or use a newer ref of its GitHub Action) to get newer data.")
+
+
+def _stale_files(paths: list[str]) -> str:
+    """What is stale, for the notice: the components by name, the Kubernetes rules as one."""
+    names = [path.removeprefix(COMPONENTS + "/").removesuffix(".yaml") for path in paths
+             if path.startswith(COMPONENTS + "/")]
+    rules = len(paths) - len(names)
+    said = ([f"the Kubernetes rules ({rules} {'file' if rules == 1 else 'files'})"] if rules else [])
+    if names:
+        shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+        said.append(f"{'component' if len(names) == 1 else 'components'} {shown}")
+    return "; ".join(said) + f" older than {STALE_AFTER_DAYS} days"
 
 
 def _today() -> dt.date:

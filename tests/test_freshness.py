@@ -74,27 +74,72 @@ def kubehop(*args: str, data_root: Path | None = None) -> subprocess.CompletedPr
     return subprocess.run([sys.executable, "-m", "scanner", *args], capture_output=True, env=env, cwd=REPO)
 
 
+def _set_checked(root: Path, relative: str, day: str) -> None:
+    path = root / relative
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace(f'data_checked: "{freshness.read_data_checked(text)}"', f'data_checked: "{day}"'),
+                    encoding="utf-8")
+
+
 @pytest.fixture(scope="module")
 def stale_data(tmp_path_factory) -> Path:
-    """kubehop's data with one file checked long ago."""
+    """kubehop's data with one Kubernetes rules file checked long ago: every command relies on it."""
     root = tmp_path_factory.mktemp("data")
     shutil.copytree(REPO / "rules", root / "rules")
     shutil.copytree(REPO / "compat-matrix", root / "compat-matrix")
-    flux = root / "compat-matrix" / "flux.yaml"
-    text = flux.read_text(encoding="utf-8")
-    flux.write_text(text.replace(f'data_checked: "{freshness.read_data_checked(text)}"',
-                                 'data_checked: "2020-01-15"'), encoding="utf-8")
+    _set_checked(root, "rules/hop-notes/kubernetes.yaml", "2020-01-15")
     return root
 
 
 @pytest.mark.parametrize("command", [
     ["scan", "--target", "1.36", str(EXAMPLE)], ["scan", "--format", "json", "--target", "1.36", str(EXAMPLE)],
     ["plan", "--from", "1.31", "--target", "1.36", str(EXAMPLE)], ["components", str(EXAMPLE)],
-    ["inventory", str(EXAMPLE)], ["rules"]])
+    ["inventory", str(EXAMPLE)], ["rules"], ["fix", "--target", "1.36", str(EXAMPLE)]])
 def test_every_command_prints_the_notice_once_when_the_data_is_stale(stale_data: Path, command) -> None:
     proc = kubehop(*command, data_root=stale_data)
-    assert proc.stderr.decode().count("last checked against its sources on 2020-01-15") == 1, proc.stderr
+    stderr = proc.stderr.decode()
+    assert stderr.count("last checked against its sources on 2020-01-15") == 1, stderr
+    assert "(the Kubernetes rules (1 file) older than 120 days)" in stderr
     assert "last checked" not in proc.stdout.decode()
+
+
+@pytest.mark.parametrize("command", [["--help"], ["scan", "--help"], ["tools", "--help"]])
+def test_help_prints_no_notice(stale_data: Path, command) -> None:
+    proc = kubehop(*command, data_root=stale_data)
+    assert proc.returncode == 0 and "last checked" not in proc.stderr.decode()
+
+
+@pytest.fixture(scope="module")
+def stale_components(tmp_path_factory) -> Path:
+    """kubehop's data with two components checked long ago: flux, which the example deploys, and redis,
+    which it does not."""
+    root = tmp_path_factory.mktemp("data")
+    shutil.copytree(REPO / "rules", root / "rules")
+    shutil.copytree(REPO / "compat-matrix", root / "compat-matrix")
+    _set_checked(root, "compat-matrix/flux.yaml", "2020-01-15")
+    _set_checked(root, "compat-matrix/redis.yaml", "2019-06-01")
+    return root
+
+
+def test_the_notice_is_dated_by_the_components_the_tree_deploys(stale_components: Path, tmp_path: Path) -> None:
+    for command in (["scan", "--target", "1.36", str(EXAMPLE)], ["components", str(EXAMPLE)]):
+        stderr = kubehop(*command, data_root=stale_components).stderr.decode()
+        assert stderr.count("last checked against its sources on 2020-01-15") == 1, stderr
+        assert "(component flux older than 120 days)" in stderr and "redis" not in stderr
+    # A tree that deploys neither, and `rules`, rely on no component's facts: no notice.
+    (tmp_path / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n", encoding="utf-8")
+    for command in (["scan", "--target", "1.36", str(tmp_path)], ["rules"]):
+        assert "last checked" not in kubehop(*command, data_root=stale_components).stderr.decode()
+    # The version line and reports still date the data by its oldest file.
+    assert kubehop("--version", data_root=stale_components).stdout.decode().splitlines()[0].endswith(
+        "(data checked 2019-06-01)")
+
+
+def test_the_notice_names_what_is_stale() -> None:
+    assert freshness._stale_files(["compat-matrix/flux.yaml", "compat-matrix/redis.yaml", "rules/core/apps.yaml"]) == (
+        "the Kubernetes rules (1 file); components flux, redis older than 120 days")
+    many = [f"compat-matrix/c{i}.yaml" for i in range(8)]
+    assert freshness._stale_files(many) == "components c0, c1, c2, c3, c4, c5 and 2 more older than 120 days"
 
 
 def test_fresh_data_prints_no_notice() -> None:
