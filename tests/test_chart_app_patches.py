@@ -100,3 +100,25 @@ def test_a_chart_version_the_data_does_not_list_is_judged_as_before(tmp_path):
     [finding] = ingress_findings(tmp_path, "4.10.9", "--from", "1.29", "--target", "1.30")
     assert (finding["rule"], finding["severity"]) == ("component/ingress-nginx/unknown-support", "warning")
     assert "does not say which 1.10 patch it ships, and its patches disagree on Kubernetes 1.30" in finding["message"]
+
+
+def components_row(tmp_path: Path, version: str) -> dict:
+    root = write(tmp_path, {"flux/repositories/ingress-nginx.yaml": REPOSITORY,
+                            "apps/networking/ingress-nginx/helmrelease.yaml": RELEASE.format(version=version)})
+    text = invoke("components", ".", cwd=root).stdout
+    [row] = json.loads(invoke("components", "--format", "json", ".", cwd=root).stdout)["components"]
+    return row | {"text": next(line for line in text.splitlines() if line.startswith("ingress-nginx "))}
+
+
+def test_components_shows_the_app_patch_a_chart_version_ships(tmp_path):
+    """Before: `release 1.10`, `1.26–1.29; from 1.10.1: 1.26–1.30` for a pin that installs 1.10.1."""
+    row = components_row(tmp_path, "4.10.1")
+    assert row["text"].split()[1:4] == ["4.10.1", "1.10.1", "1.26–1.30"]
+    assert row["installs"]["release"] == "1.10.1" and (row["installs"]["min"], row["installs"]["max"]) == ("1.26", "1.30")
+    assert row["releases"] == ["1.10"]  # what the data lists for the pin stays as it was
+
+
+def test_components_keeps_the_minor_for_a_range_and_an_unlisted_chart_version(tmp_path):
+    for folder, version in (("range", "~4.10.0"), ("unlisted", "4.10.99")):
+        row = components_row(tmp_path / folder, version)
+        assert row["installs"] is None and row["text"].split()[2] == "1.10", (version, row["text"])

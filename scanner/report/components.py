@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scanner import __version__
-from scanner.components.catalog import Catalog
+from scanner.components.catalog import Catalog, Release
+from scanner.components.chart_patches import exact_version
 from scanner.components.pins import Detection
 from scanner.components.tree import TreeComponents
 from scanner.components.unlisted import NO_DATA
@@ -62,16 +63,37 @@ def _sources_as_of(kind: str, detection: Detection) -> str | None:
     return older_sources().get(detection.component) if kind == CATALOG else None
 
 
-def _support_column(kind: str, detection: Detection) -> str:
+def installed(timeline: Timeline | None) -> dict[int, Release]:
+    """pin (by id) -> the release as an exact pin installs it, where that is one patch of its one listed
+    minor: the app patch a chart version ships (ingress-nginx chart 4.9.1 ships 1.9.6, which states 1.25–1.29), the
+    patch an exact version pins (components.installs), with the range that patch states."""
+    found: dict[int, Release] = {}
+    for state in timeline.states if timeline is not None else ():
+        start = state.start
+        if start is None or start.patch_unknown or not start.listed:
+            continue
+        for detection in state.detections:
+            # A range installs its newest patch, which may be past the last one that restates the range.
+            if exact_version(detection.pin) and len(detection.releases) == 1 \
+                    and detection.releases[0].key == start.key and start.version != detection.releases[0].version:
+                found[id(detection)] = start
+    return found
+
+
+def _release_columns(kind: str, detection: Detection, installs: dict[int, Release]) -> tuple[str, str]:
     if kind == NONE:
-        return NO_DATA
+        return NO_DATA, NO_DATA
     as_of = _sources_as_of(kind, detection)
-    return _support(detection) + (f", sources as of {as_of}" if as_of else "")
+    at_patch = installs.get(id(detection))
+    release, support = (at_patch.version, at_patch.support_text) if at_patch else \
+        (_releases(detection), _support(detection))
+    return release, support + (f", sources as of {as_of}" if as_of else "")
 
 
 def render_text(tree: TreeComponents, catalog: Catalog, timeline: Timeline | None = None) -> str:
-    table = [(d.component, d.pin, NO_DATA if kind == NONE else _releases(d), _support_column(kind, d),
-              at(d.origin), d.what) for kind, d in rows(tree, timeline)]
+    installs = installed(timeline)
+    table = [(d.component, d.pin, *_release_columns(kind, d, installs), at(d.origin), d.what)
+             for kind, d in rows(tree, timeline)]
     titles = ("component", "pin", "release", "Kubernetes", "pinned at", "how")
     widths = [max([len(t)] + [len(r[i]) for r in table]) for i, t in enumerate(titles[:-1])]
     lines = ["  ".join(t.ljust(w) for t, w in zip(titles, widths + [0])).rstrip()]
@@ -96,7 +118,16 @@ def render_text(tree: TreeComponents, catalog: Catalog, timeline: Timeline | Non
     return log_lines(lines)  # one line each: nothing from the tree breaks one (report/plain.py)
 
 
+def _installed_json(release: Release | None) -> dict | None:
+    if release is None:
+        return None
+    return {"release": release.version, "min": str(release.min) if release.min else None,
+            "max": str(release.max) if release.max else None, "open_ended": release.open_ended,
+            "source": release.source}
+
+
 def render_json(tree: TreeComponents, timeline: Timeline | None = None) -> str:
+    installs = installed(timeline)
     document = {
         "tool": {"name": "kubehop", "version": __version__, "data_checked": data_checked(),
                  "older_sources": older_sources()},
@@ -106,6 +137,8 @@ def render_json(tree: TreeComponents, timeline: Timeline | None = None) -> str:
                             "max": str(r.max) if r.max else None, "open_ended": r.open_ended,
                             "stated_through": str(r.through) if r.through else None, "released": r.released,
                             "source": r.source, "source_kind": r.source_kind, "note": r.note} for r in d.releases],
+            # the release as the pin installs it (an app patch the chart version ships), where that is known
+            "installs": _installed_json(installs.get(id(d))),
             **location(d.origin), "how": d.source, "what": d.what,
             "sources_as_of": _sources_as_of(kind, d),  # where the facts were read from an older copy
             "data": kind,  # catalog (compat-matrix/), chart-kubeVersion (the chart's own), none (no data)
