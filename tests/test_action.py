@@ -500,31 +500,33 @@ def test_the_next_windows_change_set_is_a_job_artifact(action):
     assert job.outputs["exit-code"] == "1"  # the verdict is the scan's (Cilium 1.16 blocks 1.31)
 
 
-INGRESS_CHART = ("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nhelmCharts:\n"
-                 "  - name: ingress-nginx\n    repo: https://kubernetes.github.io/ingress-nginx\n"
-                 "    version: 4.10.1\n    releaseName: ingress\n")
+# A chart of its own numbering whose chart versions the data does not list (no app_patches).
+OTEL_CHART = ("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nhelmCharts:\n"
+              "  - name: opentelemetry-operator\n    repo: https://open-telemetry.github.io/opentelemetry-helm-charts\n"
+              "    version: 0.61.0\n    releaseName: otel\n")
 
 
 def test_a_step_left_to_a_person_is_annotated_at_its_pin_and_summarised(action):
-    """The exact chart version of a kustomization's helmCharts: no index names one on line 4.12, so a
+    """The exact chart version of a kustomization's helmCharts: no index names one on line 0.69, so a
     person picks it; the annotation sits at the pin, the step summary says what the artifact holds."""
-    job = action({"deploy/plans.yaml": K3S_PLAN, "deploy/ingress/kustomization.yaml": INGRESS_CHART},
+    job = action({"deploy/plans.yaml": K3S_PLAN, "deploy/otel/kustomization.yaml": OTEL_CHART},
                  target="1.31", **{"change-set": "true"})
     assert job.step_outputs["change-set"]["outputs"]["exit-code"] == "1"  # steps are left to a person
-    assert ("::notice file=deploy/ingress/kustomization.yaml,line=6,title=kubehop%3A W1 left to a person::"
-            "ingress-nginx 1.10.1 → 1.12: kustomization helmCharts ingress-nginx pins '4.10.1'") in job.log
+    assert ("::notice file=deploy/otel/kustomization.yaml,line=6,title=kubehop%3A W1 left to a person::"
+            "opentelemetry-operator 0.101 → 0.108: kustomization helmCharts opentelemetry-operator pins '0.61.0'") in job.log
     assert "### kubehop: change set of W1, Kubernetes 1.30 → 1.31" in job.summary
     assert ("0 files in the diff, 2 steps left to a person: the diff and the pull request's body are the run's "
             "artifact `kubehop-change-set`.") in job.summary  # the hop waits for the person's step
-    assert "- **ingress-nginx 1.10.1 → 1.12**: kustomization helmCharts ingress-nginx pins '4.10.1'" in job.summary
+    assert ("- **opentelemetry-operator 0.101 → 0.108**: kustomization helmCharts opentelemetry-operator pins "
+            "'0.61.0'") in job.summary
 
 
 def test_a_hostile_pin_of_the_change_set_reaches_the_log_and_the_summary_escaped(action):
     from hostile_text import HOSTILE_FILE, log_problems
 
-    job = action({"deploy/plans.yaml": K3S_PLAN, f"deploy/{HOSTILE_FILE}/kustomization.yaml": INGRESS_CHART},
+    job = action({"deploy/plans.yaml": K3S_PLAN, f"deploy/{HOSTILE_FILE}/kustomization.yaml": OTEL_CHART},
                  target="1.31", **{"change-set": "true"})
-    assert job.log.count("title=kubehop%3A W1 left to a person::ingress-nginx 1.10.1 → 1.12: ") == 1
+    assert job.log.count("title=kubehop%3A W1 left to a person::opentelemetry-operator 0.101 → 0.108: ") == 1
     assert log_problems(job.log, commands_allowed=True) == [] and log_problems(job.summary) == []
     pytest.importorskip("cmarkgfm")
     from test_markdown_html import Page, assert_inert, github_html

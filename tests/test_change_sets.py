@@ -221,19 +221,19 @@ def write_tree(root: Path, files: dict[str, str]) -> Path:
 def test_every_kind_of_pin_in_its_own_style(tmp_path):
     root = write_tree(tmp_path / "repo", STYLES)
     done = invoke("plan", "--target", "1.31", "--no-render", "--window", "1", "--diff", ".", cwd=root)
-    assert done.returncode == 1
+    assert done.returncode == 0, done.stderr  # every step written, so the hop too
     changes = [line for line in done.stdout.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")]
     assert changes == [
         "-    targetRevision: v1.16.5   # pinned", "+    targetRevision: v1.17.0   # pinned",  # Argo CD
+        # The exact chart version of a kustomize helmCharts entry: the newest 4.12 the data lists (app_patches).
+        "-    version: 4.10.1", "+    version: 4.12.8",
         '-    version: "~4.10.0"', '+    version: "~4.12.0"',  # a Chart.yaml dependency: the chart line of 1.12
+        "-  version: v1.30.4+k3s1", "+  version: v1.31.14+k3s1",  # the hop
         "-kyverno_version: 'v1.12.5'", "+kyverno_version: 'v1.13.0'",  # a variable, single-quoted
         "-  - https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.1.0/standard-install.yaml",
         "+  - https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.2.0/standard-install.yaml",
     ]
-    # The exact chart version of the kustomize helmCharts entry: kubehop knows the line, not which 4.12.z exist.
-    assert ("left to a person: ingress-nginx 1.10.1 → 1.12: kustomization helmCharts ingress-nginx pins '4.10.1': the "
-            "pin names one chart version and kubehop knows no Ingress-NGINX Controller chart version on line 4.12"
-            in done.stderr)
+    assert "left to a person:" not in done.stderr
 
 
 def test_an_exact_chart_version_comes_from_the_repository_index(tmp_path):

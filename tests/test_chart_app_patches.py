@@ -122,3 +122,34 @@ def test_components_keeps_the_minor_for_a_range_and_an_unlisted_chart_version(tm
     for folder, version in (("range", "~4.10.0"), ("unlisted", "4.10.99")):
         row = components_row(tmp_path / folder, version)
         assert row["installs"] is None and row["text"].split()[2] == "1.10", (version, row["text"])
+
+
+@pytest.mark.parametrize("pinned, hop, written", [
+    ("4.10.0", ("--from", "1.29"), "4.10.6"),  # needs 1.10.1 (1.26–1.30): the newest 4.10 the data lists keeps it
+    ("4.10.1", ("--from", "1.30"), "4.12.8"),  # needs 1.12 for 1.31
+])
+def test_the_plan_writes_the_chart_version_the_data_lists_for_the_release(tmp_path, pinned, hop, written):
+    """Before: 'kubehop knows no chart version on line 4.10 ... set a 4.10.x chart version', left to a person
+    unless --allow-network read the repository's index."""
+    root = write(tmp_path, {"flux/repositories/ingress-nginx.yaml": REPOSITORY,
+                            "apps/networking/ingress-nginx/helmrelease.yaml": RELEASE.format(version=pinned)})
+    done = invoke("plan", *hop, "--target", "1.31", "--window", "1", "--diff", ".", cwd=root)
+    assert f"-      version: {pinned}\n+      version: {written}\n" in done.stdout, done.stdout + done.stderr
+    assert "left to a person: ingress-nginx" not in done.stderr
+
+
+def test_a_chart_version_the_data_does_not_list_is_left_to_a_person(tmp_path):
+    """opentelemetry-operator's chart lines carry no app_patches: no chart version of line 0.69 is guessed."""
+    root = write(tmp_path, {"cluster/plans.yaml": "apiVersion: upgrade.cattle.io/v1\nkind: Plan\n"
+                                                  "metadata: {name: server, namespace: system-upgrade}\n"
+                                                  "spec:\n  version: v1.30.4+k3s1\n",
+                            "apps/otel/kustomization.yaml": (
+                                "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nhelmCharts:\n"
+                                "  - name: opentelemetry-operator\n"
+                                "    repo: https://open-telemetry.github.io/opentelemetry-helm-charts\n"
+                                "    version: 0.61.0\n")})
+    done = invoke("plan", "--target", "1.31", "--no-render", "--window", "1", "--diff", ".", cwd=root)
+    assert done.returncode == 1 and "version: 0.6" not in done.stdout
+    assert ("left to a person: opentelemetry-operator 0.101 → 0.108: kustomization helmCharts opentelemetry-operator "
+            "pins '0.61.0': the pin names one chart version and kubehop knows no OpenTelemetry Operator chart "
+            "version on line 0.69") in done.stderr
