@@ -423,6 +423,7 @@ def test_release_urls_and_variables_named_after_a_component(tmp_path):
           - https://example.com/not/a/component/v1.2.1/x.yaml
         gateway_api_single: https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.2.1/experimental-install.yaml
         kube_prometheus_stack_chart_version: "65.1.0"
+        gateway_api_raw: https://raw.githubusercontent.com/kubernetes-sigs/gateway-api/v1.3.0/config/crd/standard/gateway.networking.k8s.io_gateways.yaml
         """})
     found_here = sorted((d.component, d.pin, d.origin.line, d.source, d.what)
                         for d in detect([str(root)], load_catalog()).detections)
@@ -430,4 +431,6 @@ def test_release_urls_and_variables_named_after_a_component(tmp_path):
         ("cilium", "1.16.5", 1, "variable", "variable cilium_bootstrap_chart_version"),
         ("gateway-api", "v1.2.1", 3, "url", "URL in variable gateway_api_crd_urls"),
         ("gateway-api", "v1.2.1", 5, "url", "URL in variable gateway_api_single"),
+        # a file of the repository at a tag, as a Talos extraManifests URL or a remote resource is read
+        ("gateway-api", "v1.3.0", 7, "url", "URL in variable gateway_api_raw"),
     ]  # a chart version of a chart numbered apart from its app is not read as the app's

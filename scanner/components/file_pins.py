@@ -171,18 +171,22 @@ def manifest_url_pins(urls: Iterable[tuple[str, Origin]], catalog: Catalog,
     """The components whose release URLs Talos is given to apply (a machine-configuration template's
     cluster.extraManifests): each URL's version is a pin, as a kustomization's remote resource is."""
     for url, origin in urls:
-        version = remote_version(url) if "://" in url else None
-        component = known_url(url, catalog) if version else None
-        if component is not None:
-            yield detection(component, version, False, origin, "url", f"{what} {url}")
+        found = _url_pin(url, origin, catalog, f"{what} {url}")
+        if found is not None:
+            yield found
 
 
 def _release_urls(key: Any, value: Any, path: str, catalog: Catalog) -> Iterator[Detection]:
     """A variable holding a component's release URL (or a list of them): each URL's version is a pin."""
     for item in [value] if scalar(value) is not None else sequence_items(value):
-        url = scalar(item) or ""
-        version = remote_version(url) if "://" in url else None
-        component = next((c for c in catalog.components.values()
-                          if any(fragment in url for fragment in c.kustomize_urls)), None) if version else None
-        if component is not None:
-            yield detection(component, version, False, origin_of(path, item), "url", f"URL in variable {scalar(key)}")
+        found = _url_pin(scalar(item) or "", origin_of(path, item), catalog, f"URL in variable {scalar(key)}")
+        if found is not None:
+            yield found
+
+
+def _url_pin(url: str, origin: Origin, catalog: Catalog, what: str) -> Detection | None:
+    """The pin a release URL of a component's repository makes (…/releases/download/v1.2.1/…, the tag of a
+    raw.githubusercontent.com file), or None."""
+    version = remote_version(url) if "://" in url else None
+    component = known_url(url, catalog) if version else None
+    return detection(component, version, False, origin, "url", what) if component is not None else None
