@@ -135,7 +135,9 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
     files gave before anything is rendered, and may raise to stop there (scanner.fleet: the clusters)."""
     from scanner.components.catalog import load_catalog
     from scanner.components.cluster_pin import assigned_pins
+    from scanner.cluster_config import manifest_urls as talos_manifest_urls
     from scanner.components.file_pins import manifest_url_pins
+    from scanner.components.unlisted import unlisted_urls
 
     rulebook = load_rulebook(options.rule_folders)
     catalog = load_catalog()
@@ -169,7 +171,10 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
         orders = _orders(scan_input.manifests)
         tree = _pins(scan_input, catalog, early, orders)
         tree.cluster += assigned
-        tree.detections += manifest_url_pins(tools.manifest_urls, catalog)  # what Talos templates have it apply
+        # What Talos applies: the URLs of machine-configuration templates, configs and talhelper patches.
+        applied = [*tools.manifest_urls, *talos_manifest_urls(scan_input.cluster_config)]
+        tree.detections += manifest_url_pins(applied, catalog)
+        tree.unlisted += unlisted_urls(applied, catalog)
         found = resolve_current(target, current, given_by(options), version_file, cluster, tree.cluster)
         notices += found.notices
         if need_current and found.minor is None:

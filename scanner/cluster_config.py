@@ -21,6 +21,7 @@ SCHEDULER_PLUGIN = "scheduler-plugin"  # name: a plugin a KubeSchedulerConfigura
 CONFIG_FIELD = "config-field"  # name: a configuration field (e.g. mode), value: what it is set to
 RUNTIME_CONFIG = "runtime-config"  # name: a group/version --runtime-config names, value: true / false
 NODE_FILE = "node-file"  # name: a file a node reads as it is (config.toml.tmpl), value: its folder
+MANIFEST_URL = "manifest-url"  # name: a URL Talos applies (cluster.extraManifests): a component pin, no flag
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,3 +64,8 @@ class ToolPin:
     origin: Origin
     via: str  # where it is pinned, for a person: ".tool-versions", "image of CronJob ns/name", ...
     job: JobReach | None = None  # a CI step's pin: whether its job reaches a cluster
+
+
+def manifest_urls(settings) -> list[tuple[str, Origin]]:
+    """(URL, where) of each URL the tree has Talos apply (MANIFEST_URL settings)."""
+    return [(s.name, s.origin) for s in settings if getattr(s, "kind", None) == MANIFEST_URL]

@@ -79,3 +79,55 @@ def test_a_template_with_an_older_gateway_api_must_move_it_first(tmp_path):
     moves = [f for f in result.findings if f.rule_id == "component/gateway-api/required-move"]
     assert moves and {(f.origin.path.rpartition("/")[2], f.origin.line) for f in moves} == {("control-plane.yaml.tftpl", 8)}
     assert [f for f in result.findings if f.rule_id == "component/cilium/requires"] == []
+
+
+MACHINE_CONFIG = """
+    version: v1alpha1
+    machine:
+      type: controlplane
+    cluster:
+      extraManifests:
+        - https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.0.0/standard-install.yaml
+        - https://raw.githubusercontent.com/alex1989hu/kubelet-serving-cert-approver/v0.6.10/deploy/ha-install.yaml
+        - https://raw.githubusercontent.com/example/home-ops/main/talos/extras.yaml
+    """
+
+TALCONFIG = """
+    clusterName: main
+    talosVersion: v1.9.5
+    kubernetesVersion: v1.30.4
+    nodes:
+      - hostname: cp1
+        controlPlane: true
+    controlPlane:
+      patches:
+        - |-
+          cluster:
+            extraManifests:
+              - https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.0.0/standard-install.yaml
+              - https://raw.githubusercontent.com/alex1989hu/kubelet-serving-cert-approver/v0.6.10/deploy/ha-install.yaml
+    """
+
+
+def pins_in(result, name: str) -> set[tuple[str, str, int, str]]:
+    return {(d.component, d.pin, d.origin.line, d.source) for state in result.timeline.states for d in state.detections
+            if d.origin.path.endswith(name)}
+
+
+@pytest.mark.parametrize("name, text, lines", [
+    ("controlplane.yaml", MACHINE_CONFIG, (6, 7)),  # a whole machine config (talosctl gen config's output)
+    ("talconfig.yaml", TALCONFIG, (12, 13)),  # a talhelper patch written as a YAML string
+])
+def test_a_machine_config_or_talhelper_patch_pins_what_talos_applies(tmp_path, name, text, lines):
+    """toboshii/home-ops applies kubelet-serving-cert-approver from its talconfig.yaml's patches; xunholy/k8s-gitops
+    its Gateway API and prometheus-operator CRDs from a generated machine config: before, neither was read."""
+    root = write_tree(tmp_path, {"repo.yaml": REPOSITORY, "cilium.yaml": release("gatewayAPI:\n  enabled: true\n"),
+                                 f"talos/{name}": text})
+    result = components(root)
+    assert pins_in(result, name) == {("gateway-api", "v1.0.0", lines[0], "url"),
+                                     ("kubelet-serving-cert-approver", "v0.6.10", lines[1], "url")}  # no data: named
+    assert [f for f in result.findings if f.rule_id == "component/cilium/requires"] == []
+    no_data = [f for f in result.findings if f.rule_id == "component/kubelet-serving-cert-approver/no-data"]
+    assert no_data and no_data[0].origin.line == lines[1]
+    # A file of a branch (`main`) is no release: no pin, no component named after the tree's own repository.
+    assert not any(d.component == "home-ops" for state in result.timeline.states for d in state.detections)

@@ -24,6 +24,7 @@ from scanner.components.catalog import Catalog, Component
 from scanner.components.chart_pins import ChartPin
 from scanner.components.pins import Detection, component_for_chart, origin_of
 from scanner.nodes import mapping_get, scalar, sequence_items
+from scanner.semver import parse_version
 from scanner.sources.files.walk import KUSTOMIZATION_FILES
 
 NO_DATA = "no data"  # what a report says of a component kubehop has no data on
@@ -72,6 +73,22 @@ def unlisted_remotes(documents: Iterable[tuple[str, Any]], catalog: Catalog) -> 
                 if name:
                     found.append(Detection(name, remote_ref(url) or "*", (), origin_of(path, item), "kustomize",
                                            f"remote resource {url}"))
+    return found
+
+
+def unlisted_urls(urls: Iterable[tuple[str, Any]], catalog: Catalog,
+                  what: str = "Talos extraManifests URL") -> list[Detection]:
+    """The release URLs Talos applies (cluster.extraManifests) of repositories no data file names, each
+    at the release it names (a known one is read by file_pins.manifest_url_pins); a URL at a branch is
+    no release."""
+    found = []
+    for url, origin in urls:
+        ref = remote_ref(url) if url.startswith(_REMOTE) else None
+        if ref is None or parse_version(ref) is None:
+            continue  # a branch (`main`): a file that moves with it, often the tree's own, no release
+        name = remote_name(url) if not known_url(url, catalog) else None
+        if name:
+            found.append(Detection(name, ref, (), origin, "url", f"{what} {url}"))
     return found
 
 

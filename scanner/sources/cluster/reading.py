@@ -38,6 +38,7 @@ class Sources:
     talos_scheduler_config: tuple[str, ...]
     talos_proxy_mode: tuple[str, ...]
     talos_disabled: str
+    talos_extra_manifests: tuple[str, ...]
     talhelper_patches: tuple[str, ...]
     kubeadm_extra_args: dict[str, tuple[tuple[tuple[str, ...], str], ...]]  # kind -> ((path, component), ...)
     component_configs: dict[tuple[str, str], str]  # (group, kind) -> component
@@ -55,13 +56,13 @@ def sources() -> Sources:
     configs = {(e["group"], e["kind"]): e["component"] for e in doc["component_configs"]["kinds"]}
     path = lambda dotted: tuple(dotted.split("."))  # noqa: E731
     markers = (*arg_keys, "extraArgs", "extraConfig", values["feature_gates_field"], *talos["talhelper_patches"],
-               *{group for group, _ in configs}, "proxy")
+               *{group for group, _ in configs}, "proxy", talos["extra_manifests"].rpartition(".")[2])
     return Sources(arg_keys, tuple(doc["arg_lists"]["object_groups"]), values["feature_gates_flag"],
                    tuple(values["admission_plugin_flags"]), values["proxy_mode_flag"], values["runtime_config_flag"],
                    values["feature_gates_field"], values["proxy_mode_field"],
                    {path(e["path"]): e["component"] for e in talos["extra_args"]}, path(talos["kubelet_config"]),
                    path(talos["scheduler_config"]), path(talos["proxy_mode"]), talos["disabled"],
-                   tuple(talos["talhelper_patches"]),
+                   path(talos["extra_manifests"]), tuple(talos["talhelper_patches"]),
                    {kind: tuple(v) for kind, v in kubeadm_args.items()}, configs, markers)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
-from scanner.cluster_config import CONFIG_FIELD
+from scanner.cluster_config import CONFIG_FIELD, MANIFEST_URL
 from scanner.model import Diagnostic
 from scanner.nodes import mapping_get, scalar, sequence_items, value_at
 from scanner.cluster_config import Setting
@@ -53,6 +53,7 @@ def machine_config(reading: Reading, root: Any, place: Place, via: str) -> bool:
         if node is not None:
             held = True
             reading.extra_args(component, node, place, f"{via} {'.'.join(path)}")
+    held = _extra_manifests(reading, value_at(root, *found.talos_extra_manifests), place, via) or held
     held = _kubelet_config(reading, value_at(root, *found.talos_kubelet_config), place, via) or held
     held = _scheduler_config(reading, value_at(root, *found.talos_scheduler_config), place, via) or held
     return _proxy_mode(reading, value_at(root, *found.talos_proxy_mode), place, via) or held
@@ -120,6 +121,15 @@ def _json_patch(reading: Reading, root: Any, place: Place, via: str) -> None:
                 _scheduler_config(reading, value, place, where)
             elif what == "mode" and not inner:
                 _proxy_mode(reading, value, place, where)
+
+
+def _extra_manifests(reading: Reading, node: Any, place: Place, via: str) -> bool:
+    """The URLs Talos applies (cluster.extraManifests): each a component pin where it is a release URL."""
+    urls = [(url, item) for item in sequence_items(node) if (url := scalar(item))]
+    for url, item in urls:
+        reading.settings.append(Setting("talos", MANIFEST_URL, url, url, place.origin(item),
+                                        f"{via} {'.'.join(sources().talos_extra_manifests)}"))
+    return bool(urls)
 
 
 def _unescape(step: str) -> str:
