@@ -134,6 +134,7 @@ class PinFinder:
         self.fields, self.chart_values = installers(catalog)
         self.secrets: list[Manifest] | None = None  # the cluster Secrets, once an ApplicationSet asks
         self.notices: list[Diagnostic] = []  # what an ApplicationSet's generators leave unnamed (argo_pins)
+        self.crd_labelled = {g: c for c in catalog.components.values() if c.crd_release_label for g in c.crd_groups}
         self.by_image: dict[str, Component] = {}
         for component in catalog.components.values():
             for image in component.images:
@@ -338,6 +339,12 @@ class PinFinder:
                 yield detection(component, scalar(version), False, _located(manifest, version),
                                  "label", f"label {key}={component.name} on {manifest.object_ref}")
                 return
+        group = scalar(value_at(manifest.node, "spec", "group")) if manifest.kind == "CustomResourceDefinition" else None
+        component = self.crd_labelled.get(group or "")
+        if component is not None and not any(mapping_get(labels, k) is not None for k in _PART_OF) \
+                and parse_version(scalar(version)) is not None:  # Flux 0.x's CRDs (catalog: crd_release_label)
+            yield detection(component, scalar(version), False, _located(manifest, version), "label",
+                            f"label {_VERSION_LABEL} on {manifest.object_ref}, a CRD of {component.title}")
 
     def _images(self, manifest: Manifest) -> Iterator[Detection]:
         if manifest.kind in _NO_IMAGES:
