@@ -329,3 +329,24 @@ def test_a_version_a_cluster_secret_of_the_tree_annotates_is_pinned_at_that_anno
     first = [f for f in report["findings"] if f["rule"].startswith("component/cert-manager/")][0]
     assert first["via"].endswith("filled in by a clusters generator of ApplicationSet argocd/addons-cert-manager "
                                  "from Secret argocd/staging")
+
+
+def test_many_overrides_each_apply_alone_and_only_those_setting_the_version_pin(tmp_path):
+    """eks-blueprints' cluster-autoscaler: staging and prod overrides set the chart version, nine more
+    (one per kubernetes_version label) set only the image tag; every override may match any cluster."""
+    per_minor = "".join(f"""
+              - clusters:
+                  selector:
+                    matchLabels: {{kubernetes_version: '1.{minor}'}}
+                  values:
+                    addonImageTag: v1.{minor}.0""" for minor in range(20, 29))
+    appset = CERT_MANAGER.replace("""
+              - clusters:
+                  selector:
+                    matchLabels: {environment: prod}""", per_minor + """
+              - clusters:
+                  selector:
+                    matchLabels: {environment: prod}""")
+    root = tree(tmp_path, {"addons/cert-manager-appset.yaml": appset})
+    assert [(pin, line) for pin, _, line, _ in rows(root, "cert-manager")] == [
+        ("v1.12.4", 14), ("v1.13.1", 23), ("v1.12.4", 73)]

@@ -186,28 +186,26 @@ def _cluster_parameters(generator: dict, reading: _Reading, path: tuple) -> list
 
 def _merge(sets: list[list[dict]], keys: list[str], reading: _Reading) -> list[dict]:
     """Argo CD's merge: each set of the first generator, overridden in turn by the later generators' set
-    whose mergeKeys have its values (the others are dropped). Read loosely, a key a set does not know
-    may match or not: the set is kept both as it is and overridden."""
+    whose mergeKeys have its values (the others are dropped). Read loosely, an override whose keys are
+    not known may match or not: the set is kept as it is and with each such override alone over it."""
     if len(sets) < 2 or not keys:
         reading.found.complete = False  # Argo CD makes nothing of it (two generators and a key are required)
         return []
-    results = sets[0][:_MAX_ELEMENTS + 1]
+    results: list[dict] = []
     budget = _MAX_ELEMENTS * 10  # comparisons of a base set with an override, at most (hostile input)
-    for overrides in sets[1:]:
-        merged: list[dict] = []
-        for base in results:
+    for base in sets[0]:
+        merged, maybe = base, []
+        for overrides in sets[1:]:
             budget -= len(overrides)
-            if budget < 0 or len(merged) > _MAX_ELEMENTS:
-                reading.found.complete = False
-                return merged or results
-            matches = [(o, _same(base, o, keys, reading.loose)) for o in overrides]
+            matches = [(o, _same(base, o, keys, reading.loose)) for o in overrides] if budget >= 0 else []
             sure = next((o for o, same in matches if same is True), None)
-            if sure is not None:
-                merged.append(_merged(base, sure))
-                continue
-            merged.append(base)
-            merged.extend(_merged(base, o) for o, same in matches if same is None)
-        results = merged
+            merged = _merged(merged, sure) if sure is not None else merged
+            maybe.extend(o for o, same in matches if same is None)
+        results.append(merged)
+        results.extend(_merged(merged, o) for o in maybe)
+        if budget < 0 or len(results) > _MAX_ELEMENTS:
+            reading.found.complete = False
+            break
     return results[:_MAX_ELEMENTS + 1]
 
 
