@@ -61,6 +61,9 @@ class Component:
     # Its installer stamps app.kubernetes.io/version with its own release (detect.release_label_source):
     # such a label is a pin even for a release the data does not list.
     release_label: bool = False
+    # Its installer once stamped that label without app.kubernetes.io/part-of (detect.crd_release_label_source):
+    # a CRD of a group it owns so labelled pins it (Flux before v0.12).
+    crd_release_label: bool = False
     # The releases listed are those of this app, which the chart ships (kube-prometheus-stack:
     # prometheus-operator): a message names the chart version and the app's release apart.
     release_title: str | None = None
@@ -245,6 +248,7 @@ def component_from_data(document: dict) -> Component:
         crd_groups=tuple(detect.get("crd_groups", ())),
         kustomize_urls=tuple(detect.get("kustomize_urls", ())),
         release_label="release_label_source" in detect,
+        crd_release_label="crd_release_label_source" in detect,
         release_title=document.get("release_title"),
         manifest_sources=tuple(detect.get("manifest_sources", ())),
         generated=_generated(detect.get("generated")),

@@ -10,8 +10,6 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator, Sequence
 
-from yaml.nodes import MappingNode, ScalarNode, SequenceNode
-
 from scanner.components.catalog import Catalog, Component
 from scanner.components.chart_pins import ChartPin
 from scanner.components.images import normalize_image, split_image
@@ -23,7 +21,7 @@ from scanner.components.values import (ReleaseValues, argo_values, flux_v1_value
                                        k3s_values)
 from scanner.guard import unexpected
 from scanner.model import Diagnostic, Manifest, Origin
-from scanner.nodes import image_values, mapping_get, scalar, sequence_items, value_at
+from scanner.nodes import image_values, mapping_get, scalar, value_at
 
 _PART_OF = ("app.kubernetes.io/part-of", "app.kubernetes.io/name")
 _VERSION_LABEL = "app.kubernetes.io/version"
@@ -75,6 +73,8 @@ def detect_in_manifests(manifests: Sequence[Manifest], catalog: Catalog, problem
             if problems is None:
                 raise
             problems.append(unexpected(manifest.origin.path, err, manifest.origin.line, "read this object"))
+    if problems is not None:
+        problems.extend(finder.notices)
     # A label that names no known release is some other version (a sub-chart's, a controller of its
     # own numbering): it says nothing about the component's release, unless the component's installer
     # stamps its own release on every object (Flux: `flux install` labels them all with the Flux
@@ -132,6 +132,9 @@ class PinFinder:
             if m.kind in ("ConfigMap", "Secret") and m.group == "":
                 self.value_sources.setdefault((m.kind, m.namespace), []).append(m)
         self.fields, self.chart_values = installers(catalog)
+        self.secrets: list[Manifest] | None = None  # the cluster Secrets, once an ApplicationSet asks
+        self.notices: list[Diagnostic] = []  # what an ApplicationSet's generators leave unnamed (argo_pins)
+        self.crd_labelled = {g: c for c in catalog.components.values() if c.crd_release_label for g in c.crd_groups}
         self.by_image: dict[str, Component] = {}
         for component in catalog.components.values():
             for image in component.images:
@@ -290,18 +293,14 @@ class PinFinder:
                             f"{manifest.object_ref} ({url})")
 
     def _argo(self, manifest: Manifest) -> Iterator[Detection]:
-        spec = value_at(manifest.node, "spec")
-        if manifest.kind == "ApplicationSet":
-            spec = value_at(spec, "template", "spec")
-        sources = [value_at(spec, "source"), *sequence_items(value_at(spec, "sources"))]
-        for source in sources:
-            chart = scalar(value_at(source, "chart"))
-            if chart:
-                yield from self._chart_pin(chart, scalar(value_at(source, "repoURL")), value_at(source, "targetRevision"),
-                                           value_at(source, "chart"), manifest.origin.path,
-                                           f"{manifest.object_ref} (chart {chart})",
-                                           argo_values(source, manifest.object_ref),
-                                           at=manifest.filled_at(value_at(source, "targetRevision")))
+        from scanner.components.argo_pins import argo_charts, cluster_secrets
+
+        if manifest.kind == "ApplicationSet" and self.secrets is None:  # its `clusters` generators read them
+            self.secrets = cluster_secrets(v for (kind, _), v in self.value_sources.items() if kind == "Secret")
+        for found in argo_charts(manifest, self.secrets or (), self.notices):
+            yield from self._chart_pin(found.chart, found.repository, found.version_node, found.chart_node,
+                                       manifest.origin.path, f"{manifest.object_ref} (chart {found.chart})",
+                                       argo_values(found.source, manifest.object_ref), found.version, at=found.at)
 
     def _k3s_helm_chart(self, manifest: Manifest) -> Iterator[Detection]:
         """The Helm controller K3s and RKE2 bundle: spec.chart, spec.version, spec.repo."""
@@ -340,6 +339,12 @@ class PinFinder:
                 yield detection(component, scalar(version), False, _located(manifest, version),
                                  "label", f"label {key}={component.name} on {manifest.object_ref}")
                 return
+        group = scalar(value_at(manifest.node, "spec", "group")) if manifest.kind == "CustomResourceDefinition" else None
+        component = self.crd_labelled.get(group or "")
+        if component is not None and not any(mapping_get(labels, k) is not None for k in _PART_OF) \
+                and parse_version(scalar(version)) is not None:  # Flux 0.x's CRDs (catalog: crd_release_label)
+            yield detection(component, scalar(version), False, _located(manifest, version), "label",
+                            f"label {_VERSION_LABEL} on {manifest.object_ref}, a CRD of {component.title}")
 
     def _images(self, manifest: Manifest) -> Iterator[Detection]:
         if manifest.kind in _NO_IMAGES:
