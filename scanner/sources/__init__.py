@@ -40,6 +40,7 @@ from scanner.sources.files.kept import Kept
 from scanner.sources.files.parallel import read_all
 from scanner.sources.files.walk import MANIFEST_SUFFIXES, KustomizeFolder, ManifestFile, walk
 from scanner.sources.hazards import hazardous_files, held_back
+from scanner.sources.postbuild import FLUX
 from scanner.sources.registry import PLAIN, RENDERED, Reading, Source, module_of, path_of
 from scanner.sources.scan_input import ScanInput
 from scanner.versions import Minor
@@ -136,9 +137,11 @@ def _postbuild(items: dict[str, list[Any]], reading: Reading, kept: Kept, result
     files = [i.path for i in walked if isinstance(i, ManifestFile) and i.path != "-" and not i.chart_template]
     if not files:
         return None
-    from scanner.sources.postbuild.read import read_flux
-
     try:
+        if not any(FLUX in (kept.read(path)[0] or "") for path in files):  # each file's one read (files/kept.py)
+            return None  # no file names a Flux Kustomization: nothing of sources/postbuild's reading is imported
+        from scanner.sources.postbuild.read import read_flux
+
         found = read_flux(files, kept)
         if found is None:  # no Flux Kustomization substitutes: nothing of the builds is imported
             return None

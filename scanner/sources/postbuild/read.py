@@ -14,9 +14,8 @@ from yaml.nodes import SequenceNode
 from scanner.model import Manifest
 from scanner.nodes import mapping_get, scalar, value_at
 from scanner.sources.files.kept import Kept
+from scanner.sources.postbuild import FLUX
 from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, compose_documents, manifests_of, read_text
-
-FLUX = "kustomize.toolkit.fluxcd.io"
 
 
 @dataclass
@@ -29,8 +28,8 @@ class Found:
 
 
 def read_flux(files: Iterable[str], kept: Kept) -> Found | None:
-    """What the plan is made of; None when no Flux Kustomization substitutes variables. What it read
-    of the files is in `kept` either way."""
+    """What the plan is made of; None when no Flux Kustomization substitutes variables. What it reads
+    and composes of the files is in `kept` either way."""
     found = Found(kept)
     for path in files:
         text, problem = kept.read(path)
