@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from scanner.checks import RuleInfo, ScanContext, per_object_checks, run_checks, tree_checks
-from scanner.checks.csi_drivers import installed_drivers, settle
 from scanner.checks.registry import describe
 from scanner.cluster_state import ClusterState, live_notice, load_cluster_state, split_live
 from scanner.crds import CrdIndex
@@ -20,7 +19,7 @@ from scanner.freshness import data_checked, relied_on
 from scanner.model import EXIT_BLOCKED, EXIT_INPUT, EXIT_OK, Diagnostic, Finding, Manifest
 from scanner.options import ScanOptions
 from scanner.policy import apply_policy, latent_as_warnings, not_deployed_as_notices, not_deployed_problems
-from scanner.rulebook import load_rulebook
+from scanner.rulebook import Rulebook, load_rulebook
 from scanner.sources import ScanInput, collect
 from scanner.sources.files.retention import Retention
 from scanner.sources.files.walk import build_file
@@ -189,10 +188,7 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
                               duplicate_keys=tuple(scan_input.duplicate_keys), orders=orders)
         findings = run_checks(scan_input.manifests, context, scan_input.diagnostics, tree_checks()) \
             + run_checks(late, context, scan_input.diagnostics, per_object) + early.findings
-        # An in-tree volume type keeps working through CSI migration where the tree installs its CSI driver.
-        drivers = installed_drivers(scan_input.manifests, scan_input.latent,
-                                    {**scan_input.unreferenced, **scan_input.unreached}, cluster)
-        findings = latent_as_warnings(settle(findings, drivers, rulebook), scan_input.latent)
+        findings = latent_as_warnings(_settled(findings, scan_input, cluster, rulebook), scan_input.latent)
         findings, not_deployed = not_deployed_as_notices(findings, scan_input.unreferenced, scan_input.unreached)
         notices += not_deployed
     findings, unused, policy_notices, silenced = apply_policy(findings, scan_input.suppressions, options)
@@ -309,9 +305,28 @@ def _tool_files(scan_input: ScanInput, found: ToolFiles) -> None:
 
 
 def _orders(manifests: list[Manifest]) -> tuple[UpgradeOrder, ...]:
+    """The tree's upgrade orders; scanner.orders' readers imported only for a tree that has some."""
+    from scanner.orders import may_hold_orders
+
+    if not may_hold_orders(manifests):
+        return ()
     from scanner.orders.read import read_orders
 
     return tuple(read_orders(manifests))
+
+
+def _settled(findings: list[Finding], scan_input: ScanInput, cluster: ClusterState | None,
+             rulebook: Rulebook) -> list[Finding]:
+    """An in-tree volume type keeps working through CSI migration where the tree installs its CSI driver
+    (scanner.csi_migration, imported only when a finding is of a volume type CSI migration moves)."""
+    migrated = {rule.id for rule in rulebook.field_rules.rules if rule.csi_migration is not None}
+    if not any(finding.rule_id in migrated for finding in findings):
+        return findings
+    from scanner.csi_migration import installed_drivers, settle
+
+    drivers = installed_drivers(scan_input.manifests, scan_input.latent,
+                                {**scan_input.unreferenced, **scan_input.unreached}, cluster)
+    return settle(findings, drivers, rulebook)
 
 
 def _pins(scan_input: ScanInput, catalog: Catalog, early: _EarlyChecks,

@@ -1,6 +1,8 @@
 """What a one-file run (the pre-commit hook: `kubehop scan --target 1.36 FILE`) imports, in a process of
 its own: nothing that renders, builds or finds a tool, no other command's module, no schema validator
-once the data cache is filled (bench/bench_startup.py measures what it costs)."""
+once the data cache is filled, and none of the readers a file without them never needs: upgrade orders,
+Flux's post-build substitution, CSI migration, a chart's app patches, the cluster version in env files
+and templates (bench/bench_startup.py measures what it costs)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,13 @@ REMOVED = "apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata:\n  name: web
 # Prefixes of what a plain file given alone never needs.
 NEVER = ("scanner.sources.helm", "scanner.sources.kustomize", "scanner.sources.tools", "scanner.sources.releases",
          "scanner.cli_plan", "scanner.cli_tools", "scanner.fix", "scanner.plan", "scanner.client_calls", "jsonschema",
-         "scanner.config_rules")
+         "scanner.config_rules",
+         # Read only where a tree has such objects or files (issue 27): the upgrade orders' readers (the
+         # package itself answers whether there are any), Flux's post-build reading (the package names
+         # the group looked for), CSI migration's pass over the findings, chart app patches, env files'
+         # and Talos templates' cluster versions, .tfvars.
+         "scanner.orders.", "scanner.sources.postbuild.", "scanner.csi_migration", "scanner.components.chart_patches",
+         "scanner.sources.cluster.version_lines", "scanner.sources.cluster.tfvars")
 
 _MODULES_AFTER_MAIN = """
 import atexit, json, sys
@@ -61,3 +69,12 @@ print(json.dumps([found, ELSEWHERE]))
                           capture_output=True, text=True, check=True, timeout=300)
     found, declared = json.loads(done.stdout)
     assert found == declared
+
+
+def test_the_light_question_of_upgrade_orders_knows_every_kind_the_reader_reads():
+    """scanner.orders.may_hold_orders reads rules/upgrade-orders.yaml for itself, so that a run with no
+    order imports nothing of the readers: it must know the same (apiVersion, kind) pairs they read."""
+    from scanner.orders import _order_api_kinds
+    from scanner.orders.kinds import order_kinds
+
+    assert _order_api_kinds() == set(order_kinds()) and len(_order_api_kinds()) > 3

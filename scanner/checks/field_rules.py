@@ -53,7 +53,7 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
 def _finding(manifest: Manifest, field_check: FieldCheck, match: Match, context: ScanContext) -> Finding:
     rule = field_check.rule
     # Whether the tree installs a CSI migration's driver is known once the whole tree is read: these
-    # findings say it is not, and scanner.checks.csi_drivers settles them (installed_drivers).
+    # findings say it is not, and scanner.csi_migration settles them (installed_drivers).
     breaks = field_check.breaks_in()
     removed = breaks is not None and breaks <= context.target
     return rule_finding(manifest, rule, removed, f"{match.where}: {verdict(field_check, breaks, removed)}",

@@ -10,14 +10,16 @@ no known release supports the minor). A range the data does not know is left to 
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from scanner.checks.context import TREE, RuleInfo, ScanContext
 from scanner.checks.findings import order_finding
 from scanner.model import Finding, Manifest
 from scanner.paths import where
-from scanner.orders.read import UpgradeOrder, clusters
 from scanner.versions import Minor
+
+if TYPE_CHECKING:
+    from scanner.orders.read import UpgradeOrder
 
 SCOPE = TREE
 RULE = "upgrade-order/component-support"
@@ -31,6 +33,8 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
     orders = context.upgrade_orders(manifests)
     if not orders:
         return  # the common case: no component detection without an order to check
+    from scanner.orders.read import clusters  # scanner.orders: imported once a tree has orders
+
     newest = [c.newest_control_plane for c in clusters(orders)]
     # An order at the cluster's own minor moves nothing (the tree's orders often say where it is): a
     # release running outside its range there is the component state's outside-range warning.

@@ -14,16 +14,17 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 from scanner.checks.context import TREE, RuleInfo, Rules, ScanContext
 from scanner.checks.findings import order_finding, order_kind_source
 from scanner.cluster_state import ClusterNode
 from scanner.model import Finding, Manifest
-from scanner.orders.kinds import CONTROL_PLANE, MaxUnavailable, control_plane_labels
-from scanner.orders.read import UpgradeOrder, clusters
-from scanner.orders.version import parse_order_version
 from scanner.nodes import mapping_get, scalar
+
+if TYPE_CHECKING:
+    from scanner.orders.kinds import MaxUnavailable
+    from scanner.orders.read import UpgradeOrder
 
 CLAMPED = "upgrade-order/max-unavailable-clamped"
 SINGLE = "upgrade-order/single-control-plane"
@@ -52,6 +53,8 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
     orders = context.upgrade_orders(manifests)
     if not orders:
         return
+    from scanner.orders.read import clusters  # scanner.orders: imported once a tree has orders
+
     nodes = context.cluster.nodes if context.cluster is not None else []
     for cluster in clusters(orders):
         for order in cluster.live_workers:
@@ -95,6 +98,8 @@ def _max_unavailable(order: UpgradeOrder, limit: MaxUnavailable, nodes: list[Clu
 
 
 def _selected_workers(order: UpgradeOrder, limit: MaxUnavailable, nodes: list[ClusterNode]) -> list[ClusterNode]:
+    from scanner.orders.kinds import control_plane_labels
+
     labels = control_plane_labels()
     workers = [n for n in nodes if not any(label in n.labels for label in labels)]
     names = order.node(limit.node_names) if limit.node_names else None
@@ -124,6 +129,9 @@ def _selects(selector: Any, labels: dict[str, str]) -> bool:
 
 def _single_control_plane(order: UpgradeOrder, nodes: list[ClusterNode]) -> Iterator[Finding]:
     """One control-plane node, or a concurrency that takes every one at once: no API server serves meanwhile."""
+    from scanner.orders.kinds import CONTROL_PLANE, control_plane_labels
+    from scanner.orders.version import parse_order_version
+
     labels = control_plane_labels()
     control_planes = [n for n in nodes if any(label in n.labels for label in labels)]
     if not control_planes or order.version is None or order.role != CONTROL_PLANE:

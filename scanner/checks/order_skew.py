@@ -10,15 +10,17 @@ blocker for any other version. An agent Plan must wait for the server Plan with 
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from scanner.checks.context import TREE, RuleInfo, Rules, ScanContext
 from scanner.checks.findings import order_finding, order_kind_source
 from scanner.checks.node_skew import load_policy
 from scanner.model import Finding, Manifest
 from scanner.paths import at
-from scanner.orders.read import Cluster, UpgradeOrder, clusters
 from scanner.versions import Minor
+
+if TYPE_CHECKING:
+    from scanner.orders.read import Cluster, UpgradeOrder
 
 AHEAD = "upgrade-order/worker-before-control-plane"
 NOT_EXACT = "upgrade-order/worker-version-not-control-plane"
@@ -52,7 +54,11 @@ RULES = Rules(_rules)
 
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:
     orders = context.upgrade_orders(manifests)
-    for cluster in clusters(orders) if orders else ():
+    if not orders:
+        return
+    from scanner.orders.read import clusters  # scanner.orders: imported once a tree has orders
+
+    for cluster in clusters(orders):
         yield from _cluster(cluster, context)
 
 

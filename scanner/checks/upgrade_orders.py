@@ -10,16 +10,17 @@ blocker at the line of its version field. An order that follows a channel naming
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from scanner.checks.context import TREE, RuleInfo, Rules, ScanContext
 from scanner.checks.findings import order_finding, order_kind_source
 from scanner.checks.node_skew import load_policy
 from scanner.model import Finding, Manifest
 from scanner.paths import where
-from scanner.orders.kinds import control_plane_labels
-from scanner.orders.read import UpgradeOrder, clusters, order_key
 from scanner.versions import Minor, minor_range
+
+if TYPE_CHECKING:
+    from scanner.orders.read import UpgradeOrder
 
 SCOPE = TREE
 SKIPS, FLOATS = "upgrade-order/skips-minor", "upgrade-order/floating-channel"
@@ -46,6 +47,8 @@ def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Findi
     orders = context.upgrade_orders(manifests)
     if not orders:
         return
+    from scanner.orders.read import clusters, order_key  # scanner.orders: imported once a tree has orders
+
     for order in orders:
         if order.floating:
             yield _floating(order)
@@ -69,6 +72,8 @@ def _worker_baseline(context: ScanContext) -> tuple[Minor, str] | None:
     """The oldest kubelet of the dump's workers, else the cluster's minor."""
     cluster = context.cluster
     if cluster is not None and cluster.nodes:
+        from scanner.orders.kinds import control_plane_labels
+
         labels = control_plane_labels()
         workers = [n for n in cluster.nodes if not any(label in n.labels for label in labels)]
         if workers:

@@ -12,7 +12,6 @@ from pathlib import Path
 
 from scanner import data
 from scanner.components.ranges import SUPPORTED, UNKNOWN, UNSUPPORTED, PatchRange, Range, Requirement  # noqa: F401
-from scanner.components.chart_patches import exact_version
 from scanner.semver import admits_line, parse_pin, parse_version
 from scanner.minor_releases import newest_out_on
 from scanner.versions import Minor, parse_minor
@@ -120,6 +119,8 @@ class Component:
         if intervals is None:
             return None
         if chart_version and self.chart_lines is not None:
+            from scanner.components.chart_patches import exact_version  # a chart of its own numbering's pin
+
             apps = {release_key(app) for line, app in self.chart_lines if admits_line(intervals, line)}
             exact = exact_version(pin)
             shipped = next((app for chart, app in self.chart_patches if exact == chart), None) if exact else None

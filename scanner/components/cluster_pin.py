@@ -1,11 +1,12 @@
 """The cluster's own Kubernetes version as a tree pins it: upgrade orders (scanner.orders), version
-variables (rules/cluster-version.yaml) and a saved `kubectl version -o json`."""
+variables (rules/cluster-version.yaml) and a saved `kubectl version -o json`. What reads the orders and
+a Renovate comment is imported once a tree has some: a one-file run mostly has neither."""
 
 from __future__ import annotations
 
 import functools
 import os
-from typing import Any, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 from yaml.nodes import MappingNode
 
@@ -13,13 +14,13 @@ from scanner import data
 from scanner.components.pins import ClusterPin, origin_of
 from scanner.model import Manifest, Origin
 from scanner.nodes import mapping_get, scalar, value_at
-from scanner.orders.read import UpgradeOrder, cluster_pins, read_orders
-from scanner.orders.version import distro_of
 from scanner.sources.cluster.talos import is_talconfig
-from scanner.sources.cluster.version_lines import renovate_tracks
 from scanner.sources.files.walk import read_file
 from scanner.sources.yaml.yamldoc import DocumentProblem, TemplateSyntax, compose_documents
 from scanner.versions import parse_minor
+
+if TYPE_CHECKING:
+    from scanner.orders.read import UpgradeOrder
 
 
 @functools.cache
@@ -29,6 +30,8 @@ def _cluster_version_rules() -> dict:
 
 def version_pin(version: str, origin: Origin, what: str) -> ClusterPin | None:
     """A cluster pin of a version as written; None when it names no minor."""
+    from scanner.orders.version import distro_of
+
     try:
         minor = parse_minor(version)
     except ValueError:
@@ -45,6 +48,10 @@ def cluster_pins_in_manifests(manifests: Sequence[Manifest],
                               orders: Sequence[UpgradeOrder] | None = None) -> Iterator[ClusterPin]:
     """The upgrade orders' answer (scanner.orders.read.cluster_pins): the one place it is inferred.
     `orders`: those of `manifests`, when they were read already."""
+    if orders is not None and not orders:
+        return  # nothing of scanner.orders is imported
+    from scanner.orders.read import cluster_pins, read_orders
+
     for order in cluster_pins(read_orders(manifests) if orders is None else orders):
         field = ".".join(order.kind.version if order.version is not None else order.kind.channel or ())
         yield ClusterPin(order.version_text, order.minor, order.distro if order.distro != "kubernetes" else None,
@@ -63,6 +70,8 @@ def cluster_variables(node: Any, path: str) -> Iterator[ClusterPin]:
                 if scalar(key) != rule["name"] or not scalar(value):
                     continue
                 if rule.get("tracked_by"):
+                    from scanner.sources.cluster.version_lines import renovate_tracks
+
                     lines = _lines(path) if lines is None else lines
                     if not renovate_tracks(lines, key.start_mark.line, rule["tracked_by"]):
                         continue  # not kept current by the repository: a leftover, not the cluster's version

@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 
 from scanner.components.catalog import Catalog, Component, Release, release_key
-from scanner.components.chart_patches import app_patch
 from scanner.components.pins import Detection
 from scanner.semver import parse_version
 from scanner.components.timeline import ComponentState
@@ -105,6 +104,8 @@ def _shipped(component: Component, release: Release, pins: list[Detection]) -> R
     """The release at the app patch its chart pins ship, where the data lists their chart versions
     (ingress-nginx chart 4.10.1 ships 1.10.1, which states Kubernetes 1.30); a range that admits chart
     versions past the newest listed ships that one's patch or a later one: where those disagree, unknown."""
+    from scanner.components.chart_patches import app_patch  # a chart of its own numbering's pins
+
     lines = tuple(line for line, app in component.chart_lines or () if release_key(app) == release.key)
     found = {app_patch(component.chart_patches, lines, d.pin, release.key) for d in pins}
     shipped = found.pop() if len(found) == 1 else None

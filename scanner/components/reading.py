@@ -7,7 +7,7 @@ no data file names is kept apart (components.unlisted).
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from scanner.components.catalog import Catalog
 from scanner.components.chart_pins import ChartPin, chart_pins_in_documents
@@ -18,9 +18,11 @@ from scanner.components.overlaid import overlaid_pins, without_unpinned_bases
 from scanner.components.pins import Detection, unique
 from scanner.components.tree import TreeComponents
 from scanner.components.unlisted import unlisted_charts, unlisted_remotes
-from scanner.orders.read import UpgradeOrder
 from scanner.sources import ScanInput, collect
 from scanner.versions import Minor
+
+if TYPE_CHECKING:
+    from scanner.orders.read import UpgradeOrder
 
 
 def pins_of(scan_input: ScanInput, catalog: Catalog,

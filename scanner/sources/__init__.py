@@ -19,7 +19,8 @@ every source returns a ScanInput (scan_input.py); hazards.py holds back from the
 kustomization that would read a file kubehop refused. A source's module is imported only when a
 scan has such input. What collect keeps for itself: the walk, the exclusions, the cluster dumps met
 in the tree, the hooks (`on_file`, `before_render`), the post-build plan every source reads with
-(`Reading.postbuild`) and the last line of defence around each read.
+(`Reading.postbuild`; what its reading read of the plain files is kept for their main read,
+`Reading.kept`) and the last line of defence around each read.
 """
 
 from __future__ import annotations
@@ -35,9 +36,11 @@ from scanner.containment import within
 from scanner.guard import unexpected
 from scanner.model import STDIN_PATH, Diagnostic, Manifest
 from scanner.sources import registry
+from scanner.sources.files.kept import Kept
 from scanner.sources.files.parallel import read_all
 from scanner.sources.files.walk import MANIFEST_SUFFIXES, KustomizeFolder, ManifestFile, walk
 from scanner.sources.hazards import hazardous_files, held_back
+from scanner.sources.postbuild import FLUX
 from scanner.sources.registry import PLAIN, RENDERED, Reading, Source, module_of, path_of
 from scanner.sources.scan_input import ScanInput
 from scanner.versions import Minor
@@ -82,9 +85,11 @@ def collect(paths: list[str], target: Minor | None = None, options: "ScanOptions
     reading = Reading(target, options, scanned, sys.stdin.buffer.read() if "-" in paths else None)
     sources = registry.SOURCES
     items, met = _walked(paths, sources, options, result)
-    reading = dataclasses.replace(reading, postbuild=_postbuild(items, reading, result))
+    kept = Kept()  # what the post-build plan reads of the plain files, taken by their main read
+    reading = dataclasses.replace(reading, postbuild=_postbuild(items, reading, kept, result), kept=kept)
     for source in (s for s in sources if s.stage == PLAIN and items[s.name]):
         _read_plain(source, items[source.name], reading, on_file, result)
+    kept.clear()  # what worker processes read is still here
     for source in (s for s in sources if s.prepare and items[s.name]):  # before anything renders
         result.extend(_guarded(path_of(items[source.name][0]), _prepared, source, items[source.name], result,
                                reading))
@@ -124,17 +129,20 @@ def _walked(paths: list[str], sources: tuple[Source, ...], options: "ScanOptions
     return items, met
 
 
-def _postbuild(items: dict[str, list[Any]], reading: Reading, result: ScanInput):
+def _postbuild(items: dict[str, list[Any]], reading: Reading, kept: Kept, result: ScanInput):
     """Which Flux Kustomizations build each file and what their post-build substitution sets, read from
-    the plain files first (sources/postbuild): every source then reads objects as Flux applies them."""
+    the plain files first (sources/postbuild): every source then reads objects as Flux applies them.
+    What it read of the files goes to `kept`, for their main read."""
     walked = [item for found in items.values() for item in found]
     files = [i.path for i in walked if isinstance(i, ManifestFile) and i.path != "-" and not i.chart_template]
     if not files:
         return None
-    from scanner.sources.postbuild.read import read_flux
-
     try:
-        found = read_flux(files)
+        if not any(FLUX in (kept.read(path)[0] or "") for path in files):  # each file's one read (files/kept.py)
+            return None  # no file names a Flux Kustomization: nothing of sources/postbuild's reading is imported
+        from scanner.sources.postbuild.read import read_flux
+
+        found = read_flux(files, kept)
         if found is None:  # no Flux Kustomization substitutes: nothing of the builds is imported
             return None
         from scanner.sources.postbuild.plan import make_plan

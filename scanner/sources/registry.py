@@ -39,6 +39,7 @@ from scanner.sources.hazards import in_chart, in_kustomization
 
 if TYPE_CHECKING:
     from scanner.options import ScanOptions
+    from scanner.sources.files.kept import Kept
     from scanner.sources.postbuild.plan import Plan
     from scanner.versions import Minor
 
@@ -75,6 +76,8 @@ class Reading:
     # Which Flux Kustomizations build each file, and what their post-build substitution sets
     # (sources/postbuild/plan.py): the objects are read as they fill them in. None: none substitutes.
     postbuild: "Plan | None" = None
+    # What the post-build plan's reading read of the plain files, for the files source to take (files/kept.py).
+    kept: "Kept | None" = None
 
 
 SOURCES: tuple[Source, ...] = (

@@ -6,12 +6,14 @@ packages, GitHub Actions steps with whether their job reaches a cluster, devcont
 and build args, the images of Jobs and CronJobs); `read_tool_files` walks the tree for the files the
 manifest walk does not read (.tool-versions, mise TOML, env files, Dockerfiles, containerd config
 templates), and the files that may set the cluster's own version: OpenTofu/Terraform .tfvars
-(tfvars.py), tracked env-file keys and Talos machine-configuration templates (version_lines.py).
+(tfvars.py), tracked env-file keys and Talos machine-configuration templates (version_lines.py, imported
+once such a file is met: a one-file run has none).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import functools
 import os
 import re
@@ -24,8 +26,6 @@ from scanner import data
 from scanner.cluster_config import JOB_REACHES, JOB_UNDECIDED, NODE_FILE, JobReach, Setting, ToolPin
 from scanner.model import Diagnostic, Manifest, Origin
 from scanner.nodes import image_values, mapping_get, scalar, sequence_items
-from scanner.sources.cluster.version_lines import (env_versions, is_template, template_manifest_urls,
-                                                   template_versions)
 from scanner.sources.files.walk import SKIPPED_DIRS, read_file
 from scanner.tool_rules import ClientTool, client_tools, node_files
 
@@ -192,6 +192,8 @@ def read_tool_files(paths: list[str], excluded: Iterable[Any] = ()) -> ToolFiles
 
             found.cluster.extend(tfvars_versions(path, text))
         elif is_template(name):
+            from scanner.sources.cluster.version_lines import template_manifest_urls, template_versions
+
             found.cluster.extend(template_versions(path, text))
             found.manifest_urls.extend(template_manifest_urls(path, text))
         elif name in TOOL_VERSIONS:
@@ -201,6 +203,8 @@ def read_tool_files(paths: list[str], excluded: Iterable[Any] = ()) -> ToolFiles
         else:
             found.pins.extend(_env_lines(path, text))
             if name.endswith(".env"):
+                from scanner.sources.cluster.version_lines import env_versions
+
                 found.cluster.extend(env_versions(path, text))
     return found
 
@@ -210,6 +214,17 @@ def tool_file(name: str) -> bool:
     return (name in TOOL_VERSIONS or name in MISE or name.endswith((".env", TFVARS)) or name == ".env"
             or name.startswith(("Dockerfile", "Containerfile")) or name.endswith(".Dockerfile")
             or name in node_files() or is_template(name))
+
+
+def is_template(name: str) -> bool:
+    """Is a file of this name a machine-configuration template the data has kubehop read
+    (rules/cluster-version.yaml `machine_config_templates`: version_lines.py reads its lines)?"""
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in _template_files())
+
+
+@functools.cache
+def _template_files() -> tuple[str, ...]:
+    return tuple((data.load("rules/cluster-version.yaml").get("machine_config_templates") or {}).get("files", ()))
 
 
 def _walk(paths: list[str]) -> Iterator[str]:

@@ -10,7 +10,6 @@ Which keys, images and file names count is data (rules/cluster-version.yaml `env
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import re
 from typing import Sequence
@@ -25,19 +24,14 @@ _IMAGE = re.compile(r'^\s*(?:-\s+)?image:\s*["\']?([^\s"\'#:]+(?::\d+)?/[^\s"\'#
 
 
 @functools.cache
-def _rules() -> tuple[dict[str, tuple[str, ...]], tuple[str, ...], frozenset[str], str | None]:
-    """(env key -> what tracks it, template file-name patterns, kubelet images, the extraManifests key)."""
+def _rules() -> tuple[dict[str, tuple[str, ...]], frozenset[str], str | None]:
+    """(env key -> what tracks it, kubelet images, the extraManifests key). Which files are templates:
+    tool_pins.is_template."""
     rules = data.load("rules/cluster-version.yaml")
     env = {entry["name"]: tuple(entry["tracked_by"]) for entry in rules.get("env", ())}
     templates = rules.get("machine_config_templates") or {}
     manifests = data.load("rules/cluster-config/config-sources.yaml")["talos"].get("extra_manifests")
-    return (env, tuple(templates.get("files", ())), frozenset(templates.get("kubelet_images", ())),
-            manifests.rpartition(".")[2] if manifests else None)
-
-
-def is_template(name: str) -> bool:
-    """Is a file of this name a machine-configuration template the data has kubehop read?"""
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in _rules()[1])
+    return (env, frozenset(templates.get("kubelet_images", ())), manifests.rpartition(".")[2] if manifests else None)
 
 
 def env_versions(path: str, text: str) -> list[VersionAssignment]:
@@ -54,7 +48,7 @@ def env_versions(path: str, text: str) -> list[VersionAssignment]:
 
 def template_versions(path: str, text: str) -> list[VersionAssignment]:
     """The kubelet versions a machine-configuration template's image lines give, as written."""
-    images, found = _rules()[2], []
+    images, found = _rules()[1], []
     for number, line in enumerate(text.splitlines(), 1):
         match = _IMAGE.match(line) if "image:" in line else None
         if match and match.group(1) in images:
@@ -67,7 +61,7 @@ def template_manifest_urls(path: str, text: str) -> list[tuple[str, Origin]]:
     """The URLs a machine-configuration template lists under its extraManifests key, each where it is
     written: the lines indented under the key, a list item's URL on its own line or after a comment line
     (`- # renovate: ...` then the URL). Template tags and comments are stepped over."""
-    key = _rules()[3]
+    key = _rules()[2]
     if not key or key not in text:
         return []
     found: list[tuple[str, Origin]] = []

@@ -18,11 +18,13 @@ from scanner.sources.cluster.settings import may_hold_config, read_config
 from scanner.sources.cluster.tool_pins import pins_in_documents
 from scanner.sources.files.walk import KUSTOMIZATION_FILES, ManifestFile, read_file
 from scanner.sources.scan_input import ScanInput
-from scanner.sources.yaml.yamldoc import DocumentProblem, Fill, NotStreamable, TemplateSyntax, read_text, stream_text
+from scanner.sources.yaml.yamldoc import (Composed, DocumentProblem, Fill, NotStreamable, TemplateSyntax, read_text,
+                                          stream_composed, stream_text)
 from scanner.suppress import MARKER, read_suppressions
 
 if TYPE_CHECKING:
     from scanner.sources import FileHook
+    from scanner.sources.files.kept import Kept
     from scanner.sources.postbuild.plan import Plan
     from scanner.sources.registry import Reading
 
@@ -59,18 +61,20 @@ def _nested_variables() -> dict[str, frozenset[str]]:
 
 def read(items: list[ManifestFile], so_far: None, reading: "Reading") -> ScanInput:
     """Each plain file on its own: `collect` hands them one at a time, maybe in a worker process."""
-    if len(items) == 1:
-        return read_manifest_file_streamed(items[0], reading.stdin_bytes, None, reading.postbuild)[0]
+    found = [read_manifest_file_streamed(item, reading.stdin_bytes, None, reading.postbuild, reading.kept)[0]
+             for item in items]
+    if len(found) == 1:
+        return found[0]
     result = ScanInput()
-    for item in items:
-        result.extend(read_manifest_file_streamed(item, reading.stdin_bytes, None, reading.postbuild)[0])
+    for each in found:
+        result.extend(each)
     return result
 
 
 def read_streamed(item: ManifestFile, reading: "Reading", on_objects: FileHook) -> tuple[ScanInput, list]:
     """One plain file, each document's objects handed to `on_objects` as it is read (collect's hook):
     what the file gives, and the hook's answers (read_manifest_file_streamed)."""
-    return read_manifest_file_streamed(item, reading.stdin_bytes, on_objects, reading.postbuild)
+    return read_manifest_file_streamed(item, reading.stdin_bytes, on_objects, reading.postbuild, reading.kept)
 
 
 def read_manifest_file(item: ManifestFile, stdin_bytes: bytes | None = None) -> ScanInput:
@@ -79,22 +83,24 @@ def read_manifest_file(item: ManifestFile, stdin_bytes: bytes | None = None) -> 
 
 
 def read_manifest_file_streamed(item: ManifestFile, stdin_bytes: bytes | None, on_objects: FileHook | None,
-                                postbuild: "Plan | None" = None) -> tuple[ScanInput, list]:
+                                postbuild: "Plan | None" = None, kept: "Kept | None" = None) -> tuple[ScanInput, list]:
     """What the file gives, and the answers of `on_objects`, which sees the objects of each document as
     soon as it is read, while they hold their nodes (sources.FileHook), one answer a document. With
     `on_objects`, the file is composed one document at a time: a hook that lets the nodes go (the scan's
     does, retention.py) never has a whole file's composed at once. With `postbuild`, the objects are
-    those the Flux Kustomizations that build the file apply (sources/postbuild)."""
+    those the Flux Kustomizations that build the file apply (sources/postbuild). With `kept`, what the
+    plain files' first reading read of the file (its text, maybe its documents) is taken, not read again."""
     result = ScanInput(files_read=1)
     display = STDIN_PATH if item.path == "-" else item.path
     if item.chart_template:
         result.unrendered.append(Diagnostic(display, "Helm chart template; not rendered", level="notice"))
         return result, []
-    text, problem = read_file(item.path, stdin_bytes)
+    taken = kept.take(item.path) if kept is not None and item.path != "-" else None
+    text, problem, composed = taken if taken is not None else (*read_file(item.path, stdin_bytes), None)
     if problem is not None:
         result.diagnostics.append(dataclasses.replace(problem, path=display))
         return result, []
-    reading = _Reading(display, text, _filler(postbuild, item.path, display, text))
+    reading = _Reading(display, text, _filler(postbuild, item.path, display, text), composed)
     answers: list = []
     try:
         if on_objects is None:
@@ -133,8 +139,8 @@ class _Reading:
     """One file's documents into a ScanInput: its objects, the documents that may pin versions, the
     cluster configuration and client tools it holds; all at once, or a document at a time."""
 
-    def __init__(self, display: str, text: str, fill: Fill | None = None):
-        self.display, self.text, self.fill = display, text, fill
+    def __init__(self, display: str, text: str, fill: Fill | None = None, composed: list[Composed] | None = None):
+        self.display, self.text, self.fill, self.composed = display, text, fill, composed
         self.pin_file = os.path.basename(display) in PIN_FILES
         self.config = may_hold_config(text)  # asked once: the text is the whole file's
 
@@ -149,7 +155,9 @@ class _Reading:
         """Each document into `result`, seen by `on_objects` before the next is composed; of the nodes,
         only those of the documents that may pin versions are kept here."""
         images: list = []
-        for node, manifests in stream_text(self.text, self.display, result.diagnostics, self.fill):
+        documents = stream_text(self.text, self.display, result.diagnostics, self.fill) if self.composed is None \
+            else stream_composed(self.composed, self.display, result.diagnostics, self.fill)
+        for node, manifests in documents:
             if self._may_pin(node):
                 result.documents.append((self.display, node))
             self._config(result, [node])

@@ -23,7 +23,6 @@ from scanner.containment import leaves, repository_root
 from scanner.model import Diagnostic, Manifest
 from scanner.nodes import mapping_get, scalar, value_at
 from scanner.paths import where
-from scanner.sources.files.walk import read_file
 from scanner.sources.kustomize.flux import source_path
 from scanner.sources.kustomize.refs import read_kustomization
 from scanner.sources.postbuild.builds import Build, build_of
@@ -97,7 +96,7 @@ def make_plan(found: Found, folders: Sequence[str], scanned: list[str]) -> Plan:
     diagnostics: list[Diagnostic] = []
     wanted = {scalar(mapping_get(item, "name")) for f in fluxes
               for node in (f.raw.node, *patch_bodies(f.raw.node)) for item in _references(node)}
-    sources = _sources(found.candidates, folders, wanted - {None}, scanned)
+    sources = _sources(found, folders, wanted - {None}, scanned)
     builders: dict[int, Builder] = {}
     for _ in range(_ROUNDS):
         for flux in fluxes:
@@ -145,13 +144,14 @@ def _applied(flux: _Flux, parents: list[_Flux], builders: dict[int, Builder]) ->
     return (node, {**origins, **filled}) if filled else (base, origins)
 
 
-def _sources(candidates: list[str], folders: Sequence[str], wanted: set[str], scanned: list[str]) -> list[Source]:
+def _sources(read: Found, folders: Sequence[str], wanted: set[str], scanned: list[str]) -> list[Source]:
     """The ConfigMaps and Secrets of the tree that a substituteFrom names: objects, and generated ones."""
     found = []
-    for path in candidates:
-        text, problem = read_file(path)
+    for path in read.candidates:
+        text, problem = read.kept.read(path)
         if problem is None and any(name in text for name in wanted):
-            found.extend(s for s in map(read_object, objects(text, path)) if s is not None and s.name in wanted)
+            found.extend(s for s in map(read_object, objects(text, path, read.kept))
+                         if s is not None and s.name in wanted)
     for folder in folders:
         kustomization = read_kustomization(folder)
         if kustomization.problem or not kustomization.path:

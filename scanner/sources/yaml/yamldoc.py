@@ -185,6 +185,43 @@ def stream_text(text: str, path: str, diagnostics: list[Diagnostic],
         raise NotStreamable() from err
 
 
+# A document as stream_text composes it: its root node (None: not trusted) and what is wrong with it.
+Composed = tuple[Any, list[Diagnostic]]
+
+
+def compose_streamable(text: str, path: str) -> list[Composed] | None:
+    """Every document stream_text would compose of `text`, ahead of it (sources/files/kept.py: the
+    plain files' first reading keeps them for the main read, stream_composed); None where stream_text
+    would not stream it (a YAML error). Raises DocumentProblem and TemplateSyntax as stream_text does."""
+    check_flow_depth(text, path)
+    maybe_template = "{{" in text
+    check_tags, anchors = "!" in text, "&" in text
+    composed: list[Composed] = []
+    try:
+        for node in _compose_all(text):
+            if maybe_template and _templated(node):
+                raise TemplateSyntax()
+            problems: list[Diagnostic] = []
+            composed.append((node if _trusted(node, path, check_tags, anchors, problems) else None, problems))
+    except yaml.YAMLError:
+        return None
+    return composed
+
+
+def stream_composed(composed: list[Composed], path: str, diagnostics: list[Diagnostic],
+                    fill: Fill | None = None) -> Iterator[tuple[Any, list[Manifest]]]:
+    """stream_text of a text whose documents compose_streamable composed: the same, in the same order."""
+    for node, problems in composed:
+        diagnostics.extend(problems)
+        if node is not None:
+            yield node, list(_manifests_of(node, path, diagnostics, fill))
+
+
+def manifests_of(node: Any, path: str) -> list[Manifest]:
+    """The Kubernetes objects of one composed document, as read_text reads them (its notices dropped)."""
+    return list(_manifests_of(node, path, []))
+
+
 @contextmanager
 def cyclic_gc_paused() -> Iterator[None]:
     """Composed YAML nodes form no reference cycles, but a scan (or a fix) makes millions of them and

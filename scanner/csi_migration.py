@@ -1,7 +1,8 @@
-"""The CSI drivers a tree installs, and what they do to the findings of in-tree volume types.
+"""The CSI drivers a tree installs, and what they do to the findings of in-tree volume types: a pass
+over the checks' findings once the whole tree is read (scanner.analysis), not a check of its own.
 
 A field rule with `csi_migration` (rules/fields/volumes.yaml) names the CSI driver that CSI migration
-sends its in-tree volume type to. The per-object check (field_rules.py) reads each object alone, before
+sends its in-tree volume type to. The per-object check (checks/field_rules.py) reads each object alone, before
 the charts that may install that driver are rendered, so its findings say the object breaks unless the
 driver is installed and that kubehop sees none in the tree. Once the whole tree is read, `settle` makes
 those whose driver the tree installs (a CSIDriver object of that name, deployed: not in a template its
