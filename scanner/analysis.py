@@ -179,7 +179,10 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
         if need_current and found.minor is None:
             raise NoCurrentMinor(_no_current(found))
         timeline = _components(tree, scan_input, catalog, target, found.minor, options)
-        relied_on(d.component for d in tree.detections)  # what the stale-data notice dates
+        # What the stale-data notice dates: the components judged, and those whose CRDs' objects were read.
+        relied_on({d.component for d in tree.detections}
+                  | {owner.name for group in {m.group for m in scan_input.manifests}
+                     if group and (owner := catalog.crd_owner(group + '/')) is not None})
         context = ScanContext(target=target, current=found.minor, rulebook=rulebook, crds=crds, cluster=cluster,
                               current_from_tree=found.from_tree, current_said_by=found.said_by,
                               components=timeline, unknown=options.unknown,

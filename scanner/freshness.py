@@ -30,6 +30,7 @@ _DATA_CHECKED = re.compile(r'^data_checked:\s*"?(\d{4}-\d{2}-\d{2})"?\s*(?:#.*)?
 _SOURCES_AS_OF = re.compile(r'^sources_as_of:\s*"?(\d{4}-\d{2}-\d{2})"?\s*(?:#.*)?$', re.MULTILINE)
 _HEAD = 4096
 COMPONENTS = "compat-matrix"
+CRD_RULES = "rules/crds"  # a component's CRD rules: dated with the component
 
 
 def read_data_checked(text: str) -> str | None:
@@ -159,13 +160,12 @@ def relied_notice(today: dt.date | None = None) -> str | None:
 
 def stale_notice(today: dt.date | None = None, components=None) -> str | None:
     """One notice when a fact file a run relies on was checked more than STALE_AFTER_DAYS before today,
-    else None. `components`: the components the run judged (the rest of compat-matrix/ is not dated);
-    None: every file."""
+    else None. `components`: the components the run judged or whose CRDs' objects it read (the other
+    components' files, compat-matrix/ and rules/crds/, do not date it); None: every file."""
     dates = checked_dates()
     if components is not None:
-        used = {f"{COMPONENTS}/{name}.yaml" for name in components}
-        dates = {path: checked for path, checked in dates.items()
-                 if not path.startswith(COMPONENTS + "/") or path in used}
+        used = {f"{folder}/{name}.yaml" for name in components for folder in (COMPONENTS, CRD_RULES)}
+        dates = {path: checked for path, checked in dates.items() if _component_of(path) is None or path in used}
     try:
         checked = dt.date.fromisoformat(min(dates.values()))
     except ValueError:
@@ -180,11 +180,17 @@ def stale_notice(today: dt.date | None = None, components=None) -> str | None:
             "unknown to kubehop. Install a newer kubehop (or use a newer ref of its GitHub Action) to get newer data.")
 
 
+def _component_of(path: str) -> str | None:
+    """The component a data file speaks of: its compat-matrix file, and its CRD rules (rules/crds/<name>.yaml
+    is read for the objects of that component's CRDs); None for the Kubernetes rules."""
+    folder, _, name = path.rpartition("/")
+    return name.removesuffix(".yaml") if folder in (COMPONENTS, CRD_RULES) else None
+
+
 def _stale_files(paths: list[str]) -> str:
     """What is stale, for the notice: the components by name, the Kubernetes rules as one."""
-    names = [path.removeprefix(COMPONENTS + "/").removesuffix(".yaml") for path in paths
-             if path.startswith(COMPONENTS + "/")]
-    rules = len(paths) - len(names)
+    names = sorted({name for path in paths if (name := _component_of(path)) is not None})
+    rules = sum(_component_of(path) is None for path in paths)
     said = ([f"the Kubernetes rules ({rules} {'file' if rules == 1 else 'files'})"] if rules else [])
     if names:
         shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")

@@ -202,3 +202,25 @@ def test_an_older_copy_is_named_by_version_json_and_reports_and_the_data_date_st
     assert "  older sources: flux as of 2024-03-01: their releases after it are unknown to kubehop" in plan
     listed = kubehop("components", str(EXAMPLE), data_root=older_copy).stdout.decode()
     assert [line for line in listed.splitlines() if line.startswith("flux ")][0].count("sources as of 2024-03-01")
+
+
+@pytest.fixture(scope="module")
+def stale_crd_rules(tmp_path_factory) -> Path:
+    """kubehop's data with external-secrets' CRD rules checked long ago."""
+    root = tmp_path_factory.mktemp("data")
+    shutil.copytree(REPO / "rules", root / "rules")
+    shutil.copytree(REPO / "compat-matrix", root / "compat-matrix")
+    _set_checked(root, "rules/crds/external-secrets.yaml", "2020-01-15")
+    return root
+
+
+def test_a_components_crd_rules_date_only_the_runs_that_read_its_objects(stale_crd_rules: Path, tmp_path: Path) -> None:
+    """rules/crds/<component>.yaml is that component's: a tree with none of its objects does not rely on it
+    (before, external-secrets' CRD rules, checked 2026-08-08, would have made every command on every tree warn)."""
+    (tmp_path / "secret").mkdir()
+    (tmp_path / "secret" / "es.yaml").write_text(
+        "apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata: {name: a, namespace: b}\n", encoding="utf-8")
+    stderr = kubehop("scan", "--target", "1.36", str(tmp_path / "secret"), data_root=stale_crd_rules).stderr.decode()
+    assert "last checked against its sources on 2020-01-15" in stderr and "(component external-secrets older" in stderr
+    for command in (["scan", "--target", "1.36", str(EXAMPLE)], ["rules"]):
+        assert "last checked" not in kubehop(*command, data_root=stale_crd_rules).stderr.decode()
