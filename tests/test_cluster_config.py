@@ -79,7 +79,40 @@ def test_a_removal_announced_before_its_release_is_shown_as_projected():
                   if f["rule"] == "cluster-config/feature-gate-removed" and f["object"]["name"] == "PodSchedulingReadiness"]
     assert removal["breaks_in"] == "1.38"
     assert "removed in 1.38 (projected: announced before 1.38's release" in removal["message"]
-    assert removal["source"].startswith("https://github.com/kubernetes/sig-release/")
+    # the removal cites its own source (the 1.38 pre-release changelog), not the gate page that dates the lock
+    assert removal["source"].startswith("https://github.com/kubernetes/kubernetes/blob/")
+    assert removal["source"].split("#")[0].endswith("/CHANGELOG/CHANGELOG-1.38.md")
+
+
+K3S_137 = """\
+kubelet-arg:
+  - feature-gates=PreventStaticPodAPIReferences=false,SidecarContainers=true
+  - containerd=/run/k3s/containerd/containerd.sock
+kube-apiserver-arg:
+  - feature-gates=WatchCacheInitializationPostStartHook=false
+kube-controller-manager-arg:
+  - concurrent-service-syncs=5
+"""
+
+
+def test_what_1_37_refuses_is_projected_until_a_post_release_source_confirms_it(tmp_path):
+    """1.37's published notes could not be read (rules/hop-notes/kubernetes.yaml): what its release
+    announcement confirms is reported plainly, what rests on its pre-release notes stays projected."""
+    (tmp_path / "config.yaml").write_text(K3S_137)
+    assert not [f for f in scan_json("--from", "1.36", "--target", "1.36", str(tmp_path))["findings"]
+                if f["rule"].startswith("cluster-config/")]
+    findings = {f["object"]["name"]: f for f in scan_json("--from", "1.36", "--target", "1.37", str(tmp_path))["findings"]
+                if f["rule"].startswith("cluster-config/")}
+    assert {name: (f["rule"].removeprefix("cluster-config/"), f["line"], f["breaks_in"], "(projected" in f["message"])
+            for name, f in findings.items()} == {
+        "PreventStaticPodAPIReferences": ("feature-gate-removed", 2, "1.37", False),
+        "WatchCacheInitializationPostStartHook": ("feature-gate-locked", 5, "1.37", False),
+        "SidecarContainers": ("feature-gate-removed", 2, "1.37", True),
+        "--containerd": ("flag-removed", 3, "1.37", True),
+        "--concurrent-service-syncs": ("flag-removed", 7, "1.37", True),
+    }
+    assert findings["PreventStaticPodAPIReferences"]["source"].startswith("https://kubernetes.io/blog/2026/08/26/")
+    assert all(f["severity"] == "error" for f in findings.values())
 
 
 def test_gates_not_yet_refused_at_the_target_and_gates_kubehop_does_not_know_are_quiet():

@@ -58,6 +58,18 @@ def test_projected_hop_notes_are_shown_as_projected(tree):
     assert not any(n["projected"] for n in json.loads(released.stdout)["windows"][0]["notes"])
 
 
+def test_a_released_minors_notes_are_projected_only_where_no_post_release_source_confirms_them(tree):
+    """1.37 is out, but its published changelog section could not be read (rules/hop-notes/kubernetes.yaml):
+    the notes its release announcement or its API schemas confirm are plain, the others stay projected."""
+    proc = run_kubehop("plan", "--from", "1.36", "--target", "1.37", "--format", "json", ".", cwd=tree)
+    notes = {n["title"]: n for n in json.loads(proc.stdout)["windows"][0]["notes"] if n["distro"] == "kubernetes"}
+    confirmed = {title for title, note in notes.items() if not note["projected"]}
+    assert confirmed == {"SELinux volume labels: mount option instead of relabeling",
+                         "scheduling.k8s.io v1alpha2 dropped", "Static Pods can no longer reference API objects"}
+    assert all(not notes[t]["source"].startswith("https://github.com/kubernetes/sig-release/") for t in confirmed)
+    assert notes["kubelet eventRecordQPS: 0 now means unlimited"]["projected"]
+
+
 def test_the_rules_listing_marks_projected_removals():
     out = run_kubehop("rules", "--removed-in", "1.38").stdout.decode()
     assert out.count("(projected)") == 7
