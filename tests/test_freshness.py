@@ -83,14 +83,20 @@ def _set_checked(root: Path, relative: str, day: str) -> None:
                     encoding="utf-8")
 
 
-@pytest.fixture(scope="module")
-def stale_data(tmp_path_factory) -> Path:
-    """kubehop's data with one Kubernetes rules file checked long ago: every command relies on it."""
+def _data_copy(tmp_path_factory, checked: dict[str, str] | None = None) -> Path:
+    """A copy of kubehop's data with these files (relative path -> day) checked on these days."""
     root = tmp_path_factory.mktemp("data")
     shutil.copytree(REPO / "rules", root / "rules")
     shutil.copytree(REPO / "compat-matrix", root / "compat-matrix")
-    _set_checked(root, "rules/hop-notes/kubernetes.yaml", "2020-01-15")
+    for relative, day in (checked or {}).items():
+        _set_checked(root, relative, day)
     return root
+
+
+@pytest.fixture(scope="module")
+def stale_data(tmp_path_factory) -> Path:
+    """kubehop's data with one Kubernetes rules file checked long ago: every command relies on it."""
+    return _data_copy(tmp_path_factory, {"rules/hop-notes/kubernetes.yaml": "2020-01-15"})
 
 
 @pytest.mark.parametrize("command", [
@@ -115,12 +121,7 @@ def test_help_prints_no_notice(stale_data: Path, command) -> None:
 def stale_components(tmp_path_factory) -> Path:
     """kubehop's data with two components checked long ago: flux, which the example deploys, and redis,
     which it does not."""
-    root = tmp_path_factory.mktemp("data")
-    shutil.copytree(REPO / "rules", root / "rules")
-    shutil.copytree(REPO / "compat-matrix", root / "compat-matrix")
-    _set_checked(root, "compat-matrix/flux.yaml", "2020-01-15")
-    _set_checked(root, "compat-matrix/redis.yaml", "2019-06-01")
-    return root
+    return _data_copy(tmp_path_factory, {"compat-matrix/flux.yaml": "2020-01-15", "compat-matrix/redis.yaml": "2019-06-01"})
 
 
 def test_the_notice_is_dated_by_the_components_the_tree_deploys(stale_components: Path, tmp_path: Path) -> None:
@@ -176,9 +177,7 @@ def test_version_json_and_reports_carry_the_date(stale_data: Path) -> None:
 @pytest.fixture(scope="module")
 def older_copy(tmp_path_factory) -> Path:
     """kubehop's data with Flux's facts read from a copy of its sources of 2024-03-01."""
-    root = tmp_path_factory.mktemp("data")
-    shutil.copytree(REPO / "rules", root / "rules")
-    shutil.copytree(REPO / "compat-matrix", root / "compat-matrix")
+    root = _data_copy(tmp_path_factory)
     flux = root / "compat-matrix" / "flux.yaml"
     text = flux.read_text(encoding="utf-8")
     checked = f'data_checked: "{freshness.read_data_checked(text)}"\n'
@@ -207,11 +206,7 @@ def test_an_older_copy_is_named_by_version_json_and_reports_and_the_data_date_st
 @pytest.fixture(scope="module")
 def stale_crd_rules(tmp_path_factory) -> Path:
     """kubehop's data with external-secrets' CRD rules checked long ago."""
-    root = tmp_path_factory.mktemp("data")
-    shutil.copytree(REPO / "rules", root / "rules")
-    shutil.copytree(REPO / "compat-matrix", root / "compat-matrix")
-    _set_checked(root, "rules/crds/external-secrets.yaml", "2020-01-15")
-    return root
+    return _data_copy(tmp_path_factory, {"rules/crds/external-secrets.yaml": "2020-01-15"})
 
 
 def test_a_components_crd_rules_date_only_the_runs_that_read_its_objects(stale_crd_rules: Path, tmp_path: Path) -> None:
