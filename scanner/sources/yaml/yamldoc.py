@@ -362,18 +362,18 @@ def _manifests_of(node: Any, path: str, diagnostics: list[Diagnostic], fill: Fil
             return
     metadata = mapping_get(node, "metadata")
     mark = key_node(node, "apiVersion").start_mark
-    for field in ("name", "namespace"):
-        value = mapping_get(metadata, field)
+    name_node, namespace_node = mapping_get(metadata, "name"), mapping_get(metadata, "namespace")
+    for field, value in (("name", name_node), ("namespace", namespace_node)):
         if value is not None and not isinstance(value, ScalarNode):
             diagnostics.append(Diagnostic(
                 path, f"metadata.{field} is a {'list' if isinstance(value, SequenceNode) else 'mapping'}, not a "
                       f"string (Kubernetes rejects it); object read without it", value.start_mark.line + 1,
                 level="notice"))
-    namespace = scalar(mapping_get(metadata, "namespace"))
+    namespace = scalar(namespace_node)
     manifest = Manifest(  # the strings most objects share are shared: a scan keeps every object's
         api_version=sys.intern(api_version),
         kind=sys.intern(kind),
-        name=scalar(mapping_get(metadata, "name")) or scalar(mapping_get(metadata, "generateName")),
+        name=scalar(name_node) or scalar(mapping_get(metadata, "generateName")),
         namespace=sys.intern(namespace) if namespace else namespace,
         origin=Origin(path, mark.line + 1, mark.column + 1),
         node=node,
