@@ -7,11 +7,12 @@ every command and report with the same counts.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from scanner.checks import RuleInfo, ScanContext, per_object_checks, run_checks, tree_checks
-from scanner.checks.registry import describe
+from scanner.checks.registry import Described, describe
 from scanner.cluster_state import ClusterState, live_notice, load_cluster_state, split_live
 from scanner.crds import CrdIndex
 from scanner.current_minor import CurrentMinor, given_by, resolve_current
@@ -81,7 +82,7 @@ class Analysis:
     timeline: Timeline | None = None
     # What each rule the findings name is, from the check that declares it (scanner.checks.registry):
     # the rule metadata reports show (SARIF's rules), the same whichever finding fired it first.
-    rules: dict[str, RuleInfo] = field(default_factory=dict)
+    rules: Mapping[str, RuleInfo] = field(default_factory=dict)
     # A fleet repository's clusters, each analysed on its own (scanner.fleet); empty: one cluster.
     clusters: list[ClusterAnalysis] = field(default_factory=list)
     # What the tree configures the cluster's components and clients with (scanner.cluster_config's
@@ -222,7 +223,7 @@ def analyse(paths: list[str], target: Minor, current: Minor | None = None, optio
         timeline=timeline,
         cluster_config=tuple(scan_input.cluster_config),
         tool_pins=tuple(scan_input.tool_pins),
-        rules=describe({f.rule_id for f in findings}, rulebook),
+        rules=Described(functools.partial(describe, {f.rule_id for f in findings}, rulebook)),
         orders=orders,
         not_deployed={**dict.fromkeys(scan_input.unreached, "unreached"),
                       **dict.fromkeys(scan_input.unreferenced, "unlisted")},

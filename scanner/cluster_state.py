@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from yaml.nodes import SequenceNode
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from scanner.crds import Crd, CrdIndex, as_dict, is_crd, parse_crd
 from scanner.guard import unexpected
@@ -71,12 +71,17 @@ _SERVER_SIDE = ("uid", "resourceVersion", "managedFields")
 def server_side_state(manifest: Manifest) -> str | None:
     """The field that marks an object as read from a live cluster (a kubectl dump), or None."""
     metadata = mapping_get(manifest.node, "metadata")
-    for key in _SERVER_SIDE:
-        value = mapping_get(metadata, key)
-        if scalar(value) or isinstance(value, SequenceNode) and value.value:
-            return f"metadata.{key}"
+    if isinstance(metadata, MappingNode):  # each key's last value, as mapping_get reads it: one pass
+        found = {key.value: value for key, value in metadata.value
+                 if key.__class__ is ScalarNode and key.value in _SERVER_SIDE}
+        for key in _SERVER_SIDE if found else ():
+            value = found.get(key)
+            if scalar(value) or isinstance(value, SequenceNode) and value.value:
+                return f"metadata.{key}"
+    if not is_crd(manifest):
+        return None
     stored = mapping_get(mapping_get(manifest.node, "status"), "storedVersions")
-    if is_crd(manifest) and isinstance(stored, SequenceNode) and stored.value:
+    if isinstance(stored, SequenceNode) and stored.value:
         return "status.storedVersions"
     return None
 

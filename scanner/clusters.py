@@ -56,12 +56,15 @@ def flux_clusters(manifests: Sequence[Manifest], scanned: Sequence[str],
     from scanner.sources.reach import roots
     from scanner.sources.reach.graph import Tree, Walk
 
+    folders = roots.bootstrap_folders(scanned)
+    if not folders:  # no cluster is bootstrapped here: the tree's objects need not be looked at
+        return []
     tree = Tree(manifests, scanned)
     top, dead = tree.top, {os.path.realpath(p) for p in unreferenced}
     tree.by_file = {file: found for file, found in tree.by_file.items() if file not in dead}
     syncs = [m for _, m in tree.pointers() if m.group == roots.FLUX_KUSTOMIZE and roots.is_sync(m)]
     entries: dict[str, tuple[str, set[str]]] = {}  # name -> (how it was found, real folders it starts from)
-    for folder in roots.bootstrap_folders(scanned):
+    for folder in folders:
         real = os.path.realpath(folder)
         starts = {real}
         for sync in syncs:  # the bootstrap's own sync may point elsewhere: the same cluster

@@ -15,6 +15,7 @@ from typing import Sequence
 from scanner import per_scan
 from scanner.analysis import Analysis, ClusterAnalysis, NoCurrentMinor, analyse
 from scanner.checks import sort_findings
+from scanner.checks.registry import Described
 from scanner.clusters import Cluster, flux_clusters
 from scanner.current_minor import CurrentMinor
 from scanner.model import Diagnostic, Finding
@@ -230,7 +231,7 @@ def merge(views: Sequence[ClusterAnalysis]) -> Analysis:
         isolation={k: v for a in analyses for k, v in a.isolation.items()},
         target_source=first.target_source, configuration=first.configuration,
         current_from=CurrentMinor(None), manifests=[], clusters=named,
-        rules={rule_id: info for a in analyses for rule_id, info in a.rules.items()},
+        rules=Described(lambda: {rule_id: info for a in analyses for rule_id, info in a.rules.items()}),
         not_deployed={path: kind for a in analyses for path, kind in a.not_deployed.items()})
 
 

@@ -223,3 +223,19 @@ def test_the_files_composed_again_are_remembered_up_to_a_bound_of_text(tmp_path,
     for _ in range(2):
         assert all(recomposer(m) is not None for m in small)
     assert len(composed) == 80 and len(recomposer._files) <= 4
+
+
+def test_secrets_are_not_composed_again_in_a_tree_without_application_sets(tmp_path, monkeypatch):
+    """Which Secrets are Argo CD cluster Secrets (their labels) only an ApplicationSet asks: a tree of
+    plain Secrets reads none of their files again once their checks have run."""
+    from scanner.sources.files import retention
+
+    composed = []
+    real = retention._nodes_of
+    monkeypatch.setattr(retention, "_nodes_of", lambda path: composed.append(path) or real(path))
+    for n in range(3):
+        (tmp_path / f"secret{n}.yaml").write_text(
+            f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: s{n}\n  labels: {{app: web}}\nstringData: {{a: b}}\n")
+    (tmp_path / "ingress.yaml").write_text("apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata: {name: web}\n")
+    result = scan([str(tmp_path)], Minor(1, 36))
+    assert [f.rule_id for f in result.findings if f.kind == "Ingress"] and composed == []

@@ -67,3 +67,26 @@ def test_the_depth_limit_is_the_same(leaf, extra):
         (root,) = _documents("[" * levels + leaf + "]" * levels)
         expected = "refused" if levels + 1 + extra > MAX_DEPTH else "read"
         assert [_outcome(root, anchors)[0] for anchors in (False, True)] == [expected, expected], levels
+
+
+def test_a_document_is_inspected_for_tags_and_anchors_where_its_own_text_may_hold_them():
+    """`!` and `&` in one document (a script's `#!/bin/sh`, `a && b`) do not make the others of the file
+    take the slower inspection; a tag or an alias bomb in another document is found as before, also
+    after a byte-order mark, where the marks do not count every character."""
+    from scanner.sources.yaml.yamldoc import _documents, stream_text
+
+    script = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s}\ndata:\n  run: |\n    #!/bin/sh\n    a && b\n"
+    plain = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: p}\ndata: {a: b}\n"
+    tagged = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: t}\ndata: {a: !custom b}\n"
+    bomb = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\ndata:\n  a: &a [x, x, x, x, x, x, x, x, x, x]\n" + \
+        "".join(f"  {k}: &{k} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
+                for p, k in zip("abcdef", "bcdefg"))
+    text = "---\n".join([script, plain, tagged, plain, bomb])
+    assert [flags for _, *flags in _documents(text)] == [[True, True], [False, False], [True, False],
+                                                        [False, False], [False, True]]
+    for prefix in ("", "\ufeff"):
+        problems: list = []
+        names = [m.name for _, found in stream_text(prefix + text, "x.yaml", problems) for m in found]
+        assert names == ["s", "p", "t", "p"]  # the bomb is refused
+        assert [p.line for p in problems if "unknown YAML tag" in p.message] == [17]
+        assert any("alias bomb" in p.message for p in problems)

@@ -102,10 +102,16 @@ def _object_by_object(check: Check, manifests: Sequence[Manifest], context: Scan
     return list(found)
 
 
+_FAR = Minor(99, 0)
+
+
 def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
-    far = Minor(99, 0)
+    found = list(findings)
+    if len(found) < 2:  # the checks of one document, most often: nothing to sort
+        return found
+    far = _FAR
     # Findings tied to no minor (CRDs, cluster state) come first: they block whatever the hop; those of
     # files no build deploys last, in one group.
-    return sorted(findings, key=lambda f: (
+    return sorted(found, key=lambda f: (
         f.not_deployed, not f.unscheduled, f.breaks_in or far, f.origin.path, f.origin.line, f.origin.column,
         f.rule_id))

@@ -40,10 +40,15 @@ PROJECTED = "projected"  # how a report names a fact that rests on pre-release s
 
 def check(manifests: Sequence[Manifest], context: ScanContext) -> Iterable[Finding]:
     rules = context.rulebook.api_rules
+    said: dict[tuple[str, str], tuple[Verdict, str]] = {}  # the verdict and message of each rule met, made once
     for manifest in manifests:
-        rule = rules.get((manifest.api_version, manifest.kind))
+        key = (manifest.api_version, manifest.kind)
+        rule = rules.get(key)
         if rule is not None and rule.deprecated_in <= context.target:
-            yield _finding(manifest, rule, context)
+            if key not in said:
+                verdict_ = verdict(rule, context)
+                said[key] = verdict_, f"{rule.api_version} {rule.kind} {verdict_.state}{verdict_.instead}"
+            yield _finding(manifest, rule, *said[key])
 
 
 @dataclass(frozen=True)
@@ -83,9 +88,7 @@ def verdict(rule: ApiRule, context: ScanContext) -> Verdict:
                    _when_to_migrate(successor, context))
 
 
-def _finding(manifest: Manifest, rule: ApiRule, context: ScanContext) -> Finding:
-    said = verdict(rule, context)
-    message = f"{rule.api_version} {rule.kind} {said.state}{said.instead}"
+def _finding(manifest: Manifest, rule: ApiRule, said: Verdict, message: str) -> Finding:
     # An apiVersion a Flux Kustomization's variable filled in is edited where the variable is set.
     origin = manifest.filled_at(mapping_get(manifest.node, "apiVersion")) if manifest.filled else None
     return rule_finding(manifest, rule, said.removed, message, origin, replacement=said.replacement,

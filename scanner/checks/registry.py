@@ -95,6 +95,32 @@ def describe(rule_ids: Iterable[str], rulebook: "Rulebook") -> dict[str, RuleInf
     return found
 
 
+class Described(Mapping):
+    """`describe(rule_ids, rulebook)`, made when it is first read (only SARIF reports read the rules'
+    metadata; other reports and `plan` never do): a mapping of rule id -> RuleInfo."""
+
+    def __init__(self, make: Callable[[], Mapping[str, RuleInfo]]):
+        self._make: Callable[[], Mapping[str, RuleInfo]] | None = make
+        self._found: Mapping[str, RuleInfo] = {}
+
+    def _rules(self) -> Mapping[str, RuleInfo]:
+        if self._make is not None:
+            self._found, self._make = self._make(), None
+        return self._found
+
+    def __getitem__(self, rule_id: str) -> RuleInfo:
+        return self._rules()[rule_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rules())
+
+    def __len__(self) -> int:
+        return len(self._rules())
+
+    def __repr__(self) -> str:
+        return repr(dict(self._rules()))
+
+
 def rules_from(data: str, rulebook: "Rulebook") -> Mapping[str, RuleInfo]:
     """The rules the data at `data` declares ("rules/core", "rules/fields"...): what `kubehop rules` lists."""
     for check in checks():

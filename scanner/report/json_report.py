@@ -19,14 +19,16 @@ def _minor(value) -> str | None:
     return str(value) if value is not None else None
 
 
-def finding_dict(finding: Finding, result: ScanResult) -> dict:
+def finding_dict(finding: Finding, result: ScanResult, files: dict[str, str] | None = None) -> dict:
+    """`files`: repo_path of the findings' paths, named once a file however many findings it holds."""
+    path = finding.origin.path
     return {
         "rule": finding.rule_id,
         "severity": finding.severity,
         "hop": hop_label(finding, result),
         "breaks_in": _minor(finding.breaks_in),
         "deprecated_in": _minor(finding.deprecated_in),
-        "file": repo_path(finding.origin.path),
+        "file": files[path] if files is not None else repo_path(path),
         "line": finding.origin.line,
         "column": finding.origin.column,
         "via": finding.origin.via,
@@ -65,6 +67,7 @@ def _clusters(result: ScanResult) -> list[dict]:
 
 
 def render(result: ScanResult, color: bool = False) -> str:
+    files = {path: repo_path(path) for path in {f.origin.path for f in result.findings}}
     hops: dict[str, dict] = {}
     for finding in result.findings:
         label = hop_label(finding, result)
@@ -104,7 +107,7 @@ def render(result: ScanResult, color: bool = False) -> str:
         },
         "hops": list(hops.values()),
         **({"clusters": _clusters(result)} if result.clusters else {}),
-        "findings": [finding_dict(f, result) for f in result.findings],
+        "findings": [finding_dict(f, result, files) for f in result.findings],
         "diagnostics": [
             {"file": repo_path(d.path), "line": d.line, "level": d.level, "message": d.message}
             for d in result.diagnostics

@@ -6,7 +6,6 @@ diff is fenced with more backticks than it holds, so a manifest cannot close the
 
 from __future__ import annotations
 
-from scanner.report import md
 from scanner.paths import repo_path
 
 
@@ -25,6 +24,8 @@ def text_lines(plan, window) -> list[str]:
 
 
 def markdown_lines(plan, window) -> list[str]:
+    from scanner.report import md  # here: the text and JSON plans need no Markdown escaping
+
     lines = []
     for written in window.orders:
         what = "; ".join(md.code(w, in_table=False) for w in written.orders)

@@ -90,6 +90,23 @@ def may_hold_config(text: str) -> bool:
     return any(marker in text for marker in sources().markers)
 
 
+def passed_over(root: Any) -> bool:
+    """Is the document a Kubernetes object read_config reads nothing of, whatever the file's text (neither
+    a component's configuration nor an object of a group whose args it reads)? Asked of each document
+    before the file's text is searched for markers (may_hold_config): most of a tree's are such objects."""
+    if not isinstance(root, MappingNode):
+        return False
+    kind_node = mapping_get(root, "kind")
+    if kind_node is None:
+        return False
+    found = sources()
+    api_version, kind = scalar(mapping_get(root, "apiVersion")), scalar(kind_node)
+    group = (api_version or "").rpartition("/")[0]
+    if api_version and kind and (group, kind) in found.component_configs:
+        return False
+    return group not in found.arg_object_groups
+
+
 def read_config(path: str, text: str, documents: list[Any]) -> tuple[list[Setting], list[Diagnostic]]:
     """The cluster configuration settings of documents of a file whose text may_hold_config let
     through (asked once for a file read a document at a time), and what could not be read."""

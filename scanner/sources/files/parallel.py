@@ -20,6 +20,7 @@ from scanner.sources.files.walk import ManifestFile
 
 PARALLEL_FROM = 256
 MAX_WORKERS = 4
+_SWITCH_INTERVAL = 0.0005  # seconds; Python's default is 0.005
 
 _read: Callable | None = None  # what a worker does with each file; set before the workers are forked
 
@@ -35,6 +36,10 @@ def read_all(files: Sequence[ManifestFile], read: Callable) -> Iterator:
 
     global _read
     _read = read
+    switching = sys.getswitchinterval()
+    # The pool's thread that takes in the workers' results waits for the interpreter lock while this
+    # thread files the results before them; a worker whose results are not taken in cannot send more.
+    sys.setswitchinterval(min(switching, _SWITCH_INTERVAL))
     try:
         with multiprocessing.get_context("fork").Pool(workers) as pool:
             chunk = max(8, len(files) // (workers * 16))
@@ -42,6 +47,7 @@ def read_all(files: Sequence[ManifestFile], read: Callable) -> Iterator:
                 yield read(file) if crossed is None else _received(*crossed)
     finally:
         _read = None
+        sys.setswitchinterval(switching)
 
 
 def _in_worker(file: ManifestFile):

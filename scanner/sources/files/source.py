@@ -14,7 +14,7 @@ from yaml.nodes import MappingNode, ScalarNode
 from scanner import data
 from scanner.model import STDIN_PATH, Diagnostic
 from scanner.nodes import mapping_get
-from scanner.sources.cluster.settings import may_hold_config, read_config
+from scanner.sources.cluster.settings import may_hold_config, passed_over, read_config
 from scanner.sources.cluster.tool_pins import pins_in_documents
 from scanner.sources.files.walk import KUSTOMIZATION_FILES, ManifestFile, read_file
 from scanner.sources.scan_input import ScanInput
@@ -142,7 +142,6 @@ class _Reading:
     def __init__(self, display: str, text: str, fill: Fill | None = None, composed: list[Composed] | None = None):
         self.display, self.text, self.fill, self.composed = display, text, fill, composed
         self.pin_file = os.path.basename(display) in PIN_FILES
-        self.config = may_hold_config(text)  # asked once: the text is the whole file's
 
     def whole(self, result: ScanInput) -> None:
         documents: list[Any] = []
@@ -171,8 +170,14 @@ class _Reading:
     def _may_pin(self, node: Any) -> bool:
         return self.pin_file or _holds_version_variable(node)
 
+    @functools.cached_property
+    def config(self) -> bool:
+        """Asked once, of the first document read_config may read: the text is the whole file's."""
+        return may_hold_config(self.text)
+
     def _config(self, result: ScanInput, documents: list[Any]) -> None:
-        if self.config:
+        documents = [document for document in documents if not passed_over(document)]
+        if documents and self.config:
             settings, problems = read_config(self.display, self.text, documents)
             result.cluster_config.extend(settings)
             result.diagnostics.extend(problems)

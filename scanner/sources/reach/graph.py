@@ -20,6 +20,7 @@ the reach cannot be known (Reach.opaque).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections import deque
@@ -70,12 +71,18 @@ class Tree:
         self.top = repository_root(scanned[0], list(scanned))
         self.sources = roots.Sources(manifests)
         self.artifacts = [m for m in manifests if m.group == roots.ARTIFACTS and m.kind == "ArtifactGenerator"]
-        self.secrets = [m for m in manifests if m.kind == "Secret" and m.group == "" and appsets.is_cluster_secret(m)]
+        self._secrets = [m for m in manifests if m.kind == "Secret" and m.group == ""]
         self.by_file: dict[str, list[Manifest]] = {}
         for manifest in manifests:
             if pointer_kind(manifest) is not None and not manifest.patch:  # a patch is no object of its own
                 self.by_file.setdefault(os.path.realpath(manifest.origin.path), []).append(manifest)
         self._folders: list[str] | None = None
+
+    @functools.cached_property
+    def secrets(self) -> list[Manifest]:
+        """The Argo CD cluster Secrets, read when an ApplicationSet asks: a Secret's labels are read
+        from its file again (sources/files/retention.py), so a tree without ApplicationSets never does."""
+        return [m for m in self._secrets if appsets.is_cluster_secret(m)]
 
     def pointers(self) -> Iterator[tuple[str, Manifest]]:
         for file, found in self.by_file.items():

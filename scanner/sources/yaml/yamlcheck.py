@@ -94,19 +94,36 @@ def _inspect_unaliased(root: Any, check_tags: bool, path: str, diagnostics: list
             raise DocumentProblem(TOO_DEEP, node.start_mark.line + 1)
         if check_tags:
             _check_tag(node, path, diagnostics)
+        below = depth + 1
         if isinstance(node, MappingNode):
             pairs = node.value
-            _check_keys(pairs, path, diagnostics)
+            size = len(pairs)
+            if size == 2:  # _check_keys' first look, here: nearly every mapping has no duplicate
+                if pairs[0][0].value == pairs[1][0].value:
+                    _check_keys(pairs, path, diagnostics)
+            elif size > 2:
+                try:
+                    unique = len({key.value for key, _ in pairs}) == size
+                except TypeError:  # a key that is a mapping or a list
+                    unique = False
+                if not unique:
+                    _check_keys(pairs, path, diagnostics)
+            if depth < MAX_DEPTH and not check_tags:  # nearly every node: scalars need nothing of their own
+                for key, value in pairs:
+                    if key.__class__ is not ScalarNode:
+                        push((key, below))
+                    if value.__class__ is not ScalarNode:
+                        push((value, below))
+                continue
             children: Any = chain.from_iterable(pairs)
         elif isinstance(node, SequenceNode):
             children = node.value
+            if depth < MAX_DEPTH and not check_tags:
+                for child in children:
+                    if child.__class__ is not ScalarNode:
+                        push((child, below))
+                continue
         else:
-            continue
-        below = depth + 1
-        if depth < MAX_DEPTH and not check_tags:  # nearly every node: scalars need nothing of their own
-            for child in children:
-                if child.__class__ is not ScalarNode:
-                    push((child, below))
             continue
         for child in children:
             if not isinstance(child, ScalarNode):

@@ -174,15 +174,32 @@ def stream_text(text: str, path: str, diagnostics: list[Diagnostic],
     maybe) where read_text would read the whole text again."""
     check_flow_depth(text, path)
     maybe_template = "{{" in text
-    check_tags, anchors = "!" in text, "&" in text
     try:
-        for node in _compose_all(text):
+        for node, check_tags, anchors in _documents(text):
             if maybe_template and _templated(node):
                 raise TemplateSyntax()
             if _trusted(node, path, check_tags, anchors, diagnostics):
                 yield node, list(_manifests_of(node, path, diagnostics, fill))
     except yaml.YAMLError as err:
         raise NotStreamable() from err
+
+
+def _documents(text: str) -> Iterator[tuple[Any, bool, bool]]:
+    """Each document's root node, composed in turn, and whether its own text may hold a tag (a `!`) or
+    an anchor (a `&`; an alias names an anchor of its own document): a file whose scripts or URLs hold
+    either needs the slower inspection only for those documents. Each document's text runs from the end
+    of the one before to the end of its root node (its marks count characters; a byte-order mark inside
+    the text is not counted, and then the whole text is asked)."""
+    check_tags, anchors = "!" in text, "&" in text
+    whole = (check_tags or anchors) and "\ufeff" in text
+    start = 0
+    for node in _compose_all(text):
+        if whole or not (check_tags or anchors):
+            yield node, check_tags, anchors
+            continue
+        end = node.end_mark.index
+        yield node, check_tags and text.find("!", start, end) >= 0, anchors and text.find("&", start, end) >= 0
+        start = end
 
 
 # A document as stream_text composes it: its root node (None: not trusted) and what is wrong with it.
@@ -195,10 +212,9 @@ def compose_streamable(text: str, path: str) -> list[Composed] | None:
     would not stream it (a YAML error). Raises DocumentProblem and TemplateSyntax as stream_text does."""
     check_flow_depth(text, path)
     maybe_template = "{{" in text
-    check_tags, anchors = "!" in text, "&" in text
     composed: list[Composed] = []
     try:
-        for node in _compose_all(text):
+        for node, check_tags, anchors in _documents(text):
             if maybe_template and _templated(node):
                 raise TemplateSyntax()
             problems: list[Diagnostic] = []
@@ -362,18 +378,18 @@ def _manifests_of(node: Any, path: str, diagnostics: list[Diagnostic], fill: Fil
             return
     metadata = mapping_get(node, "metadata")
     mark = key_node(node, "apiVersion").start_mark
-    for field in ("name", "namespace"):
-        value = mapping_get(metadata, field)
+    name_node, namespace_node = mapping_get(metadata, "name"), mapping_get(metadata, "namespace")
+    for field, value in (("name", name_node), ("namespace", namespace_node)):
         if value is not None and not isinstance(value, ScalarNode):
             diagnostics.append(Diagnostic(
                 path, f"metadata.{field} is a {'list' if isinstance(value, SequenceNode) else 'mapping'}, not a "
                       f"string (Kubernetes rejects it); object read without it", value.start_mark.line + 1,
                 level="notice"))
-    namespace = scalar(mapping_get(metadata, "namespace"))
+    namespace = scalar(namespace_node)
     manifest = Manifest(  # the strings most objects share are shared: a scan keeps every object's
         api_version=sys.intern(api_version),
         kind=sys.intern(kind),
-        name=scalar(mapping_get(metadata, "name")) or scalar(mapping_get(metadata, "generateName")),
+        name=scalar(name_node) or scalar(mapping_get(metadata, "generateName")),
         namespace=sys.intern(namespace) if namespace else namespace,
         origin=Origin(path, mark.line + 1, mark.column + 1),
         node=node,
