@@ -30,6 +30,11 @@ class Origin:
     # How the object reached the scan when it is not the file itself, e.g. "helm release x (chart y)".
     via: str | None = None
 
+    def __reduce__(self):
+        """Its fields as they are (a worker process sends every object's: sources/files/parallel.py):
+        the state functions dataclasses writes for a frozen class with slots ask fields() each time."""
+        return (Origin, (self.path, self.line, self.column, self.via))
+
 
 @dataclass(slots=True, init=False)
 class Manifest:

@@ -239,3 +239,26 @@ def test_secrets_are_not_composed_again_in_a_tree_without_application_sets(tmp_p
     (tmp_path / "ingress.yaml").write_text("apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata: {name: web}\n")
     result = scan([str(tmp_path)], Minor(1, 36))
     assert [f.rule_id for f in result.findings if f.kind == "Ingress"] and composed == []
+
+
+def test_what_a_worker_sends_of_a_file_crosses_whole():
+    """A worker process sends each file's ScanInput and its objects' origins pickled, in short forms
+    (only the fields that hold something; an origin's four fields): they arrive equal."""
+    import dataclasses
+    import pickle
+
+    from scanner.model import Diagnostic, Origin
+    from scanner.sources.scan_input import ScanInput
+
+    origin = Origin("a.yaml", 3, 5, "helm release x (chart y)")
+    assert pickle.loads(pickle.dumps(origin)) == origin and pickle.loads(pickle.dumps(Origin("b.yaml"))) == Origin("b.yaml")
+    values = {"manifests": [Manifest("v1", "ConfigMap", "c", "ns", origin)], "diagnostics": [Diagnostic("a.yaml", "m", 2)],
+              "files_read": 1, "excluded": 2, "latent": {"via"}, "rendered_with": {"helm": "v4"}, "notices": ["n"],
+              "unreferenced": {"a.yaml": "kustomization.yaml"}, "scanned": ["."]}
+    full = ScanInput(**values)
+    back = pickle.loads(pickle.dumps(full))
+    assert [(m.api_version, m.kind, m.name, m.namespace, m.origin) for m in back.manifests] == \
+        [("v1", "ConfigMap", "c", "ns", origin)]
+    assert {f.name: getattr(back, f.name) for f in dataclasses.fields(ScanInput) if f.name != "manifests"} == \
+        {f.name: getattr(full, f.name) for f in dataclasses.fields(ScanInput) if f.name != "manifests"}
+    assert pickle.loads(pickle.dumps(ScanInput())) == ScanInput()

@@ -38,9 +38,18 @@ def _write(value: object, out: list[str], newline: str, step: str, string: Calla
         inner = newline + step
         separator = "{" + inner
         for key, item in value.items():
-            out.append(separator + string(key if isinstance(key, str) else _key(key)) + ": ")
-            _write(item, out, inner, step, string)
+            key_text = separator + string(key if isinstance(key, str) else _key(key)) + ": "
             separator = "," + inner
+            # A string, null or number written here, not by a call of its own: most values are one.
+            if isinstance(item, str):
+                out.append(key_text + string(item))
+            elif item is None:
+                out.append(key_text + "null")
+            elif item.__class__ is int:
+                out.append(key_text + int.__repr__(item))
+            else:
+                out.append(key_text)
+                _write(item, out, inner, step, string)
         out.append(newline + "}")
     elif isinstance(value, (list, tuple)):
         if not value:

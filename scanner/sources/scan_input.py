@@ -6,6 +6,7 @@ input's parts join another's with `extend`, in the order they were read.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +56,12 @@ class ScanInput:
     # Not deployed either: findings notices, pins not the tree's.
     unreached: dict[str, str] = field(default_factory=dict)
 
+    def __reduce__(self):
+        """The fields that differ from a new one's (a worker process sends one for each file it reads,
+        most of it empty: sources/files/parallel.py)."""
+        empty = _empty()
+        return (_rebuilt, ({name: value for name, value in vars(self).items() if value != getattr(empty, name)},))
+
     def extend(self, other: "ScanInput") -> None:
         self.manifests.extend(other.manifests)
         self.duplicate_keys.extend(other.duplicate_keys)
@@ -73,3 +80,12 @@ class ScanInput:
         self.notices.extend(other.notices)
         self.rendered_with.update(other.rendered_with)
         self.isolation.update(other.isolation)
+
+
+@functools.cache
+def _empty() -> ScanInput:
+    return ScanInput()
+
+
+def _rebuilt(fields: dict[str, Any]) -> ScanInput:
+    return ScanInput(**fields)
