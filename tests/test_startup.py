@@ -78,3 +78,12 @@ def test_the_light_question_of_upgrade_orders_knows_every_kind_the_reader_reads(
     from scanner.orders.kinds import order_kinds
 
     assert _order_api_kinds() == set(order_kinds()) and len(_order_api_kinds()) > 3
+
+
+def test_a_text_plan_imports_no_markdown_nor_sarif_reader(tmp_path):
+    """A text plan is a view of the scan's analysis: it imports neither the Markdown escaping (only a
+    Markdown plan needs it, scanner.report.plan_orders) nor what describes rules for SARIF."""
+    (tmp_path / "ingress.yaml").write_text(REMOVED)
+    code, modules = _modules_of_a_run(tmp_path, "plan", "--from", "1.31", "--target", "1.36", "ingress.yaml")
+    assert code == 1 and "scanner.report.plan_text" in modules  # the plan was made, and it blocks
+    assert [m for m in modules if m in ("scanner.report.md", "scanner.report.sarif")] == []
